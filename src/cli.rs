@@ -1,0 +1,202 @@
+//! Command line: subcommands and their run functions (snapshot, delta, batch, synth).
+//!
+//! Errors surface here with context (`anyhow`) and become a one-line message and exit code 1.
+
+use crate::derive::derive;
+use crate::root::Root;
+use crate::sample::Sample;
+use crate::source::Reader;
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "perftop",
+    version,
+    about = "One-screen Linux performance incident dashboard"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub root: RootArg,
+    /// Sampling interval in seconds (0.25 .. 60).
+    #[arg(short = 'd', long = "interval", default_value_t = 1.0, global = true)]
+    pub interval: f64,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RootArg {
+    /// Read proc/ and sys/ under this directory instead of / (fixtures, containers).
+    #[arg(long, default_value = "/", global = true)]
+    pub root: PathBuf,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Print one raw sample (counters and gauges) as JSON.
+    Snapshot {
+        /// Write to FILE instead of stdout.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Derived metrics between two snapshots, as JSON (the scripting contract).
+    Delta { old: PathBuf, new: PathBuf },
+    /// The panes as plain text, one report per interval (first report: since boot).
+    Batch {
+        /// Number of reports (default: run until interrupted).
+        #[arg(short = 'n', long)]
+        count: Option<u64>,
+        /// Report width in columns.
+        #[arg(long, default_value_t = 80)]
+        width: usize,
+    },
+    /// Write a synthetic host (proc/ + sys/ tree) for tests and benchmarks.
+    Synth {
+        /// Directory to create the tree in.
+        #[arg(short, long)]
+        output: PathBuf,
+        #[arg(long, default_value_t = 64)]
+        cpus: u32,
+        #[arg(long, default_value_t = 2)]
+        nodes: u32,
+        #[arg(long, default_value_t = 8)]
+        disks: u32,
+        #[arg(long, default_value_t = 16)]
+        queues: u32,
+        /// Time step: counters advance by one interval per tick.
+        #[arg(long, default_value_t = 0)]
+        tick: u64,
+    },
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // A closed pipe (perftop batch | head) is not an error worth a message.
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("perftop: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+pub fn run(cli: Cli) -> Result<()> {
+    let root = Root::new(&cli.root.root);
+    match cli.command {
+        Some(Command::Snapshot { output }) => snapshot(&root, output),
+        Some(Command::Delta { old, new }) => delta(&old, &new),
+        Some(Command::Batch { count, width }) => {
+            batch(&root, checked_interval(cli.interval)?, count, width)
+        }
+        Some(Command::Synth {
+            output,
+            cpus,
+            nodes,
+            disks,
+            queues,
+            tick,
+        }) => {
+            let spec = crate::synth::SynthSpec {
+                cpus,
+                nodes,
+                disks,
+                queues,
+            };
+            crate::synth::write_host(&output, &spec, tick)
+                .with_context(|| format!("writing synthetic host to {}", output.display()))
+        }
+        None => batch(&root, checked_interval(cli.interval)?, None, 80),
+    }
+}
+
+pub fn checked_interval(secs: f64) -> Result<Duration> {
+    if !(0.25..=60.0).contains(&secs) {
+        bail!("interval must be between 0.25 and 60 seconds, got {secs}");
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn root_check(root: &Root) -> Result<()> {
+    if !root.base().is_dir() {
+        bail!("root {} is not a directory", root.base().display());
+    }
+    Ok(())
+}
+
+/// Reads one sample and says on stderr what could not be read.
+fn read_sample(reader: &mut Reader) -> Sample {
+    let s = reader.sample();
+    for p in &s.problems {
+        eprintln!(
+            "perftop: {}: {}",
+            reader.root().path(&p.path).display(),
+            p.what
+        );
+    }
+    s
+}
+
+fn snapshot(root: &Root, output: Option<PathBuf>) -> Result<()> {
+    root_check(root)?;
+    let mut reader = Reader::new(root.clone());
+    let sample = read_sample(&mut reader);
+    let json = serde_json::to_string_pretty(&sample).context("encoding sample")?;
+    match output {
+        Some(path) => std::fs::write(&path, json + "\n")
+            .with_context(|| format!("writing {}", path.display())),
+        None => {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{json}").context("writing to stdout")
+        }
+    }
+}
+
+pub fn load_sample(path: &PathBuf) -> Result<Sample> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a perftop snapshot", path.display()))
+}
+
+fn delta(old: &PathBuf, new: &PathBuf) -> Result<()> {
+    let a = load_sample(old)?;
+    let b = load_sample(new)?;
+    let d = derive(Some(&a), &b);
+    let json = serde_json::to_string_pretty(&d).context("encoding metrics")?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{json}").context("writing to stdout")
+}
+
+fn batch(root: &Root, interval: Duration, count: Option<u64>, width: usize) -> Result<()> {
+    root_check(root)?;
+    let mut reader = Reader::new(root.clone());
+    let mut prev: Option<Sample> = None;
+    let mut n = 0u64;
+    let mut out = std::io::stdout().lock();
+    loop {
+        let cur = read_sample(&mut reader);
+        let d = derive(prev.as_ref(), &cur);
+        n += 1;
+        let text = crate::text::report(&d, n, width.max(60));
+        out.write_all(text.as_bytes())
+            .context("writing to stdout")?;
+        out.flush().context("writing to stdout")?;
+        prev = Some(cur);
+        if count.is_some_and(|c| n >= c) {
+            return Ok(());
+        }
+        std::thread::sleep(interval);
+    }
+}

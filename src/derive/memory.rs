@@ -1,0 +1,301 @@
+//! Memory metrics: per-node memory and NUMA rates, HugePages/THP, and the dirty/writeback gauge
+//! against the kernel's background, freerun and hard thresholds.
+
+use super::{ratio, Interval};
+use crate::sample::{Sample, VmStat};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct NodeMetrics {
+    pub node: u32,
+    pub cpus: Vec<u32>,
+    pub mem_total_kb: Option<u64>,
+    pub mem_free_kb: Option<u64>,
+    pub mem_used_kb: Option<u64>,
+    pub file_kb: Option<u64>,
+    pub anon_kb: Option<u64>,
+    pub dirty_kb: Option<u64>,
+    pub writeback_kb: Option<u64>,
+    pub slab_kb: Option<u64>,
+    /// numastat counts are pages; these are pages per second.
+    pub numa_hit_per_s: Option<f64>,
+    pub numa_miss_per_s: Option<f64>,
+    pub numa_foreign_per_s: Option<f64>,
+    pub local_per_s: Option<f64>,
+    pub other_per_s: Option<f64>,
+    /// numa_miss / (numa_hit + numa_miss) over the interval, 0..1.
+    pub miss_ratio: Option<f64>,
+    pub distance: Vec<u32>,
+    pub hugepages: Vec<NodeHugePageMetrics>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct NodeHugePageMetrics {
+    pub size_kb: u64,
+    pub total: Option<u64>,
+    pub free: Option<u64>,
+    pub surplus: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HugePageSizeMetrics {
+    pub size_kb: u64,
+    pub total: Option<u64>,
+    pub free: Option<u64>,
+    pub rsvd: Option<u64>,
+    pub surp: Option<u64>,
+    /// Memory pinned by the pool, kB.
+    pub pool_kb: Option<u64>,
+    /// Pages neither in use nor reserved: memory held for nothing, kB.
+    pub unused_kb: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HugePageMetrics {
+    pub sizes: Vec<HugePageSizeMetrics>,
+    pub mem_total_kb: Option<u64>,
+    pub hugetlb_kb: Option<u64>,
+    pub anon_huge_kb: Option<u64>,
+    pub shmem_huge_kb: Option<u64>,
+    pub file_huge_kb: Option<u64>,
+    pub page_tables_kb: Option<u64>,
+    pub page_tables_pct: Option<f64>,
+    pub thp_enabled: Option<String>,
+    pub thp_defrag: Option<String>,
+    pub thp_fault_alloc_per_s: Option<f64>,
+    pub thp_fault_fallback_per_s: Option<f64>,
+    /// fallback / (alloc + fallback) over the interval, 0..1.
+    pub thp_fallback_ratio: Option<f64>,
+    pub thp_collapse_alloc_per_s: Option<f64>,
+    pub thp_collapse_alloc_failed_per_s: Option<f64>,
+    pub compact_stall_per_s: Option<f64>,
+    pub compact_fail_per_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DirtyMetrics {
+    pub dirty_kb: Option<u64>,
+    pub writeback_kb: Option<u64>,
+    pub writeback_tmp_kb: Option<u64>,
+    pub background_threshold_kb: Option<u64>,
+    /// (threshold + background) / 2: above it, writers start being throttled.
+    pub freerun_kb: Option<u64>,
+    pub threshold_kb: Option<u64>,
+    /// `below_background`, `background` or `throttled`.
+    pub state: Option<String>,
+    pub dirty_ratio: Option<u64>,
+    pub dirty_bytes: Option<u64>,
+    pub dirty_background_ratio: Option<u64>,
+    pub dirty_background_bytes: Option<u64>,
+    pub dirty_expire_centisecs: Option<u64>,
+    pub dirty_writeback_centisecs: Option<u64>,
+    /// `bytes` when vm.dirty_bytes is set (it overrides the ratio), else `ratio`.
+    pub limit_from: Option<String>,
+    pub background_limit_from: Option<String>,
+    pub dirtied_kb_per_s: Option<f64>,
+    pub written_kb_per_s: Option<f64>,
+    pub page_kb: u64,
+}
+
+/// Page size in kB of the observed host: MemFree (kB) over nr_free_pages (pages), rounded to a
+/// power of two; 4 when that cannot be worked out. (arm64 and ppc64 hosts use 16/64 kB pages.)
+pub fn page_kb(s: &Sample) -> u64 {
+    let (Some(kb), Some(pages)) = (s.memory.meminfo.mem_free, s.memory.vmstat.nr_free_pages) else {
+        return 4;
+    };
+    if pages < 1024 {
+        return 4;
+    }
+    let est = kb as f64 / pages as f64;
+    [4u64, 8, 16, 32, 64]
+        .into_iter()
+        .min_by(|a, b| {
+            let da = (*a as f64 - est).abs();
+            let db = (*b as f64 - est).abs();
+            da.total_cmp(&db)
+        })
+        .unwrap_or(4)
+}
+
+pub fn derive_nodes(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Vec<NodeMetrics> {
+    cur.nodes
+        .iter()
+        .map(|n| {
+            let p = prev.and_then(|p| p.nodes.iter().find(|x| x.id == n.id));
+            let d = |f: fn(&crate::sample::NumaStat) -> Option<u64>| {
+                iv.d64(p.and_then(|p| f(&p.numastat)), f(&n.numastat)?)
+            };
+            let hit = d(|s| s.numa_hit);
+            let miss = d(|s| s.numa_miss);
+            let m = &n.meminfo;
+            NodeMetrics {
+                node: n.id,
+                cpus: n
+                    .cpus
+                    .as_ref()
+                    .map(|l| l.ids().to_vec())
+                    .unwrap_or_default(),
+                mem_total_kb: m.mem_total,
+                mem_free_kb: m.mem_free,
+                mem_used_kb: m
+                    .mem_used
+                    .or_else(|| Some(m.mem_total?.saturating_sub(m.mem_free?))),
+                file_kb: m.file_pages,
+                anon_kb: m.anon_pages,
+                dirty_kb: m.dirty,
+                writeback_kb: m.writeback,
+                slab_kb: m.slab,
+                numa_hit_per_s: iv.rate(hit),
+                numa_miss_per_s: iv.rate(miss),
+                numa_foreign_per_s: iv.rate(d(|s| s.numa_foreign)),
+                local_per_s: iv.rate(d(|s| s.local_node)),
+                other_per_s: iv.rate(d(|s| s.other_node)),
+                miss_ratio: hit
+                    .zip(miss)
+                    .and_then(|(h, m)| ratio(m as f64, (h + m) as f64)),
+                distance: n.distance.clone(),
+                hugepages: n
+                    .hugepages
+                    .iter()
+                    .map(|h| NodeHugePageMetrics {
+                        size_kb: h.size_kb,
+                        total: h.total,
+                        free: h.free,
+                        surplus: h.surplus,
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+fn vm_rate(
+    iv: Interval,
+    prev: Option<&Sample>,
+    cur: &Sample,
+    f: fn(&VmStat) -> Option<u64>,
+) -> Option<u64> {
+    iv.d64(
+        prev.and_then(|p| f(&p.memory.vmstat)),
+        f(&cur.memory.vmstat)?,
+    )
+}
+
+pub fn derive_hugepages(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> HugePageMetrics {
+    let mi = &cur.memory.meminfo;
+    let mut sizes: Vec<HugePageSizeMetrics> = cur
+        .memory
+        .hugepage_sizes
+        .iter()
+        .map(|h| size_metrics(h.size_kb, h.total, h.free, h.rsvd, h.surp))
+        .collect();
+    // Kernels without sysfs hugepages still report the default pool in meminfo.
+    if sizes.is_empty() {
+        if let Some(size_kb) = mi.hugepagesize {
+            sizes.push(size_metrics(
+                size_kb,
+                mi.huge_pages_total,
+                mi.huge_pages_free,
+                mi.huge_pages_rsvd,
+                mi.huge_pages_surp,
+            ));
+        }
+    }
+    let d = |f: fn(&VmStat) -> Option<u64>| vm_rate(iv, prev, cur, f);
+    let alloc = d(|v| v.thp_fault_alloc);
+    let fallback = d(|v| v.thp_fault_fallback);
+    HugePageMetrics {
+        sizes,
+        mem_total_kb: mi.mem_total,
+        hugetlb_kb: mi.hugetlb,
+        anon_huge_kb: mi.anon_huge_pages,
+        shmem_huge_kb: mi.shmem_huge_pages,
+        file_huge_kb: mi.file_huge_pages,
+        page_tables_kb: mi.page_tables,
+        page_tables_pct: mi
+            .page_tables
+            .zip(mi.mem_total)
+            .and_then(|(p, t)| ratio(p as f64 * 100.0, t as f64)),
+        thp_enabled: cur.memory.thp.enabled.clone(),
+        thp_defrag: cur.memory.thp.defrag.clone(),
+        thp_fault_alloc_per_s: iv.rate(alloc),
+        thp_fault_fallback_per_s: iv.rate(fallback),
+        thp_fallback_ratio: alloc
+            .zip(fallback)
+            .and_then(|(a, f)| ratio(f as f64, (a + f) as f64)),
+        thp_collapse_alloc_per_s: iv.rate(d(|v| v.thp_collapse_alloc)),
+        thp_collapse_alloc_failed_per_s: iv.rate(d(|v| v.thp_collapse_alloc_failed)),
+        compact_stall_per_s: iv.rate(d(|v| v.compact_stall)),
+        compact_fail_per_s: iv.rate(d(|v| v.compact_fail)),
+    }
+}
+
+fn size_metrics(
+    size_kb: u64,
+    total: Option<u64>,
+    free: Option<u64>,
+    rsvd: Option<u64>,
+    surp: Option<u64>,
+) -> HugePageSizeMetrics {
+    HugePageSizeMetrics {
+        size_kb,
+        total,
+        free,
+        rsvd,
+        surp,
+        pool_kb: total.map(|t| t.saturating_mul(size_kb)),
+        unused_kb: free
+            .zip(rsvd)
+            .map(|(f, r)| f.saturating_sub(r).saturating_mul(size_kb)),
+    }
+}
+
+pub fn derive_dirty(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> DirtyMetrics {
+    let page = page_kb(cur);
+    let vm = &cur.memory.vmstat;
+    let mi = &cur.memory.meminfo;
+    let sys = &cur.memory.dirty;
+    let kb = |pages: Option<u64>| pages.map(|p| p.saturating_mul(page));
+    let bg = vm.nr_dirty_background_threshold;
+    let hard = vm.nr_dirty_threshold;
+    let freerun = bg.zip(hard).map(|(b, h)| (b + h) / 2);
+    // The kernel's own rule (balance_dirty_pages): background writeback starts when dirty
+    // pages pass the background threshold; writers are throttled once dirty + writeback pass
+    // the freerun ceiling.
+    let state = match (vm.nr_dirty, vm.nr_writeback, bg, freerun) {
+        (Some(d), Some(w), Some(bg), Some(fr)) => Some(if d + w > fr {
+            "throttled"
+        } else if d > bg {
+            "background"
+        } else {
+            "below_background"
+        }),
+        _ => None,
+    };
+    let from = |bytes: Option<u64>, ratio: Option<u64>| match (bytes, ratio) {
+        (Some(b), _) if b > 0 => Some("bytes".to_string()),
+        (_, Some(_)) => Some("ratio".to_string()),
+        _ => None,
+    };
+    let d = |f: fn(&VmStat) -> Option<u64>| vm_rate(iv, prev, cur, f);
+    DirtyMetrics {
+        dirty_kb: mi.dirty.or(kb(vm.nr_dirty)),
+        writeback_kb: mi.writeback.or(kb(vm.nr_writeback)),
+        writeback_tmp_kb: mi.writeback_tmp.or(kb(vm.nr_writeback_temp)),
+        background_threshold_kb: kb(bg),
+        freerun_kb: kb(freerun),
+        threshold_kb: kb(hard),
+        state: state.map(str::to_string),
+        dirty_ratio: sys.ratio,
+        dirty_bytes: sys.bytes,
+        dirty_background_ratio: sys.background_ratio,
+        dirty_background_bytes: sys.background_bytes,
+        dirty_expire_centisecs: sys.expire_centisecs,
+        dirty_writeback_centisecs: sys.writeback_centisecs,
+        limit_from: from(sys.bytes, sys.ratio),
+        background_limit_from: from(sys.background_bytes, sys.background_ratio),
+        dirtied_kb_per_s: iv.rate(d(|v| v.nr_dirtied)).map(|r| r * page as f64),
+        written_kb_per_s: iv.rate(d(|v| v.nr_written)).map(|r| r * page as f64),
+        page_kb: page,
+    }
+}

@@ -1,0 +1,227 @@
+//! Derive: (prev, cur) samples → every number perftop shows. The only place rates are computed.
+//!
+//! With no previous sample the result is since-boot averages (as iostat's first report), and says
+//! so in `since_boot`. Counter wraps and resets never give negative or huge rates; a zero or
+//! negative interval gives null rates. The serialized form is the `perftop delta` JSON contract.
+
+pub mod cpu;
+pub mod disk;
+pub mod memory;
+pub mod net;
+
+use crate::sample::Sample;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+pub use cpu::{CpuMetrics, PolicyMetrics, StateMetrics};
+pub use disk::DiskMetrics;
+pub use memory::{DirtyMetrics, HugePageMetrics, NodeMetrics};
+pub use net::{IrqQueueMetrics, NicMetrics, SoftirqCpuMetrics};
+
+/// USER_HZ: the unit of `/proc/stat` and `/proc/PID/stat` times on every Linux ABI.
+pub const USER_HZ: f64 = 100.0;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Derived {
+    pub interval_s: Option<f64>,
+    /// True when there was no previous sample and rates are averages since boot.
+    pub since_boot: bool,
+    pub host: HostMetrics,
+    pub cpus: Vec<CpuMetrics>,
+    pub policies: Vec<PolicyMetrics>,
+    pub nodes: Vec<NodeMetrics>,
+    pub hugepages: HugePageMetrics,
+    pub dirty: DirtyMetrics,
+    pub disks: Vec<DiskMetrics>,
+    pub softirq_cpus: Vec<SoftirqCpuMetrics>,
+    pub irq_queues: Vec<IrqQueueMetrics>,
+    pub nics: Vec<NicMetrics>,
+    pub findings: Vec<Finding>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Finding {
+    pub id: String,
+    pub severity: String,
+    pub message: String,
+}
+
+/// Header facts: who the host is and what the CPU power stack looks like.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HostMetrics {
+    pub hostname: Option<String>,
+    pub kernel: Option<String>,
+    pub uptime_s: Option<f64>,
+    pub wall_ms: i64,
+    pub loadavg: Option<[f32; 3]>,
+    pub cpus_online: usize,
+    pub cpus_present: Option<usize>,
+    pub cpus_possible: Option<usize>,
+    pub nodes: usize,
+    pub cpu_model: Option<String>,
+    pub hypervisor: Option<String>,
+    pub idle_driver: Option<String>,
+    pub idle_governor: Option<String>,
+    pub freq_drivers: Vec<String>,
+    /// Governor name → number of policies using it.
+    pub governors: BTreeMap<String, usize>,
+    pub pstate_status: Option<String>,
+    pub boost: Option<bool>,
+    pub no_turbo: Option<bool>,
+    /// Whole-machine busy % (C0 over all online CPUs).
+    pub busy_pct: Option<f64>,
+    pub steal_pct: Option<f64>,
+    pub iowait_pct: Option<f64>,
+    pub ctxt_per_s: Option<f64>,
+    pub intr_per_s: Option<f64>,
+    pub procs_running: Option<u64>,
+    pub procs_blocked: Option<u64>,
+    /// Plain-language hints that this is a VM (no cpufreq, haltpoll, steal).
+    pub vm_hints: Vec<String>,
+    /// What could not be read in the current sample ("path: reason").
+    pub problems: Vec<String>,
+}
+
+/// The interval between two samples and how counters are differenced over it.
+#[derive(Debug, Clone, Copy)]
+pub struct Interval {
+    pub secs: Option<f64>,
+    pub since_boot: bool,
+}
+
+impl Interval {
+    pub fn between(prev: Option<&Sample>, cur: &Sample) -> Interval {
+        let secs = match prev {
+            None => cur.time.uptime_s,
+            Some(p) => match (p.time.boottime_ns, cur.time.boottime_ns) {
+                (Some(a), Some(b)) => Some((b as f64 - a as f64) / 1e9),
+                _ => match (p.time.uptime_s, cur.time.uptime_s) {
+                    (Some(a), Some(b)) => Some(b - a),
+                    _ => None,
+                },
+            },
+        };
+        Interval {
+            secs: secs.filter(|s| s.is_finite() && *s > 0.0),
+            since_boot: prev.is_none(),
+        }
+    }
+
+    /// Growth of a 64-bit counter; `None` on reset (it went down) or when prev is unknown.
+    pub fn d64(&self, prev: Option<u64>, cur: u64) -> Option<u64> {
+        let p = if self.since_boot { 0 } else { prev? };
+        cur.checked_sub(p)
+    }
+
+    /// Growth of a counter the kernel keeps in 32 bits: one wrap is undone; a drop larger
+    /// than half the range is a reset, not a wrap.
+    pub fn d32(&self, prev: Option<u64>, cur: u64) -> Option<u64> {
+        let p = if self.since_boot { 0 } else { prev? };
+        if cur >= p {
+            return Some(cur - p);
+        }
+        if p <= u64::from(u32::MAX) && cur <= u64::from(u32::MAX) {
+            let d = cur + (1u64 << 32) - p;
+            if d < (1u64 << 31) {
+                return Some(d);
+            }
+        }
+        None
+    }
+
+    pub fn rate(&self, delta: Option<u64>) -> Option<f64> {
+        Some(delta? as f64 / self.secs?)
+    }
+
+    pub fn rate_f(&self, delta: Option<f64>) -> Option<f64> {
+        finite(delta? / self.secs?)
+    }
+}
+
+/// `a / b`, or `None` when b is zero or the result is not finite.
+pub fn ratio(a: f64, b: f64) -> Option<f64> {
+    if b == 0.0 {
+        return None;
+    }
+    finite(a / b)
+}
+
+pub fn finite(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
+}
+
+/// Derives every pane's metrics. `prev = None` gives since-boot averages.
+pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
+    let iv = Interval::between(prev, cur);
+    let (cpus, policies) = cpu::derive_cpus(iv, prev, cur);
+    let mut host = cpu::derive_host(iv, prev, cur, &cpus, &policies);
+    host.nodes = cur.nodes.len();
+    Derived {
+        interval_s: iv.secs,
+        since_boot: iv.since_boot,
+        host,
+        nodes: memory::derive_nodes(iv, prev, cur),
+        hugepages: memory::derive_hugepages(iv, prev, cur),
+        dirty: memory::derive_dirty(iv, prev, cur),
+        disks: disk::derive_disks(iv, prev, cur),
+        softirq_cpus: net::derive_softirq_cpus(iv, prev, cur),
+        irq_queues: net::derive_irq_queues(iv, prev, cur),
+        nics: net::derive_nics(iv, prev, cur),
+        cpus,
+        policies,
+        findings: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iv(secs: f64) -> Interval {
+        Interval {
+            secs: Some(secs),
+            since_boot: false,
+        }
+    }
+
+    #[test]
+    fn wraps_and_resets() {
+        let i = iv(1.0);
+        assert_eq!(i.d32(Some(u64::from(u32::MAX) - 9), 5), Some(15));
+        assert_eq!(
+            i.d32(Some(1_000_000_000), 5),
+            None,
+            "a 3.3e9 wrap is a reset"
+        );
+        assert_eq!(i.d32(Some(3_000_000_000), 5), Some(1_294_967_301));
+        assert_eq!(i.d64(Some(10), 5), None);
+        assert_eq!(i.d64(None, 5), None);
+        assert_eq!(i.d64(Some(5), 15), Some(10));
+        let boot = Interval {
+            secs: Some(100.0),
+            since_boot: true,
+        };
+        assert_eq!(boot.d64(None, 500), Some(500));
+        assert_eq!(boot.rate(Some(500)), Some(5.0));
+    }
+
+    #[test]
+    fn bad_intervals_give_null() {
+        let mut a = Sample::default();
+        let mut b = Sample::default();
+        a.time.uptime_s = Some(10.0);
+        b.time.uptime_s = Some(10.0);
+        assert_eq!(Interval::between(Some(&a), &b).secs, None);
+        b.time.uptime_s = Some(9.0);
+        assert_eq!(Interval::between(Some(&a), &b).secs, None);
+        b.time.uptime_s = Some(12.5);
+        assert_eq!(Interval::between(Some(&a), &b).secs, Some(2.5));
+        assert_eq!(Interval::between(None, &b).secs, Some(12.5));
+        let z = Interval {
+            secs: None,
+            since_boot: false,
+        };
+        assert_eq!(z.rate(Some(5)), None);
+        assert_eq!(ratio(1.0, 0.0), None);
+    }
+}

@@ -1,0 +1,399 @@
+//! Softirq and network metrics: per-CPU %soft/%irq and softirq-type rates, softnet rates and
+//! backlog, ksoftirqd CPU%, per-queue interrupt rates and placement, per-NIC packet/drop rates.
+//!
+//! Interrupt rates show where interrupts land (placement), not how much work each queue does:
+//! NAPI polls many packets per interrupt. NET_RX counts handler runs, not packets.
+
+use super::{cpu::times_delta, Interval, USER_HZ};
+use crate::sample::{IrqLine, NetDevice, Sample};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SoftirqCpuMetrics {
+    pub cpu: u32,
+    pub online: bool,
+    pub soft_pct: Option<f64>,
+    pub irq_pct: Option<f64>,
+    /// Per softirq type (`HI`, `TIMER`, `NET_TX`, `NET_RX`, ...): handler runs per second.
+    pub rates: BTreeMap<String, Option<f64>>,
+    pub softnet_processed_per_s: Option<f64>,
+    pub softnet_dropped_per_s: Option<f64>,
+    pub softnet_squeezed_per_s: Option<f64>,
+    pub softnet_rps_per_s: Option<f64>,
+    pub softnet_flow_limit_per_s: Option<f64>,
+    pub backlog: Option<u64>,
+    /// CPU% of the `ksoftirqd/N` thread: softirq work deferred out of interrupt context.
+    pub ksoftirqd_pct: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct IrqQueueMetrics {
+    pub irq: u32,
+    pub name: String,
+    pub device: String,
+    pub queue: Option<u32>,
+    /// `rx`, `tx`, `txrx`, `comp` (completion queue) or `io` (NVMe).
+    pub kind: String,
+    pub per_s: Option<f64>,
+    /// CPUs that took this IRQ during the interval.
+    pub cpus: Vec<u32>,
+    pub affinity: Option<String>,
+    pub effective_affinity: Option<String>,
+    pub node: Option<i32>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct NicMetrics {
+    pub name: String,
+    pub driver: Option<String>,
+    pub numa_node: Option<i32>,
+    pub rx_packets_per_s: Option<f64>,
+    pub tx_packets_per_s: Option<f64>,
+    pub rx_kb_per_s: Option<f64>,
+    pub tx_kb_per_s: Option<f64>,
+    pub rx_drop_per_s: Option<f64>,
+    pub tx_drop_per_s: Option<f64>,
+    pub rx_errs_per_s: Option<f64>,
+    pub tx_errs_per_s: Option<f64>,
+    pub rx_fifo_per_s: Option<f64>,
+    pub rx_queues: usize,
+    pub tx_queues: u32,
+    /// `rps_cpus` of each rx queue (empty = RPS off).
+    pub rps_cpus: Vec<Option<String>>,
+}
+
+pub fn derive_softirq_cpus(
+    iv: Interval,
+    prev: Option<&Sample>,
+    cur: &Sample,
+) -> Vec<SoftirqCpuMetrics> {
+    let mut ids: Vec<u32> = cur.cpu.cpus.iter().map(|c| c.id).collect();
+    if let Some(s) = &cur.net.softirqs {
+        ids.extend(&s.cpus);
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    let softirq_col = |s: &Sample, cpu: u32| {
+        s.net
+            .softirqs
+            .as_ref()
+            .and_then(|t| t.cpus.iter().position(|&c| c == cpu))
+    };
+    let ksoft = |s: &Sample, cpu: u32| {
+        s.cpu
+            .ksoftirqd
+            .iter()
+            .find(|k| k.cpu == cpu)
+            .map(|k| (k.pid, k.ticks))
+    };
+    ids.into_iter()
+        .map(|id| {
+            let c = cur.cpu(id);
+            let pc = prev.and_then(|p| p.cpu(id));
+            let td = c
+                .and_then(|c| c.times.as_ref())
+                .and_then(|t| times_delta(pc.and_then(|p| p.times.as_ref()), t, iv.since_boot));
+            let mut m = SoftirqCpuMetrics {
+                cpu: id,
+                online: c.is_some_and(|c| c.online),
+                soft_pct: td.and_then(|t| t.pct(t.soft)),
+                irq_pct: td.and_then(|t| t.pct(t.irq)),
+                ..SoftirqCpuMetrics::default()
+            };
+            if let (Some(table), Some(col)) = (&cur.net.softirqs, softirq_col(cur, id)) {
+                let pcol = prev.and_then(|p| softirq_col(p, id).map(|i| (p, i)));
+                for row in &table.rows {
+                    let prev_count = pcol.and_then(|(p, i)| {
+                        let t = p.net.softirqs.as_ref()?;
+                        t.rows
+                            .iter()
+                            .find(|r| r.name == row.name)?
+                            .counts
+                            .get(i)
+                            .copied()
+                    });
+                    let rate = row
+                        .counts
+                        .get(col)
+                        .and_then(|&c| iv.rate(iv.d32(prev_count, c)));
+                    m.rates.insert(row.name.clone(), rate);
+                }
+            }
+            if let Some(sn) = cur.net.softnet.iter().find(|r| r.cpu == id) {
+                let ps = prev.and_then(|p| p.net.softnet.iter().find(|r| r.cpu == id));
+                m.softnet_processed_per_s = iv.rate(iv.d32(ps.map(|p| p.processed), sn.processed));
+                m.softnet_dropped_per_s = iv.rate(iv.d32(ps.map(|p| p.dropped), sn.dropped));
+                m.softnet_squeezed_per_s =
+                    iv.rate(iv.d32(ps.map(|p| p.time_squeeze), sn.time_squeeze));
+                m.softnet_rps_per_s = sn
+                    .received_rps
+                    .and_then(|c| iv.rate(iv.d32(ps.and_then(|p| p.received_rps), c)));
+                m.softnet_flow_limit_per_s = sn
+                    .flow_limit
+                    .and_then(|c| iv.rate(iv.d32(ps.and_then(|p| p.flow_limit), c)));
+                m.backlog = sn.backlog;
+            }
+            if let Some((pid, ticks)) = ksoft(cur, id) {
+                // Same thread only: a new pid means the CPU was re-onlined and the count restarted.
+                let prev_ticks = prev
+                    .and_then(|p| ksoft(p, id))
+                    .filter(|(ppid, _)| *ppid == pid)
+                    .map(|(_, t)| t);
+                m.ksoftirqd_pct = iv
+                    .rate(iv.d64(prev_ticks, ticks))
+                    .map(|r| r / USER_HZ * 100.0);
+            }
+            m
+        })
+        .collect()
+}
+
+/// What an IRQ action name says about the queue behind it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueName {
+    pub device: String,
+    pub queue: Option<u32>,
+    pub kind: &'static str,
+}
+
+/// Recognises the queue naming of common drivers: `eth0-TxRx-3`, `i40e-eth0-TxRx-3`,
+/// `ens5-Tx-Rx-1`, `eth1-rx-0`, `mlx5_comp3@pci:0000:3b:00.0`, `virtio2-input.0`, `nvme0q4`,
+/// `iwlwifi:queue_1`. Returns `None` for IRQs that are not per-queue.
+pub fn parse_queue_name(name: &str) -> Option<QueueName> {
+    // Shared handlers print "a, b": the first action names the queue.
+    let name = name.split(", ").next()?.trim();
+    let num = |s: &str| s.parse::<u32>().ok();
+    if let Some((head, bus)) = name.split_once('@') {
+        // mlx5_comp3@pci:0000:3b:00.0, mlx4-3@0000:...
+        let q = head
+            .rsplit(|c: char| !c.is_ascii_digit())
+            .next()
+            .and_then(num);
+        let drv = head.trim_end_matches(|c: char| c.is_ascii_digit() || c == '-');
+        let kind = if drv.ends_with("comp") {
+            "comp"
+        } else {
+            "txrx"
+        };
+        let drv = drv.trim_end_matches("_comp");
+        return Some(QueueName {
+            device: format!("{drv}@{}", bus.trim_start_matches("pci:")),
+            queue: q,
+            kind,
+        });
+    }
+    if let Some(rest) = name.strip_prefix("nvme") {
+        // nvme0q4 (io queue); nvme0q0 is the admin queue.
+        let (ctrl, q) = rest.split_once('q')?;
+        num(ctrl)?;
+        return Some(QueueName {
+            device: format!("nvme{ctrl}"),
+            queue: Some(num(q)?),
+            kind: "io",
+        });
+    }
+    if let Some((dev, tail)) = name.split_once('-') {
+        if dev.starts_with("virtio") {
+            // virtio2-input.0 / virtio2-output.0
+            let (dir, q) = tail.split_once('.')?;
+            let kind = match dir {
+                "input" => "rx",
+                "output" => "tx",
+                _ => return None,
+            };
+            return Some(QueueName {
+                device: dev.to_string(),
+                queue: Some(num(q)?),
+                kind,
+            });
+        }
+    }
+    if let Some((dev, q)) = name.split_once(":queue_") {
+        return Some(QueueName {
+            device: dev.to_string(),
+            queue: num(q),
+            kind: "txrx",
+        });
+    }
+    // <dev>-<Kind>-<n>, optionally prefixed by the driver (i40e-, ice-, iavf-...).
+    let (head, q) = name.rsplit_once('-')?;
+    let q = num(q)?;
+    let kinds: [(&str, &'static str); 10] = [
+        ("-TxRx", "txrx"),
+        ("-Tx-Rx", "txrx"),
+        ("-txrx", "txrx"),
+        ("-rxtx", "txrx"),
+        ("-combined", "txrx"),
+        ("-fp", "txrx"),
+        ("-rx", "rx"),
+        ("-tx", "tx"),
+        ("-Rx", "rx"),
+        ("-Tx", "tx"),
+    ];
+    for (suffix, kind) in kinds {
+        if let Some(dev) = head.strip_suffix(suffix) {
+            let dev = match dev.split_once('-') {
+                Some((drv, d)) if is_driver_prefix(drv) => d,
+                _ => dev,
+            };
+            if dev.is_empty() {
+                return None;
+            }
+            return Some(QueueName {
+                device: dev.to_string(),
+                queue: Some(q),
+                kind,
+            });
+        }
+    }
+    None
+}
+
+fn is_driver_prefix(s: &str) -> bool {
+    matches!(
+        s,
+        "i40e" | "ice" | "iavf" | "ixgbevf" | "igc" | "fm10k" | "qede" | "bnxt" | "hns3" | "idpf"
+    )
+}
+
+pub fn derive_irq_queues(
+    iv: Interval,
+    prev: Option<&Sample>,
+    cur: &Sample,
+) -> Vec<IrqQueueMetrics> {
+    let Some(irqs) = &cur.net.interrupts else {
+        return Vec::new();
+    };
+    let prev_irqs = prev.and_then(|p| p.net.interrupts.as_ref());
+    irqs.irqs
+        .iter()
+        .filter_map(|line| {
+            let q = parse_queue_name(&line.name)?;
+            let p = prev_irqs.and_then(|pi| {
+                pi.irqs
+                    .binary_search_by_key(&line.irq, |l| l.irq)
+                    .ok()
+                    .map(|i| &pi.irqs[i])
+                    .filter(|l| l.name == line.name)
+            });
+            let (total, cpus) = irq_delta(iv, p, line);
+            Some(IrqQueueMetrics {
+                irq: line.irq,
+                name: line.name.clone(),
+                device: q.device,
+                queue: q.queue,
+                kind: q.kind.to_string(),
+                per_s: iv.rate(total),
+                cpus,
+                affinity: line.affinity.as_ref().map(|l| l.to_string()),
+                effective_affinity: line.effective_affinity.as_ref().map(|l| l.to_string()),
+                node: line.node,
+            })
+        })
+        .collect()
+}
+
+/// Σ per-CPU growth (32-bit counters) and the CPUs that saw any.
+fn irq_delta(iv: Interval, prev: Option<&IrqLine>, cur: &IrqLine) -> (Option<u64>, Vec<u32>) {
+    if prev.is_none() && !iv.since_boot {
+        return (None, Vec::new());
+    }
+    let mut total = 0u64;
+    let mut cpus = Vec::new();
+    for &(cpu, count) in &cur.counts {
+        // Sparse storage: a CPU absent from prev had a zero count.
+        let before = prev.map(|p| {
+            p.counts
+                .binary_search_by_key(&cpu, |&(c, _)| c)
+                .map(|i| p.counts[i].1)
+                .unwrap_or(0)
+        });
+        match iv.d32(before, count) {
+            Some(0) => {}
+            Some(d) => {
+                total += d;
+                cpus.push(cpu);
+            }
+            None => return (None, Vec::new()),
+        }
+    }
+    (Some(total), cpus)
+}
+
+pub fn derive_nics(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Vec<NicMetrics> {
+    cur.net
+        .devices
+        .iter()
+        .map(|d| {
+            let p = prev.and_then(|p| p.net.devices.iter().find(|x| x.name == d.name));
+            let r = |f: fn(&NetDevice) -> u64| iv.rate(iv.d64(p.map(f), f(d)));
+            NicMetrics {
+                name: d.name.clone(),
+                driver: d.driver.clone(),
+                numa_node: d.numa_node.filter(|n| *n >= 0),
+                rx_packets_per_s: r(|x| x.rx_packets),
+                tx_packets_per_s: r(|x| x.tx_packets),
+                rx_kb_per_s: r(|x| x.rx_bytes).map(|v| v / 1024.0),
+                tx_kb_per_s: r(|x| x.tx_bytes).map(|v| v / 1024.0),
+                rx_drop_per_s: r(|x| x.rx_drop),
+                tx_drop_per_s: r(|x| x.tx_drop),
+                rx_errs_per_s: r(|x| x.rx_errs),
+                tx_errs_per_s: r(|x| x.tx_errs),
+                rx_fifo_per_s: r(|x| x.rx_fifo),
+                rx_queues: d.rx_queues.len(),
+                tx_queues: d.tx_queues,
+                rps_cpus: d
+                    .rx_queues
+                    .iter()
+                    .map(|m| m.as_ref().map(|l| l.to_string()))
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(name: &str) -> Option<(String, Option<u32>, &'static str)> {
+        parse_queue_name(name).map(|q| (q.device, q.queue, q.kind))
+    }
+
+    #[test]
+    fn queue_names_of_common_drivers() {
+        assert_eq!(q("eth0-TxRx-3"), Some(("eth0".into(), Some(3), "txrx")));
+        assert_eq!(
+            q("i40e-eth0-TxRx-3"),
+            Some(("eth0".into(), Some(3), "txrx"))
+        );
+        assert_eq!(q("ens5-Tx-Rx-1"), Some(("ens5".into(), Some(1), "txrx")));
+        assert_eq!(
+            q("eth1-rx-0, eth1-tx-0"),
+            Some(("eth1".into(), Some(0), "rx"))
+        );
+        assert_eq!(
+            q("mlx5_comp3@pci:0000:3b:00.0"),
+            Some(("mlx5@0000:3b:00.0".into(), Some(3), "comp"))
+        );
+        assert_eq!(
+            q("virtio2-input.0"),
+            Some(("virtio2".into(), Some(0), "rx"))
+        );
+        assert_eq!(
+            q("virtio2-output.1"),
+            Some(("virtio2".into(), Some(1), "tx"))
+        );
+        assert_eq!(q("nvme0q4"), Some(("nvme0".into(), Some(4), "io")));
+        assert_eq!(
+            q("enp59s0f0np0-TxRx-12"),
+            Some(("enp59s0f0np0".into(), Some(12), "txrx"))
+        );
+        assert_eq!(q("ACPI:Ged"), None);
+        assert_eq!(q("virtio0-config"), None);
+        assert_eq!(q("ttyS0"), None);
+        assert_eq!(q("arch_timer"), None);
+        assert_eq!(q(""), None);
+    }
+}

@@ -1,0 +1,13 @@
+//! perftop: readers → raw `Sample` → derive(prev, cur, dt) → view → render/dump.
+//!
+//! The run modes (snapshot, delta, batch, ...) live in `cli`; everything they print comes from
+//! `derive`, so live, batch and JSON output agree line for line.
+
+pub mod cli;
+pub mod cpulist;
+pub mod derive;
+pub mod root;
+pub mod sample;
+pub mod source;
+pub mod synth;
+pub mod text;

@@ -1,0 +1,5 @@
+//! The `perftop` binary: parse the command line and hand over to the library.
+
+fn main() -> std::process::ExitCode {
+    perftop::cli::main()
+}

@@ -1,0 +1,177 @@
+//! The one door to the observed host's files: every `proc/` and `sys/` read goes through a `Root`.
+//!
+//! `--root DIR` makes perftop read `DIR/proc/...` and `DIR/sys/...`, so fixtures, synthetic hosts
+//! and a container with the host's `/proc` mounted elsewhere all look the same to the readers.
+//! Reads are capped (a 4096-CPU `/proc/interrupts` is ~25 MB; anything far beyond that is not a
+//! kernel file) and never panic: a missing file is `Missing`, a directory is `NotAFile`.
+
+use std::fmt;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Largest file perftop will read. Bigger files are read up to this size and flagged.
+pub const MAX_FILE_BYTES: u64 = 96 * 1024 * 1024;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadError {
+    Missing,
+    NotAFile,
+    /// The file was cut at `MAX_FILE_BYTES`; the truncated text is still returned by `read_lossy`.
+    TooLarge,
+    Io(String),
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::Missing => write!(f, "missing"),
+            ReadError::NotAFile => write!(f, "not a regular file"),
+            ReadError::TooLarge => write!(f, "larger than {} MiB", MAX_FILE_BYTES >> 20),
+            ReadError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Root {
+    base: PathBuf,
+}
+
+impl Default for Root {
+    fn default() -> Self {
+        Root::new("/")
+    }
+}
+
+impl Root {
+    pub fn new(base: impl Into<PathBuf>) -> Root {
+        Root { base: base.into() }
+    }
+
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// True when this root is the running system (so clocks and our own process are meaningful).
+    pub fn is_live(&self) -> bool {
+        self.base == Path::new("/")
+    }
+
+    /// Absolute path of `rel` (a path like `proc/stat`, no leading slash) under the root.
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.base.join(rel.trim_start_matches('/'))
+    }
+
+    pub fn exists(&self, rel: &str) -> bool {
+        self.path(rel).exists()
+    }
+
+    pub fn is_dir(&self, rel: &str) -> bool {
+        self.path(rel).is_dir()
+    }
+
+    /// Reads a file as text (invalid UTF-8 replaced). Oversized files come back truncated
+    /// together with `TooLarge` so callers can still use what was read.
+    pub fn read_lossy(&self, rel: &str) -> (Option<String>, Option<ReadError>) {
+        let path = self.path(rel);
+        let file = match fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return (None, Some(ReadError::Missing))
+            }
+            Err(e) => return (None, Some(ReadError::Io(e.to_string()))),
+        };
+        let mut buf = Vec::with_capacity(256);
+        match file.take(MAX_FILE_BYTES + 1).read_to_end(&mut buf) {
+            Ok(_) => {}
+            // EISDIR comes from read(), not open(), on Linux.
+            Err(e) if e.raw_os_error() == Some(21) => return (None, Some(ReadError::NotAFile)),
+            Err(e) => return (None, Some(ReadError::Io(e.to_string()))),
+        }
+        let too_large = buf.len() as u64 > MAX_FILE_BYTES;
+        if too_large {
+            buf.truncate(MAX_FILE_BYTES as usize);
+        }
+        let text = match String::from_utf8(buf) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
+        (Some(text), too_large.then_some(ReadError::TooLarge))
+    }
+
+    /// Whole file or an error; an oversized file is an error here.
+    pub fn read(&self, rel: &str) -> Result<String, ReadError> {
+        match self.read_lossy(rel) {
+            (Some(s), None) => Ok(s),
+            (_, Some(e)) => Err(e),
+            (None, None) => Err(ReadError::Missing),
+        }
+    }
+
+    /// The file's first line, trimmed; `None` when missing, unreadable or empty.
+    pub fn read_line(&self, rel: &str) -> Option<String> {
+        let s = self.read(rel).ok()?;
+        let line = s.lines().next()?.trim();
+        (!line.is_empty()).then(|| line.to_string())
+    }
+
+    pub fn read_u64(&self, rel: &str) -> Option<u64> {
+        self.read_line(rel)?.parse().ok()
+    }
+
+    pub fn read_i64(&self, rel: &str) -> Option<i64> {
+        self.read_line(rel)?.parse().ok()
+    }
+
+    /// Names in a directory, sorted; empty when the directory is missing.
+    pub fn list_dir(&self, rel: &str) -> Vec<String> {
+        let Ok(rd) = fs::read_dir(self.path(rel)) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = rd
+            .filter_map(|e| e.ok())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Entries `<prefix><number>` of a directory, as numbers, ascending (e.g. `cpu12`, `node3`).
+    pub fn numbered_entries(&self, rel: &str, prefix: &str) -> Vec<u32> {
+        let mut ids: Vec<u32> = self
+            .list_dir(rel)
+            .iter()
+            .filter_map(|n| n.strip_prefix(prefix)?.parse().ok())
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Target file name of a symlink (e.g. the driver behind `sys/class/net/eth0/device/driver`).
+    pub fn link_name(&self, rel: &str) -> Option<String> {
+        let target = fs::read_link(self.path(rel)).ok()?;
+        Some(target.file_name()?.to_string_lossy().into_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_directory_and_values() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = Root::new(dir.path());
+        fs::create_dir_all(dir.path().join("proc/x")).expect("mkdir");
+        fs::write(dir.path().join("proc/n"), "42\n").expect("write");
+        fs::write(dir.path().join("proc/bad"), "4x2\n").expect("write");
+        fs::write(dir.path().join("proc/empty"), "").expect("write");
+        assert_eq!(root.read("proc/nope"), Err(ReadError::Missing));
+        assert_eq!(root.read("proc/x"), Err(ReadError::NotAFile));
+        assert_eq!(root.read_u64("proc/n"), Some(42));
+        assert_eq!(root.read_u64("proc/bad"), None);
+        assert_eq!(root.read_line("proc/empty"), None);
+        assert!(root.list_dir("nothing/here").is_empty());
+    }
+}

@@ -1,0 +1,461 @@
+//! The raw `Sample`: cumulative counters, instantaneous gauges and the time they were read.
+//!
+//! Nothing here is a rate. Rates are computed from two samples in `derive`, so a recording of
+//! samples can be re-derived later by any perftop version. Unknown is `None` (skipped in JSON),
+//! never 0. Lists are sorted by their kernel id so derive can pair prev/cur by id.
+
+use crate::cpulist::CpuList;
+use serde::{Deserialize, Serialize};
+
+pub const SAMPLE_VERSION: u32 = 1;
+
+/// Declares a struct of optional counters named after kernel `key value` lines, with a setter
+/// that maps the kernel key to the field. One table, so names cannot drift between parse and use.
+macro_rules! kernel_keys {
+    ($(#[$meta:meta])* $name:ident { $($field:ident = $key:literal),* $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        pub struct $name {
+            $(#[serde(default, skip_serializing_if = "Option::is_none")] pub $field: Option<u64>,)*
+        }
+        impl $name {
+            /// Stores `value` under the kernel `key`; false when the key is not one we keep.
+            pub fn set(&mut self, key: &str, value: u64) -> bool {
+                match key {
+                    $($key => self.$field = Some(value),)*
+                    _ => return false,
+                }
+                true
+            }
+        }
+    };
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    pub version: u32,
+    pub time: SampleTime,
+    pub host: Host,
+    pub cpu: CpuSample,
+    pub memory: MemorySample,
+    pub nodes: Vec<NodeSample>,
+    pub disks: Vec<DiskSample>,
+    pub net: NetSample,
+    /// Files that exist but could not be read or parsed (missing optional files are not listed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<Problem>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Problem {
+    pub path: String,
+    pub what: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SampleTime {
+    /// Seconds since boot from the root's `proc/uptime` (iostat's time base).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uptime_s: Option<f64>,
+    /// CLOCK_BOOTTIME in ns, only when reading the live system (finer than uptime's 10 ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boottime_ns: Option<u64>,
+    /// Wall clock, ms since the Unix epoch.
+    pub wall_ms: i64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Host {
+    pub hostname: Option<String>,
+    pub kernel: Option<String>,
+    pub kernel_version: Option<String>,
+    pub loadavg: Option<[f32; 3]>,
+    pub tasks_runnable: Option<u32>,
+    pub tasks_total: Option<u32>,
+    /// `hypervisor` flag in cpuinfo or `sys/hypervisor/type`.
+    pub hypervisor: Option<String>,
+    pub cpu_model: Option<String>,
+}
+
+// ---------------------------------------------------------------- CPU
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuSample {
+    pub online: Option<CpuList>,
+    pub possible: Option<CpuList>,
+    pub present: Option<CpuList>,
+    /// The aggregate `cpu` line of `/proc/stat`.
+    pub total: Option<CpuTimes>,
+    pub cpus: Vec<CpuEntry>,
+    pub idle_driver: Option<String>,
+    pub idle_governor: Option<String>,
+    pub freq: FreqSample,
+    pub ctxt: Option<u64>,
+    pub intr: Option<u64>,
+    pub procs_running: Option<u64>,
+    pub procs_blocked: Option<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ksoftirqd: Vec<KernelThread>,
+}
+
+/// `/proc/stat` times in USER_HZ ticks (100/s on every Linux ABI).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuTimes {
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    /// Absent before 2.6.11.
+    pub steal: Option<u64>,
+    /// Already included in `user`/`nice`; kept to show guest load separately.
+    pub guest: Option<u64>,
+    pub guest_nice: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuEntry {
+    pub id: u32,
+    pub online: bool,
+    /// `None` when the CPU has no `cpuN` line in `/proc/stat` (offline).
+    pub times: Option<CpuTimes>,
+    pub package: Option<u32>,
+    pub die: Option<u32>,
+    pub core: Option<u32>,
+    pub node: Option<u32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub idle_states: Vec<IdleState>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IdleState {
+    pub index: u32,
+    pub name: String,
+    pub latency_us: Option<u64>,
+    pub target_residency_us: Option<u64>,
+    pub usage: Option<u64>,
+    pub time_us: Option<u64>,
+    pub above: Option<u64>,
+    pub below: Option<u64>,
+    pub disabled: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FreqSample {
+    pub policies: Vec<FreqPolicy>,
+    /// `cpufreq/boost` (acpi-cpufreq, amd-pstate).
+    pub boost: Option<bool>,
+    /// `intel_pstate/no_turbo`.
+    pub no_turbo: Option<bool>,
+    /// `intel_pstate/status` or `amd_pstate/status` (active / passive / guided / off).
+    pub pstate_status: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FreqPolicy {
+    /// `policy0`, or `cpu0` for the older per-CPU layout.
+    pub id: String,
+    /// Path of the policy directory under the root, so tweaks write where we read.
+    pub dir: String,
+    pub affected_cpus: Option<CpuList>,
+    pub related_cpus: Option<CpuList>,
+    pub driver: Option<String>,
+    pub governor: Option<String>,
+    #[serde(default)]
+    pub available_governors: Vec<String>,
+    pub epp: Option<String>,
+    #[serde(default)]
+    pub available_epp: Vec<String>,
+    pub cur_khz: Option<u64>,
+    pub min_khz: Option<u64>,
+    pub max_khz: Option<u64>,
+    pub hw_min_khz: Option<u64>,
+    pub hw_max_khz: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelThread {
+    pub cpu: u32,
+    pub pid: u32,
+    /// utime + stime in USER_HZ ticks.
+    pub ticks: u64,
+}
+
+// ---------------------------------------------------------------- memory
+
+kernel_keys! {
+    /// `/proc/meminfo` and `nodeN/meminfo`, values in kB except the `HugePages_*` counts.
+    Meminfo {
+        mem_total = "MemTotal",
+        mem_free = "MemFree",
+        mem_used = "MemUsed",
+        mem_available = "MemAvailable",
+        buffers = "Buffers",
+        cached = "Cached",
+        file_pages = "FilePages",
+        anon_pages = "AnonPages",
+        mapped = "Mapped",
+        shmem = "Shmem",
+        active_file = "Active(file)",
+        inactive_file = "Inactive(file)",
+        slab = "Slab",
+        s_reclaimable = "SReclaimable",
+        s_unreclaim = "SUnreclaim",
+        kernel_stack = "KernelStack",
+        page_tables = "PageTables",
+        dirty = "Dirty",
+        writeback = "Writeback",
+        writeback_tmp = "WritebackTmp",
+        swap_total = "SwapTotal",
+        swap_free = "SwapFree",
+        committed_as = "Committed_AS",
+        anon_huge_pages = "AnonHugePages",
+        shmem_huge_pages = "ShmemHugePages",
+        file_huge_pages = "FileHugePages",
+        huge_pages_total = "HugePages_Total",
+        huge_pages_free = "HugePages_Free",
+        huge_pages_rsvd = "HugePages_Rsvd",
+        huge_pages_surp = "HugePages_Surp",
+        hugepagesize = "Hugepagesize",
+        hugetlb = "Hugetlb",
+    }
+}
+
+kernel_keys! {
+    /// `/proc/vmstat` counters (pages or events) we derive from.
+    VmStat {
+        nr_free_pages = "nr_free_pages",
+        nr_dirty = "nr_dirty",
+        nr_writeback = "nr_writeback",
+        nr_writeback_temp = "nr_writeback_temp",
+        nr_dirty_threshold = "nr_dirty_threshold",
+        nr_dirty_background_threshold = "nr_dirty_background_threshold",
+        nr_dirtied = "nr_dirtied",
+        nr_written = "nr_written",
+        nr_anon_transparent_hugepages = "nr_anon_transparent_hugepages",
+        pgfault = "pgfault",
+        pgmajfault = "pgmajfault",
+        pswpin = "pswpin",
+        pswpout = "pswpout",
+        pgscan_kswapd = "pgscan_kswapd",
+        pgscan_direct = "pgscan_direct",
+        pgsteal_kswapd = "pgsteal_kswapd",
+        pgsteal_direct = "pgsteal_direct",
+        allocstall = "allocstall",
+        compact_stall = "compact_stall",
+        compact_fail = "compact_fail",
+        compact_success = "compact_success",
+        thp_fault_alloc = "thp_fault_alloc",
+        thp_fault_fallback = "thp_fault_fallback",
+        thp_collapse_alloc = "thp_collapse_alloc",
+        thp_collapse_alloc_failed = "thp_collapse_alloc_failed",
+        oom_kill = "oom_kill",
+    }
+}
+
+kernel_keys! {
+    /// `nodeN/numastat`, in pages.
+    NumaStat {
+        numa_hit = "numa_hit",
+        numa_miss = "numa_miss",
+        numa_foreign = "numa_foreign",
+        interleave_hit = "interleave_hit",
+        local_node = "local_node",
+        other_node = "other_node",
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemorySample {
+    pub meminfo: Meminfo,
+    pub vmstat: VmStat,
+    pub dirty: DirtySysctls,
+    /// One entry per directory in `sys/kernel/mm/hugepages/`.
+    pub hugepage_sizes: Vec<HugePageSize>,
+    pub thp: Thp,
+}
+
+/// `proc/sys/vm/dirty_*`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirtySysctls {
+    pub ratio: Option<u64>,
+    pub bytes: Option<u64>,
+    pub background_ratio: Option<u64>,
+    pub background_bytes: Option<u64>,
+    pub expire_centisecs: Option<u64>,
+    pub writeback_centisecs: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HugePageSize {
+    pub size_kb: u64,
+    pub total: Option<u64>,
+    pub free: Option<u64>,
+    pub rsvd: Option<u64>,
+    pub surp: Option<u64>,
+    pub overcommit: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Thp {
+    /// The bracketed choice of `transparent_hugepage/enabled` (`always`, `madvise`, `never`).
+    pub enabled: Option<String>,
+    pub defrag: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub enabled_choices: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub defrag_choices: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NodeSample {
+    pub id: u32,
+    pub cpus: Option<CpuList>,
+    pub meminfo: Meminfo,
+    pub numastat: NumaStat,
+    #[serde(default)]
+    pub distance: Vec<u32>,
+    #[serde(default)]
+    pub hugepages: Vec<NodeHugePages>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NodeHugePages {
+    pub size_kb: u64,
+    pub total: Option<u64>,
+    pub free: Option<u64>,
+    pub surplus: Option<u64>,
+}
+
+// ---------------------------------------------------------------- disks
+
+/// One `/proc/diskstats` line. Counts are 64-bit; the kernel prints the *_ticks, io_ticks and
+/// time_in_queue fields as 32-bit unsigned ms, so they wrap (derive handles that).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiskSample {
+    pub name: String,
+    pub major: u32,
+    pub minor: u32,
+    /// Number of stat fields after the name: 4 (2.6 partitions), 11, 15 (discard, 4.18), 17 (flush, 5.5).
+    pub fields: u8,
+    pub read_ios: u64,
+    pub read_merges: u64,
+    pub read_sectors: u64,
+    pub read_ticks: u64,
+    pub write_ios: u64,
+    pub write_merges: u64,
+    pub write_sectors: u64,
+    pub write_ticks: u64,
+    pub in_flight: u64,
+    pub io_ticks: u64,
+    pub time_in_queue: u64,
+    pub discard_ios: Option<u64>,
+    pub discard_merges: Option<u64>,
+    pub discard_sectors: Option<u64>,
+    pub discard_ticks: Option<u64>,
+    pub flush_ios: Option<u64>,
+    pub flush_ticks: Option<u64>,
+    /// True when `sys/block/<name>` exists (a whole disk, not a partition).
+    pub whole_disk: bool,
+    pub dm_name: Option<String>,
+    pub rotational: Option<bool>,
+    pub scheduler: Option<String>,
+    pub nr_requests: Option<u64>,
+    /// `sys/block/<dev>/inflight`: reads, writes.
+    pub inflight: Option<[u64; 2]>,
+}
+
+// ---------------------------------------------------------------- softirq / network
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NetSample {
+    pub softirqs: Option<Softirqs>,
+    #[serde(default)]
+    pub softnet: Vec<SoftnetRow>,
+    pub interrupts: Option<Interrupts>,
+    #[serde(default)]
+    pub devices: Vec<NetDevice>,
+}
+
+/// `/proc/softirqs`: the header names the CPUs (including offline ones); counts are 32-bit.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Softirqs {
+    pub cpus: Vec<u32>,
+    pub rows: Vec<SoftirqRow>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SoftirqRow {
+    pub name: String,
+    pub counts: Vec<u64>,
+}
+
+/// One `/proc/net/softnet_stat` line (hex, 32-bit counters).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SoftnetRow {
+    pub cpu: u32,
+    /// False before 5.10: the id is the n-th online CPU, not printed by the kernel.
+    pub cpu_from_file: bool,
+    pub processed: u64,
+    pub dropped: u64,
+    pub time_squeeze: u64,
+    pub received_rps: Option<u64>,
+    pub flow_limit: Option<u64>,
+    /// Backlog queue length (a gauge), since 5.10.
+    pub backlog: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Interrupts {
+    /// CPU ids from the header (online CPUs only).
+    pub cpus: Vec<u32>,
+    pub irqs: Vec<IrqLine>,
+    /// Per-architecture rows (`LOC`, `RES`, `NMI`...) as totals over all CPUs.
+    #[serde(default)]
+    pub arch_totals: Vec<(String, u64)>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IrqLine {
+    pub irq: u32,
+    /// Action names, as printed (may hold spaces and `, `-joined shared handlers).
+    pub name: String,
+    pub chip: String,
+    /// Non-zero per-CPU counts as (cpu id, count); most IRQs land on one or two CPUs.
+    pub counts: Vec<(u32, u64)>,
+    pub affinity: Option<CpuList>,
+    pub effective_affinity: Option<CpuList>,
+    pub node: Option<i32>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NetDevice {
+    pub name: String,
+    pub rx_bytes: u64,
+    pub rx_packets: u64,
+    pub rx_errs: u64,
+    pub rx_drop: u64,
+    pub rx_fifo: u64,
+    pub tx_bytes: u64,
+    pub tx_packets: u64,
+    pub tx_errs: u64,
+    pub tx_drop: u64,
+    pub numa_node: Option<i32>,
+    pub driver: Option<String>,
+    /// `rps_cpus` per `queues/rx-N` (empty set = RPS off).
+    #[serde(default)]
+    pub rx_queues: Vec<Option<CpuList>>,
+    pub tx_queues: u32,
+}
+
+impl Sample {
+    pub fn cpu(&self, id: u32) -> Option<&CpuEntry> {
+        self.cpu
+            .cpus
+            .binary_search_by_key(&id, |c| c.id)
+            .ok()
+            .map(|i| &self.cpu.cpus[i])
+    }
+}

@@ -1,0 +1,153 @@
+//! Memory readers: `/proc/meminfo`, `/proc/vmstat`, the `vm.dirty_*` sysctls, huge page pools,
+//! THP modes and per-node meminfo/numastat/distance/hugepages.
+
+use super::parse::{bracketed_choice, kv_lines};
+use super::Probe;
+use crate::cpulist::CpuList;
+use crate::sample::{
+    DirtySysctls, HugePageSize, Meminfo, MemorySample, NodeHugePages, NodeSample, NumaStat, Thp,
+    VmStat,
+};
+
+const NODE_DIR: &str = "sys/devices/system/node";
+const HUGE_DIR: &str = "sys/kernel/mm/hugepages";
+const THP_DIR: &str = "sys/kernel/mm/transparent_hugepage";
+
+pub fn read_memory(probe: &mut Probe) -> MemorySample {
+    let mut meminfo = Meminfo::default();
+    if let Some(text) = probe.required("proc/meminfo") {
+        table(probe, "proc/meminfo", &text, |k, v| {
+            meminfo.set(k, v);
+        });
+    }
+    let mut vmstat = VmStat::default();
+    if let Some(text) = probe.required("proc/vmstat") {
+        table(probe, "proc/vmstat", &text, |k, v| {
+            vmstat.set(k, v);
+        });
+    }
+    let dirty = DirtySysctls {
+        ratio: probe.u64("proc/sys/vm/dirty_ratio"),
+        bytes: probe.u64("proc/sys/vm/dirty_bytes"),
+        background_ratio: probe.u64("proc/sys/vm/dirty_background_ratio"),
+        background_bytes: probe.u64("proc/sys/vm/dirty_background_bytes"),
+        expire_centisecs: probe.u64("proc/sys/vm/dirty_expire_centisecs"),
+        writeback_centisecs: probe.u64("proc/sys/vm/dirty_writeback_centisecs"),
+    };
+    let mut hugepage_sizes = Vec::new();
+    for (size_kb, dir) in size_dirs(probe, HUGE_DIR) {
+        hugepage_sizes.push(HugePageSize {
+            size_kb,
+            total: probe.u64(&format!("{dir}/nr_hugepages")),
+            free: probe.u64(&format!("{dir}/free_hugepages")),
+            rsvd: probe.u64(&format!("{dir}/resv_hugepages")),
+            surp: probe.u64(&format!("{dir}/surplus_hugepages")),
+            overcommit: probe.u64(&format!("{dir}/nr_overcommit_hugepages")),
+        });
+    }
+    let (enabled, enabled_choices) = choice(probe, &format!("{THP_DIR}/enabled"));
+    let (defrag, defrag_choices) = choice(probe, &format!("{THP_DIR}/defrag"));
+    MemorySample {
+        meminfo,
+        vmstat,
+        dirty,
+        hugepage_sizes,
+        thp: Thp {
+            enabled,
+            defrag,
+            enabled_choices,
+            defrag_choices,
+        },
+    }
+}
+
+pub fn read_nodes(probe: &mut Probe) -> Vec<NodeSample> {
+    let mut nodes = Vec::new();
+    for id in probe.root.numbered_entries(NODE_DIR, "node") {
+        let dir = format!("{NODE_DIR}/node{id}");
+        let mut node = NodeSample {
+            id,
+            cpus: probe
+                .static_line(&format!("{dir}/cpulist"))
+                .and_then(|l| CpuList::parse(&l))
+                // A memory-only node has an empty cpulist file, which reads as no line.
+                .or_else(|| {
+                    probe
+                        .root
+                        .exists(&format!("{dir}/cpulist"))
+                        .then(CpuList::default)
+                }),
+            ..NodeSample::default()
+        };
+        let rel = format!("{dir}/meminfo");
+        if let Some(text) = probe.text(&rel) {
+            table(probe, &rel, &text, |k, v| {
+                node.meminfo.set(k, v);
+            });
+        }
+        let rel = format!("{dir}/numastat");
+        if let Some(text) = probe.text(&rel) {
+            let mut stat = NumaStat::default();
+            table(probe, &rel, &text, |k, v| {
+                stat.set(k, v);
+            });
+            node.numastat = stat;
+        }
+        node.distance = probe
+            .static_line(&format!("{dir}/distance"))
+            .map(|l| {
+                l.split_whitespace()
+                    .filter_map(|t| t.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (size_kb, hdir) in size_dirs(probe, &format!("{dir}/hugepages")) {
+            node.hugepages.push(NodeHugePages {
+                size_kb,
+                total: probe.u64(&format!("{hdir}/nr_hugepages")),
+                free: probe.u64(&format!("{hdir}/free_hugepages")),
+                surplus: probe.u64(&format!("{hdir}/surplus_hugepages")),
+            });
+        }
+        nodes.push(node);
+    }
+    nodes
+}
+
+/// Feeds `key value` lines to `set`; notes how many lines were garbled.
+fn table(probe: &mut Probe, rel: &str, text: &str, set: impl FnMut(&str, u64)) {
+    let bad = kv_lines(text, set);
+    if bad > 0 {
+        probe.note(rel, format!("{bad} garbled line(s) skipped"));
+    }
+}
+
+/// `hugepages-2048kB` style directories as (size in kB, path), ascending by size.
+fn size_dirs(probe: &Probe, base: &str) -> Vec<(u64, String)> {
+    let mut out: Vec<(u64, String)> = probe
+        .root
+        .list_dir(base)
+        .into_iter()
+        .filter_map(|name| {
+            let kb = name
+                .strip_prefix("hugepages-")?
+                .strip_suffix("kB")?
+                .parse()
+                .ok()?;
+            Some((kb, format!("{base}/{name}")))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn choice(probe: &mut Probe, rel: &str) -> (Option<String>, Vec<String>) {
+    let Some(text) = probe.text(rel) else {
+        return (None, Vec::new());
+    };
+    let (sel, all) = bracketed_choice(&text);
+    if sel.is_none() {
+        probe.note(rel, "no [selected] choice");
+    }
+    (sel, all)
+}

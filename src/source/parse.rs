@@ -1,0 +1,111 @@
+//! Small tolerant parsers shared by the readers: `key: value` tables, bracketed choices.
+//!
+//! Tolerant means a garbled line is skipped and counted, never fatal: one bad line in
+//! `/proc/meminfo` must not make the whole file unknown.
+
+/// At most the first 60 characters of a string, for error messages about garbled input.
+pub fn clip(s: &str) -> &str {
+    match s.char_indices().nth(60) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+/// Parses `Key:   123 kB`, `key 123` and `Node 0 Key: 123 kB` lines. Calls `f(key, value)` for
+/// each good line and returns the number of lines that could not be parsed.
+pub fn kv_lines(text: &str, mut f: impl FnMut(&str, u64)) -> usize {
+    let mut bad = 0;
+    for line in text.lines() {
+        let mut it = line.split_whitespace();
+        let Some(mut key) = it.next() else { continue };
+        if key == "Node" {
+            // nodeN/meminfo prefixes every line with "Node N".
+            it.next();
+            let Some(k) = it.next() else {
+                bad += 1;
+                continue;
+            };
+            key = k;
+        }
+        let key = key.strip_suffix(':').unwrap_or(key);
+        match it.next().and_then(|v| v.parse::<u64>().ok()) {
+            Some(v) => f(key, v),
+            None => bad += 1,
+        }
+    }
+    bad
+}
+
+/// `always [madvise] never` → (`madvise`, [`always`, `madvise`, `never`]).
+pub fn bracketed_choice(text: &str) -> (Option<String>, Vec<String>) {
+    let mut selected = None;
+    let mut choices = Vec::new();
+    for word in text.split_whitespace() {
+        if let Some(inner) = word.strip_prefix('[').and_then(|w| w.strip_suffix(']')) {
+            selected = Some(inner.to_string());
+            choices.push(inner.to_string());
+        } else {
+            choices.push(word.to_string());
+        }
+    }
+    (selected, choices)
+}
+
+/// Fast decimal parse of a token (interrupt and softirq tables are megabytes on big hosts).
+#[inline]
+pub fn dec(tok: &str) -> Option<u64> {
+    let b = tok.as_bytes();
+    if b.is_empty() || b.len() > 20 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in b {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
+    }
+    Some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kv_formats() {
+        let mut got = Vec::new();
+        let bad = kv_lines(
+            "MemTotal:  100 kB\nnr_dirty 7\nNode 1 Dirty:  12 kB\ngarbage\nHugePages_Total:   4\nX: y\n",
+            |k, v| got.push((k.to_string(), v)),
+        );
+        assert_eq!(
+            got,
+            vec![
+                ("MemTotal".to_string(), 100),
+                ("nr_dirty".to_string(), 7),
+                ("Dirty".to_string(), 12),
+                ("HugePages_Total".to_string(), 4)
+            ]
+        );
+        assert_eq!(bad, 2);
+    }
+
+    #[test]
+    fn choices() {
+        let (sel, all) = bracketed_choice("always defer defer+madvise [madvise] never\n");
+        assert_eq!(sel.as_deref(), Some("madvise"));
+        assert_eq!(all.len(), 5);
+        assert_eq!(bracketed_choice("").0, None);
+    }
+
+    #[test]
+    fn decimal() {
+        assert_eq!(dec("0"), Some(0));
+        assert_eq!(dec("18446744073709551615"), Some(u64::MAX));
+        assert_eq!(dec("18446744073709551616"), None);
+        assert_eq!(dec("1a"), None);
+        assert_eq!(dec(""), None);
+        assert_eq!(clip(&"é".repeat(100)).chars().count(), 60);
+    }
+}
