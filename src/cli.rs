@@ -27,6 +27,24 @@ pub struct Cli {
     /// Sampling interval in seconds (0.25 .. 60).
     #[arg(short = 'd', long = "interval", default_value_t = 1.0, global = true)]
     pub interval: f64,
+    #[command(flatten)]
+    pub display: DisplayArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct DisplayArgs {
+    /// Theme: dark, light, high-contrast, console16, or a path to a .toml file.
+    #[arg(long, default_value = "dark")]
+    pub theme: String,
+    /// Colour depth: auto, mono, 16, 256, truecolor (auto reads NO_COLOR, COLORTERM, TERM).
+    #[arg(long)]
+    pub color: Option<String>,
+    /// Glyphs: auto, unicode, tty (Linux console), ascii.
+    #[arg(long)]
+    pub glyphs: Option<String>,
+    /// How much history the live view keeps in memory for pause and step-back, in seconds.
+    #[arg(long, default_value_t = 600)]
+    pub keep: u64,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -117,7 +135,17 @@ pub fn run(cli: Cli) -> Result<()> {
             crate::synth::write_host(&output, &spec, tick)
                 .with_context(|| format!("writing synthetic host to {}", output.display()))
         }
-        None => batch(&root, checked_interval(cli.interval)?, None, 80),
+        None => crate::ui::run(crate::ui::Options {
+            root: {
+                root_check(&root)?;
+                root
+            },
+            interval: checked_interval(cli.interval)?,
+            keep: Duration::from_secs(cli.display.keep.clamp(10, 86_400)),
+            theme: cli.display.theme,
+            color: cli.display.color,
+            glyphs: cli.display.glyphs,
+        }),
     }
 }
 

@@ -11,3 +11,4 @@ pub mod sample;
 pub mod source;
 pub mod synth;
 pub mod text;
+pub mod ui;

@@ -335,14 +335,14 @@ pub fn derive_host(
     let steal_pct = total.as_ref().and_then(|t| t.pct(t.steal));
     let mut vm_hints = Vec::new();
     if let Some(hv) = &cur.host.hypervisor {
-        vm_hints.push(format!("hypervisor: {hv}"));
+        vm_hints.push(format!("hypervisor {hv}"));
     }
     if policies.is_empty() {
         vm_hints.push("no cpufreq".to_string());
     }
     match c.idle_driver.as_deref() {
         Some("haltpoll") => vm_hints.push("haltpoll idle driver (KVM guest)".to_string()),
-        Some("none") => vm_hints.push("no cpuidle driver: idle states not exposed".to_string()),
+        Some("none") => vm_hints.push("no cpuidle driver".to_string()),
         _ => {}
     }
     if steal_pct.is_some_and(|s| s >= 1.0) {

@@ -139,7 +139,7 @@ fn header(r: &mut Report, d: &Derived, n: u64) {
 }
 
 /// Idle-state names in index order, union over CPUs.
-fn state_names(cpus: &[CpuMetrics]) -> Vec<String> {
+pub fn state_names(cpus: &[CpuMetrics]) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for c in cpus {
         for s in &c.states {
@@ -288,7 +288,7 @@ fn cpu(r: &mut Report, d: &Derived) {
 }
 
 /// Mean of a group of CPUs' percentages, sum of their wakeups (for package lines).
-fn aggregate(members: &[&CpuMetrics]) -> CpuMetrics {
+pub fn aggregate(members: &[&CpuMetrics]) -> CpuMetrics {
     let mean = |f: fn(&CpuMetrics) -> Option<f64>| {
         let v: Vec<f64> = members.iter().filter_map(|c| f(c)).collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
@@ -498,7 +498,7 @@ fn dirty(r: &mut Report, d: &Derived) {
     ));
 }
 
-fn disk_active(m: &DiskMetrics) -> bool {
+pub fn disk_active(m: &DiskMetrics) -> bool {
     [m.r_s, m.w_s, m.d_s, m.f_s]
         .iter()
         .any(|v| v.is_some_and(|x| x > 0.0))

@@ -1,0 +1,150 @@
+//! Disks pane: iostat -x columns per device, busiest first; %util is bracketed for devices that
+//! serve requests in parallel (NVMe, dm, md), where aqu-sz and await tell the real story.
+
+use super::{col, header_line, lcol, note, row_line, span, sparkline, View};
+use crate::derive::DiskMetrics;
+use crate::text::disk_active;
+use crate::text::fmt::num;
+use ratatui::text::{Line, Span};
+
+fn label(m: &DiskMetrics) -> String {
+    m.dm_name.clone().unwrap_or_else(|| m.disk_device.clone())
+}
+
+fn busiest<'a>(v: &View<'a>) -> Option<&'a DiskMetrics> {
+    v.d.disks
+        .iter()
+        .filter(|m| !m.partition)
+        .max_by(|a, b| a.aqu_sz.unwrap_or(0.0).total_cmp(&b.aqu_sz.unwrap_or(0.0)))
+}
+
+pub fn headline(v: &View) -> Vec<Span<'static>> {
+    let t = v.theme;
+    let whole: Vec<&DiskMetrics> = v.d.disks.iter().filter(|m| !m.partition).collect();
+    if whole.is_empty() {
+        return vec![span("no block devices in /proc/diskstats", t.dim)];
+    }
+    let active = whole.iter().filter(|m| disk_active(m)).count();
+    let mut s = vec![span(format!("{active}/{} active", whole.len()), t.text)];
+    if let Some(m) = busiest(v).filter(|m| m.aqu_sz.unwrap_or(0.0) > 0.0) {
+        let wait = m.r_await.unwrap_or(0.0).max(m.w_await.unwrap_or(0.0));
+        s.push(span(format!("  busiest {} aqu ", label(m)), t.text));
+        s.push(span(num(m.aqu_sz, 2), t.level(m.aqu_sz, 1.0, 4.0)));
+        s.push(span(" await ", t.text));
+        s.push(span(
+            format!("{wait:.1}ms"),
+            t.level(Some(wait), 20.0, 100.0),
+        ));
+        if !m.parallel {
+            s.push(span(
+                format!(" util {}%", num(m.util, 0)),
+                t.level(m.util, 60.0, 90.0),
+            ));
+        }
+    }
+    if v.width >= 120 {
+        let a: Vec<Option<f64>> = v.app.trends.iter().map(|p| p.disk_aqu).collect();
+        s.push(span(format!("  {}", sparkline(&a, 30, t)), t.info));
+    }
+    s
+}
+
+pub fn body(v: &View) -> Vec<Line<'static>> {
+    let t = v.theme;
+    let mut cols = vec![
+        lcol("Device", 9),
+        col("r/s", 6),
+        col("w/s", 6),
+        col("rkB/s", 7),
+        col("wkB/s", 7),
+        col("r_await", 7),
+        col("w_await", 7),
+        col("aqu-sz", 6),
+        col("%util", 6),
+    ];
+    let extra = v.detail || v.width >= 120;
+    if extra {
+        for (n, w) in [
+            ("rrqm/s", 6),
+            ("wrqm/s", 6),
+            ("%rrqm", 5),
+            ("%wrqm", 5),
+            ("rareq-sz", 8),
+            ("wareq-sz", 8),
+            ("d/s", 6),
+            ("dkB/s", 7),
+            ("d_await", 7),
+            ("f/s", 6),
+            ("f_await", 7),
+            ("inflt", 5),
+            ("sched", 11),
+        ] {
+            cols.push(col(n, w));
+        }
+    }
+    let mut list: Vec<&DiskMetrics> =
+        v.d.disks
+            .iter()
+            .filter(|m| (v.detail || !m.partition) && v.keep(&label(m)))
+            .collect();
+    let all = list.len();
+    if v.app.hide_idle {
+        list.retain(|m| disk_active(m));
+    }
+    if v.by_name() {
+        list.sort_by_key(|m| label(m));
+    } else {
+        list.sort_by(|a, b| b.aqu_sz.unwrap_or(0.0).total_cmp(&a.aqu_sz.unwrap_or(0.0)));
+    }
+    let mut lines = vec![header_line(&cols, v.width, t)];
+    for m in &list {
+        let util = num(m.util, 1);
+        let mut cells = vec![
+            (label(m), if m.partition { t.dim } else { t.text }),
+            (num(m.r_s, 1), t.text),
+            (num(m.w_s, 1), t.text),
+            (num(m.rkb_s, 1), t.text),
+            (num(m.wkb_s, 1), t.text),
+            (num(m.r_await, 2), t.level(m.r_await, 20.0, 100.0)),
+            (num(m.w_await, 2), t.level(m.w_await, 20.0, 100.0)),
+            (num(m.aqu_sz, 2), t.level(m.aqu_sz, 1.0, 4.0)),
+            if m.parallel && m.util.is_some() {
+                (format!("({util})"), t.dim)
+            } else {
+                (util, t.level(m.util, 60.0, 90.0))
+            },
+        ];
+        if extra {
+            for (x, d) in [
+                (m.rrqm_s, 1),
+                (m.wrqm_s, 1),
+                (m.rrqm, 1),
+                (m.wrqm, 1),
+                (m.rareq_sz, 1),
+                (m.wareq_sz, 1),
+                (m.d_s, 1),
+                (m.dkb_s, 1),
+                (m.d_await, 2),
+                (m.f_s, 1),
+                (m.f_await, 2),
+            ] {
+                cells.push((num(x, d), t.text));
+            }
+            cells.push((m.inflight.map_or("-".into(), |x| x.to_string()), t.text));
+            cells.push((m.scheduler.clone().unwrap_or_else(|| "-".into()), t.dim));
+        }
+        lines.push(row_line(&cols, cells, v.width));
+    }
+    let hidden = all - list.len();
+    let mut notes = Vec::new();
+    if hidden > 0 {
+        notes.push(format!("{hidden} idle hidden (h shows)"));
+    }
+    if list.iter().any(|m| m.parallel) {
+        notes.push("(%util): parallel device, read aqu-sz/await".into());
+    }
+    if !notes.is_empty() {
+        lines.push(note(format!("  {}", notes.join("; ")), t));
+    }
+    lines
+}

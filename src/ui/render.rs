@@ -1,0 +1,350 @@
+//! Drawing only: lays out the header, the six panes, the findings strip and the footer for the
+//! terminal's size tier, and the help and "too small" screens. Reads `App`, never changes it.
+
+use super::app::{App, PaneId, PANES};
+use super::keymap::{footer_hints, help_rows};
+use super::panes::{self, span, View};
+use super::theme::Theme;
+use crate::text::fmt::{duration, fit};
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::Frame;
+
+pub const MIN_W: u16 = 40;
+pub const MIN_H: u16 = 10;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tier {
+    TooSmall,
+    Compact,
+    Standard,
+    Full,
+}
+
+pub fn tier(w: u16, h: u16) -> Tier {
+    if w < MIN_W || h < MIN_H {
+        Tier::TooSmall
+    } else if w < 80 || h < 24 {
+        Tier::Compact
+    } else if w < 120 || h < 35 {
+        Tier::Standard
+    } else {
+        Tier::Full
+    }
+}
+
+pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
+    let area = f.area();
+    let t = tier(area.width, area.height);
+    if t == Tier::TooSmall {
+        let msg = vec![
+            Line::from(span("perftop: terminal too small", theme.warn)),
+            Line::from(span(
+                format!("{}x{}, need {MIN_W}x{MIN_H}", area.width, area.height),
+                theme.text,
+            )),
+            Line::from(span("q quits", theme.dim)),
+        ];
+        f.render_widget(Paragraph::new(msg), area);
+        return;
+    }
+    let Some(d) = app.derived.as_ref() else {
+        f.render_widget(
+            Paragraph::new(Line::from(span(
+                "perftop: reading the first sample...",
+                theme.text,
+            ))),
+            area,
+        );
+        return;
+    };
+    let width = area.width as usize;
+    let mut rows: Vec<Line<'static>> = Vec::with_capacity(area.height as usize);
+    header(&mut rows, app, d, theme, width, t);
+    let strip_rows = match t {
+        Tier::Full => 3,
+        _ => 1,
+    };
+    let findings = findings_strip(d, theme, width, strip_rows);
+    let footer = footer(app, theme, width);
+    let avail = (area.height as usize).saturating_sub(rows.len() + findings.len() + 1);
+    let view = |detail: bool| View {
+        d,
+        app,
+        theme,
+        width,
+        detail,
+    };
+    if app.zoom {
+        let v = view(true);
+        let (body, hidden) = cut(panes::body(app.focus, &v), avail.saturating_sub(1));
+        rows.push(pane_title(app.focus, &v, true, hidden));
+        rows.extend(body);
+    } else {
+        let v = view(false);
+        let bodies: Vec<Vec<Line<'static>>> = if t == Tier::Compact {
+            PANES.iter().map(|_| Vec::new()).collect()
+        } else {
+            PANES.iter().map(|p| panes::body(*p, &v)).collect()
+        };
+        let alloc = allocate(&bodies, avail.saturating_sub(PANES.len()), app.focus);
+        for (i, (p, body)) in PANES.iter().zip(bodies).enumerate() {
+            let (body, hidden) = cut(body, alloc[i]);
+            rows.push(pane_title(*p, &v, app.focus == *p, hidden));
+            rows.extend(body);
+        }
+    }
+    rows.truncate((area.height as usize).saturating_sub(findings.len() + 1));
+    while rows.len() + findings.len() + 1 < area.height as usize {
+        rows.push(Line::default());
+    }
+    rows.extend(findings);
+    rows.push(footer);
+    f.render_widget(Paragraph::new(rows), area);
+    if app.help {
+        help(f, area, theme);
+    }
+}
+
+/// Rows for each pane body. First every pane, in priority order (focus first), gets two rows
+/// (a table header and one row; one row is no use), then the rest goes round-robin.
+pub fn allocate(bodies: &[Vec<Line<'static>>], mut rows: usize, focus: PaneId) -> Vec<usize> {
+    let mut alloc = vec![0usize; bodies.len()];
+    let f = focus.index();
+    let order = [f, 0, 4, 5, 3, 1, 2];
+    for &i in &order {
+        let want = bodies[i].len().min(2);
+        if alloc[i] == 0 && want <= rows {
+            alloc[i] = want;
+            rows -= want;
+        }
+    }
+    while rows > 0 {
+        let mut gave = false;
+        for &i in &order {
+            if rows > 0 && alloc[i] > 0 && alloc[i] < bodies[i].len() {
+                alloc[i] += 1;
+                rows -= 1;
+                gave = true;
+            }
+        }
+        if !gave {
+            break;
+        }
+    }
+    alloc
+}
+
+/// The first `n` lines and how many were left out (shown on the pane's title line).
+fn cut(mut lines: Vec<Line<'static>>, n: usize) -> (Vec<Line<'static>>, usize) {
+    let hidden = lines.len().saturating_sub(n);
+    lines.truncate(n);
+    (lines, hidden)
+}
+
+/// `1 CPU power  <headline>`, with `+k` at the far right when body rows did not fit.
+fn pane_title(p: PaneId, v: &View, focused: bool, hidden: usize) -> Line<'static> {
+    let t = v.theme;
+    let label = format!("{} {:<13}", p.index() + 1, p.title());
+    let mut spans = vec![
+        span(label, if focused { t.focus } else { t.title }),
+        span(" ", Style::default()),
+    ];
+    spans.extend(panes::headline(p, v));
+    if hidden > 0 {
+        let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+        let tag = format!(" +{hidden}");
+        let room = v.width.saturating_sub(tag.len());
+        if used > room {
+            // Cut the headline so the tag stays visible.
+            let mut kept = Vec::new();
+            let mut n = 0;
+            for s in spans {
+                let len = s.content.chars().count();
+                if n + len > room {
+                    kept.push(Span::styled(fit(&s.content, room - n), s.style));
+                    break;
+                }
+                n += len;
+                kept.push(s);
+            }
+            spans = kept;
+        } else {
+            spans.push(span(" ".repeat(room - used), Style::default()));
+        }
+        spans.push(span(tag, t.dim));
+    }
+    Line::from(spans)
+}
+
+fn header(
+    rows: &mut Vec<Line<'static>>,
+    app: &App,
+    d: &crate::derive::Derived,
+    t: &Theme,
+    width: usize,
+    tier: Tier,
+) {
+    let h = &d.host;
+    let mode = app.mode_label();
+    let mode_style = if mode == "LIVE" { t.good } else { t.warn };
+    let load = h.loadavg.map_or("-".into(), |l| {
+        if tier == Tier::Full {
+            format!("{:.2} {:.2} {:.2}", l[0], l[1], l[2])
+        } else {
+            format!("{:.2}", l[0])
+        }
+    });
+    let cpus = match h.cpus_present {
+        Some(p) => format!("{}/{}", h.cpus_online, p),
+        None => h.cpus_online.to_string(),
+    };
+    let left = format!(
+        "{}  {}  up {}  {} cpus  {} nodes  load {}",
+        h.hostname.as_deref().unwrap_or("-"),
+        h.kernel.as_deref().unwrap_or("-"),
+        duration(h.uptime_s),
+        cpus,
+        h.nodes,
+        load
+    );
+    let right = format!(" {} {:.2}s ", mode, app.interval.as_secs_f64());
+    let room = width.saturating_sub(right.len());
+    rows.push(Line::from(vec![
+        span(format!("{:<room$}", fit(&left, room)), t.headline),
+        span(right, mode_style),
+    ]));
+    if tier == Tier::Compact {
+        return;
+    }
+    let mut second: Vec<Span<'static>> = Vec::new();
+    if d.since_boot {
+        second.push(span(
+            "since-boot averages; rates from next sample  ",
+            t.warn,
+        ));
+    }
+    second.push(span(app.privilege.clone(), t.dim));
+    if let Some(r) = &app.root_label {
+        second.push(span(format!("  root {r}"), t.info));
+    }
+    if !h.vm_hints.is_empty() {
+        second.push(span(format!("  VM: {}", h.vm_hints.join(", ")), t.dim));
+    }
+    if !h.problems.is_empty() {
+        second.push(span(
+            format!("  {} unreadable file(s)", h.problems.len()),
+            t.warn,
+        ));
+    }
+    rows.push(Line::from(second));
+}
+
+fn findings_strip(
+    d: &crate::derive::Derived,
+    t: &Theme,
+    width: usize,
+    max: usize,
+) -> Vec<Line<'static>> {
+    if d.findings.is_empty() {
+        return vec![Line::from(vec![
+            span("findings ", t.title),
+            span("none", t.dim),
+        ])];
+    }
+    let rank = |s: &str| match s {
+        "crit" => 0,
+        "warn" => 1,
+        _ => 2,
+    };
+    let mut list: Vec<_> = d.findings.iter().collect();
+    list.sort_by_key(|f| rank(&f.severity));
+    let mut out = Vec::new();
+    for (i, f) in list.iter().enumerate() {
+        if out.len() + 1 == max && list.len() > i + 1 {
+            out.push(Line::from(span(
+                format!(
+                    "{} (+{} more)",
+                    fit(&f.message, width.saturating_sub(12)),
+                    list.len() - i - 1
+                ),
+                t.warn,
+            )));
+            break;
+        }
+        let style = match f.severity.as_str() {
+            "crit" => t.crit,
+            "warn" => t.warn,
+            _ => t.info,
+        };
+        out.push(Line::from(vec![
+            span(format!("! {} ", f.id), style),
+            span(f.message.clone(), t.text),
+        ]));
+        if out.len() == max {
+            break;
+        }
+    }
+    out
+}
+
+fn footer(app: &App, t: &Theme, width: usize) -> Line<'static> {
+    if app.filter_editing {
+        return Line::from(vec![
+            span("filter: ", t.title),
+            span(format!("{}_", app.filter), t.selection),
+            span("  Enter keeps, Esc clears", t.dim),
+        ]);
+    }
+    let mut spans = Vec::new();
+    let mut used = 0;
+    let status = app
+        .status
+        .clone()
+        .or_else(|| (!app.filter.is_empty()).then(|| format!("filter {:?}", app.filter)));
+    let reserve = status.as_ref().map_or(0, |s| s.len() + 2);
+    for (key, hint) in footer_hints() {
+        let piece = format!("{key} {hint}  ");
+        if used + piece.len() + reserve > width {
+            break;
+        }
+        used += piece.len();
+        spans.push(span(key, t.selection));
+        spans.push(span(format!(" {hint}  "), t.dim));
+    }
+    if let Some(s) = status {
+        spans.push(span(s, t.info));
+    }
+    Line::from(spans)
+}
+
+fn help(f: &mut Frame, area: Rect, t: &Theme) {
+    let rows = help_rows();
+    let w = area.width.min(72);
+    let h = area.height.min(rows.len() as u16 + 4);
+    let r = Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    );
+    let mut lines: Vec<Line> = rows
+        .into_iter()
+        .map(|(k, d)| Line::from(vec![span(format!(" {k:<12}"), t.title), span(d, t.text)]))
+        .collect();
+    lines.push(Line::from(span(
+        " Unknown values show as -. ~ = estimate. ? or Esc closes.",
+        t.dim,
+    )));
+    f.render_widget(Clear, r);
+    f.render_widget(
+        Paragraph::new(lines).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" perftop keys "),
+        ),
+        r,
+    );
+}

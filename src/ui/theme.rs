@@ -1,0 +1,407 @@
+//! Themes (files in `themes/`, shipped in the binary, overridable from the XDG config dir),
+//! colour depth (NO_COLOR, COLORTERM, TERM, `--color`) and glyph sets (unicode, tty, ascii).
+
+use anyhow::{bail, Context, Result};
+use ratatui::style::{Color, Modifier, Style};
+use serde::Deserialize;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+/// Themes compiled into the binary, by name.
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("dark", include_str!("../../themes/dark.toml")),
+    ("light", include_str!("../../themes/light.toml")),
+    (
+        "high-contrast",
+        include_str!("../../themes/high-contrast.toml"),
+    ),
+    ("console16", include_str!("../../themes/console16.toml")),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColorDepth {
+    Mono,
+    Ansi16,
+    Ansi256,
+    TrueColor,
+}
+
+impl ColorDepth {
+    /// NO_COLOR wins, then COLORTERM, then TERM; `--color` overrides all of them.
+    pub fn detect(flag: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Result<ColorDepth> {
+        if let Some(f) = flag.filter(|f| *f != "auto") {
+            return Ok(match f {
+                "mono" | "none" | "never" => ColorDepth::Mono,
+                "16" => ColorDepth::Ansi16,
+                "256" => ColorDepth::Ansi256,
+                "truecolor" | "24bit" => ColorDepth::TrueColor,
+                other => bail!("--color must be auto, mono, 16, 256 or truecolor, not {other:?}"),
+            });
+        }
+        if env("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+            return Ok(ColorDepth::Mono);
+        }
+        if env("COLORTERM").is_some_and(|v| v == "truecolor" || v == "24bit") {
+            return Ok(ColorDepth::TrueColor);
+        }
+        let term = env("TERM").unwrap_or_default();
+        if term == "dumb" {
+            return Ok(ColorDepth::Mono);
+        }
+        Ok(if term.contains("256color") {
+            ColorDepth::Ansi256
+        } else {
+            ColorDepth::Ansi16
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GlyphSet {
+    Unicode,
+    /// The Linux console font: block elements yes, eighth blocks and braille no.
+    Tty,
+    Ascii,
+}
+
+impl GlyphSet {
+    pub fn detect(flag: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Result<GlyphSet> {
+        if let Some(f) = flag.filter(|f| *f != "auto") {
+            return Ok(match f {
+                "unicode" => GlyphSet::Unicode,
+                "tty" => GlyphSet::Tty,
+                "ascii" => GlyphSet::Ascii,
+                other => bail!("--glyphs must be auto, unicode, tty or ascii, not {other:?}"),
+            });
+        }
+        // The first of LC_ALL, LC_CTYPE, LANG that is set decides, as in setlocale(3).
+        let locale = ["LC_ALL", "LC_CTYPE", "LANG"]
+            .iter()
+            .find_map(|k| env(k).filter(|v| !v.is_empty()))
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        if !(locale.contains("utf-8") || locale.contains("utf8")) {
+            return Ok(GlyphSet::Ascii);
+        }
+        if env("TERM").as_deref() == Some("linux") {
+            return Ok(GlyphSet::Tty);
+        }
+        Ok(GlyphSet::Unicode)
+    }
+
+    /// Sparkline/heat levels, lowest first.
+    pub fn levels(self) -> &'static [char] {
+        match self {
+            GlyphSet::Unicode => &[' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'],
+            GlyphSet::Tty => &[' ', '░', '▒', '▓', '█'],
+            GlyphSet::Ascii => &[' ', '.', ':', '-', '=', '+', '*', '#', '@'],
+        }
+    }
+
+    /// (dirty, writeback, empty) cells of the dirty gauge.
+    pub fn gauge(self) -> (char, char, char) {
+        match self {
+            GlyphSet::Unicode | GlyphSet::Tty => ('█', '▓', '░'),
+            GlyphSet::Ascii => ('#', '=', '.'),
+        }
+    }
+
+    pub fn level(self, frac: f64) -> char {
+        let l = self.levels();
+        let f = if frac.is_finite() {
+            frac.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        l[(f * (l.len() - 1) as f64).round() as usize]
+    }
+}
+
+/// Colour roles of a theme file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ThemeFile {
+    name: String,
+    fg: String,
+    dim: String,
+    title: String,
+    focus: String,
+    headline: String,
+    good: String,
+    warn: String,
+    crit: String,
+    info: String,
+    dirty: String,
+    writeback: String,
+    marker: String,
+    selection_fg: String,
+    selection_bg: String,
+}
+
+/// Resolved styles, already reduced to the terminal's colour depth.
+#[derive(Debug, Clone)]
+pub struct Theme {
+    pub name: String,
+    pub depth: ColorDepth,
+    pub glyphs: GlyphSet,
+    pub text: Style,
+    pub dim: Style,
+    pub title: Style,
+    pub focus: Style,
+    pub headline: Style,
+    pub good: Style,
+    pub warn: Style,
+    pub crit: Style,
+    pub info: Style,
+    pub dirty: Style,
+    pub writeback: Style,
+    pub marker: Style,
+    pub selection: Style,
+}
+
+fn parse_color(s: &str) -> Result<Color> {
+    Color::from_str(s)
+        .map_err(|_| anyhow::anyhow!("{s:?} is not a colour (name, #rrggbb or 0-255)"))
+}
+
+/// Nearest xterm-256 index of an RGB colour (6x6x6 cube or grey ramp).
+fn rgb_to_256(r: u8, g: u8, b: u8) -> u8 {
+    let q = |v: u8| {
+        if v < 48 {
+            0
+        } else if v < 115 {
+            1
+        } else {
+            (v - 35) / 40
+        }
+    };
+    let (qr, qg, qb) = (q(r), q(g), q(b));
+    let cube = 16 + 36 * qr + 6 * qg + qb;
+    let avg = (u16::from(r) + u16::from(g) + u16::from(b)) / 3;
+    if qr == qg && qg == qb && avg > 8 && avg < 238 {
+        232 + ((avg - 8) / 10).min(23) as u8
+    } else {
+        cube
+    }
+}
+
+/// Nearest of the 16 ANSI colours.
+fn to_16(c: Color) -> Color {
+    let (r, g, b) = match c {
+        Color::Rgb(r, g, b) => (r, g, b),
+        Color::Indexed(i) if i >= 16 => {
+            if i >= 232 {
+                let v = 8 + (i - 232) * 10;
+                (v, v, v)
+            } else {
+                let i = i - 16;
+                let s = |x: u8| if x == 0 { 0 } else { 55 + x * 40 };
+                (s(i / 36), s(i / 6 % 6), s(i % 6))
+            }
+        }
+        other => return other,
+    };
+    let bright = u16::from(r) + u16::from(g) + u16::from(b) > 382;
+    let on = |v: u8| v > 110;
+    match (on(r), on(g), on(b), bright) {
+        (false, false, false, false) => Color::Black,
+        (false, false, false, true) => Color::DarkGray,
+        (true, false, false, false) => Color::Red,
+        (true, false, false, true) => Color::LightRed,
+        (false, true, false, false) => Color::Green,
+        (false, true, false, true) => Color::LightGreen,
+        (true, true, false, false) => Color::Yellow,
+        (true, true, false, true) => Color::LightYellow,
+        (false, false, true, false) => Color::Blue,
+        (false, false, true, true) => Color::LightBlue,
+        (true, false, true, false) => Color::Magenta,
+        (true, false, true, true) => Color::LightMagenta,
+        (false, true, true, false) => Color::Cyan,
+        (false, true, true, true) => Color::LightCyan,
+        (true, true, true, false) => Color::Gray,
+        (true, true, true, true) => Color::White,
+    }
+}
+
+fn reduce(c: Color, depth: ColorDepth) -> Color {
+    match (depth, c) {
+        (ColorDepth::TrueColor, c) => c,
+        (ColorDepth::Ansi256, Color::Rgb(r, g, b)) => Color::Indexed(rgb_to_256(r, g, b)),
+        (ColorDepth::Ansi256, c) => c,
+        (ColorDepth::Ansi16, c) => to_16(c),
+        (ColorDepth::Mono, _) => Color::Reset,
+    }
+}
+
+impl Theme {
+    /// Loads a theme by name: a user file `$XDG_CONFIG_HOME/perftop/themes/NAME.toml` (or
+    /// `~/.config/...`) wins over the built-in one; a path ending in `.toml` is read directly.
+    pub fn load(name: &str, depth: ColorDepth, glyphs: GlyphSet) -> Result<Theme> {
+        let text = if name.ends_with(".toml") {
+            std::fs::read_to_string(name).with_context(|| format!("reading theme {name}"))?
+        } else if let Some(path) = user_theme_path(name).filter(|p| p.is_file()) {
+            std::fs::read_to_string(&path)
+                .with_context(|| format!("reading theme {}", path.display()))?
+        } else {
+            BUILTIN
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, t)| t.to_string())
+                .with_context(|| {
+                    let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+                    format!("no theme {name:?} (built in: {})", names.join(", "))
+                })?
+        };
+        Theme::parse(&text, depth, glyphs).with_context(|| format!("theme {name}"))
+    }
+
+    pub fn parse(text: &str, depth: ColorDepth, glyphs: GlyphSet) -> Result<Theme> {
+        let f: ThemeFile = toml::from_str(text).context("not a perftop theme file")?;
+        let mono = depth == ColorDepth::Mono;
+        // Colours are validated at every depth; monochrome then sets none at all.
+        let fg = |s: &str| -> Result<Style> {
+            let c = parse_color(s)?;
+            Ok(if mono {
+                Style::default()
+            } else {
+                Style::default().fg(reduce(c, depth))
+            })
+        };
+        // Without colour, emphasis comes from modifiers alone, and the selection stays visible.
+        let m = |style: Style, modifier: Modifier| {
+            if mono {
+                Style::default().add_modifier(modifier)
+            } else {
+                style
+            }
+        };
+        Ok(Theme {
+            name: f.name.clone(),
+            depth,
+            glyphs,
+            text: fg(&f.fg)?,
+            dim: m(fg(&f.dim)?, Modifier::DIM),
+            title: m(fg(&f.title)?.add_modifier(Modifier::BOLD), Modifier::BOLD),
+            focus: m(
+                fg(&f.focus)?.add_modifier(Modifier::BOLD),
+                Modifier::REVERSED,
+            ),
+            headline: m(fg(&f.headline)?, Modifier::empty()),
+            good: m(fg(&f.good)?, Modifier::empty()),
+            warn: m(fg(&f.warn)?, Modifier::BOLD),
+            crit: m(
+                fg(&f.crit)?.add_modifier(Modifier::BOLD),
+                Modifier::BOLD | Modifier::REVERSED,
+            ),
+            info: m(fg(&f.info)?, Modifier::empty()),
+            dirty: m(fg(&f.dirty)?, Modifier::BOLD),
+            writeback: m(fg(&f.writeback)?, Modifier::empty()),
+            marker: m(fg(&f.marker)?.add_modifier(Modifier::BOLD), Modifier::BOLD),
+            selection: if mono {
+                parse_color(&f.selection_fg)?;
+                parse_color(&f.selection_bg)?;
+                Style::default().add_modifier(Modifier::REVERSED)
+            } else {
+                Style::default()
+                    .fg(reduce(parse_color(&f.selection_fg)?, depth))
+                    .bg(reduce(parse_color(&f.selection_bg)?, depth))
+            },
+        })
+    }
+
+    /// Style for a value against warn/crit thresholds (higher is worse).
+    pub fn level(&self, v: Option<f64>, warn: f64, crit: f64) -> Style {
+        match v {
+            Some(x) if x >= crit => self.crit,
+            Some(x) if x >= warn => self.warn,
+            Some(_) => self.text,
+            None => self.dim,
+        }
+    }
+}
+
+fn user_theme_path(name: &str) -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("perftop/themes").join(format!("{name}.toml")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn depth_detection_order() {
+        let d = |p: &'static [(&'static str, &'static str)], f| {
+            ColorDepth::detect(f, &env_of(p)).expect("depth")
+        };
+        assert_eq!(
+            d(&[("NO_COLOR", "1"), ("COLORTERM", "truecolor")], None),
+            ColorDepth::Mono
+        );
+        assert_eq!(d(&[("COLORTERM", "24bit")], None), ColorDepth::TrueColor);
+        assert_eq!(d(&[("TERM", "xterm-256color")], None), ColorDepth::Ansi256);
+        assert_eq!(d(&[("TERM", "linux")], None), ColorDepth::Ansi16);
+        assert_eq!(d(&[("NO_COLOR", "1")], Some("256")), ColorDepth::Ansi256);
+        assert!(ColorDepth::detect(Some("purple"), &env_of(&[])).is_err());
+    }
+
+    #[test]
+    fn glyph_detection() {
+        let g = |p: &'static [(&'static str, &'static str)]| {
+            GlyphSet::detect(None, &env_of(p)).expect("glyphs")
+        };
+        assert_eq!(
+            g(&[("LANG", "en_US.UTF-8"), ("TERM", "xterm")]),
+            GlyphSet::Unicode
+        );
+        assert_eq!(
+            g(&[("LANG", "en_US.UTF-8"), ("TERM", "linux")]),
+            GlyphSet::Tty
+        );
+        assert_eq!(g(&[("LANG", "C")]), GlyphSet::Ascii);
+        assert_eq!(
+            g(&[("LC_ALL", "C"), ("LANG", "en_US.UTF-8")]),
+            GlyphSet::Ascii
+        );
+    }
+
+    #[test]
+    fn builtin_themes_parse_at_every_depth() {
+        for (name, _) in BUILTIN {
+            for depth in [
+                ColorDepth::Mono,
+                ColorDepth::Ansi16,
+                ColorDepth::Ansi256,
+                ColorDepth::TrueColor,
+            ] {
+                let t = Theme::load(name, depth, GlyphSet::Ascii).expect("theme");
+                if depth == ColorDepth::Mono {
+                    assert_eq!(t.crit.fg, None, "mono sets no colour");
+                    assert!(t.selection.add_modifier.contains(Modifier::REVERSED));
+                }
+            }
+        }
+        assert!(Theme::parse("name = 1", ColorDepth::Mono, GlyphSet::Ascii).is_err());
+        assert!(Theme::load("nope", ColorDepth::Mono, GlyphSet::Ascii).is_err());
+    }
+
+    #[test]
+    fn colour_reduction() {
+        assert_eq!(rgb_to_256(255, 0, 0), 196);
+        assert_eq!(to_16(Color::Rgb(255, 0, 0)), Color::LightRed);
+        assert_eq!(to_16(Color::Rgb(0, 135, 0)), Color::Green);
+        assert_eq!(reduce(Color::Rgb(1, 2, 3), ColorDepth::Mono), Color::Reset);
+    }
+}
