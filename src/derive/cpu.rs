@@ -227,12 +227,12 @@ fn derive_states(
             D {
                 usage: d(|s| s.usage),
                 time: d(|s| s.time_us),
-                miss: above.zip(below).map(|(a, b)| a + b),
+                miss: above.zip(below).map(|(a, b)| a.saturating_add(b)),
             }
         })
         .collect();
     let dt_us = iv.secs.map(|s| s * 1e6);
-    let sum_time: Option<u64> = deltas.iter().map(|d| d.time).sum();
+    let sum_time = sum_known(deltas.iter().map(|d| d.time));
     // The kernel adds to `time` only when a CPU leaves a state, so the raw sum can over- or
     // under-shoot the interval; /proc/stat idle is the envelope the shares are fitted into.
     let scale = match (sum_time, envelope_us, dt_us) {
@@ -266,8 +266,8 @@ fn derive_states(
             disabled: s.disabled,
         });
     }
-    let usage: Option<u64> = deltas.iter().map(|d| d.usage).sum();
-    let miss: Option<u64> = deltas.iter().map(|d| d.miss).sum();
+    let usage = sum_known(deltas.iter().map(|d| d.usage));
+    let miss = sum_known(deltas.iter().map(|d| d.miss));
     m.wakeups_per_s = iv.rate(usage);
     m.avg_residency_us = sum_time
         .zip(usage)
@@ -275,6 +275,12 @@ fn derive_states(
     m.miss_pct = miss
         .zip(usage)
         .and_then(|(x, u)| ratio(x as f64 * 100.0, u as f64));
+}
+
+/// Sum of values that must all be known; saturates instead of overflowing (counters are
+/// kernel-supplied and can be anything after a reset).
+fn sum_known(it: impl Iterator<Item = Option<u64>>) -> Option<u64> {
+    it.fold(Some(0u64), |acc, v| Some(acc?.saturating_add(v?)))
 }
 
 fn derive_policy(p: &FreqPolicy, cpus: &[CpuMetrics]) -> PolicyMetrics {

@@ -96,7 +96,10 @@ fn derive_disk(iv: Interval, p: Option<&DiskSample>, c: &DiskSample) -> DiskMetr
         dm_name: c.dm_name.clone(),
         rotational: c.rotational,
         scheduler: c.scheduler.clone(),
-        inflight: c.inflight.map(|[r, w]| r + w).or(Some(c.in_flight)),
+        inflight: c
+            .inflight
+            .map(|[r, w]| r.saturating_add(w))
+            .or(Some(c.in_flight)),
         parallel: is_parallel(&c.name),
         ..DiskMetrics::default()
     };
@@ -153,7 +156,7 @@ fn derive_disk(iv: Interval, p: Option<&DiskSample>, c: &DiskSample) -> DiskMetr
     };
     let pct_merged = |k: &Kind| {
         k.merges
-            .map(|mg| ratio(mg as f64 * 100.0, (mg + k.ios) as f64).unwrap_or(0.0))
+            .map(|mg| ratio(mg as f64 * 100.0, mg as f64 + k.ios as f64).unwrap_or(0.0))
     };
 
     m.r_s = per_s(Some(read.ios));

@@ -152,7 +152,7 @@ pub fn derive_nodes(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Vec<No
                 other_per_s: iv.rate(d(|s| s.other_node)),
                 miss_ratio: hit
                     .zip(miss)
-                    .and_then(|(h, m)| ratio(m as f64, (h + m) as f64)),
+                    .and_then(|(h, m)| ratio(m as f64, h as f64 + m as f64)),
                 distance: n.distance.clone(),
                 hugepages: n
                     .hugepages
@@ -222,7 +222,7 @@ pub fn derive_hugepages(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Hu
         thp_fault_fallback_per_s: iv.rate(fallback),
         thp_fallback_ratio: alloc
             .zip(fallback)
-            .and_then(|(a, f)| ratio(f as f64, (a + f) as f64)),
+            .and_then(|(a, f)| ratio(f as f64, a as f64 + f as f64)),
         thp_collapse_alloc_per_s: iv.rate(d(|v| v.thp_collapse_alloc)),
         thp_collapse_alloc_failed_per_s: iv.rate(d(|v| v.thp_collapse_alloc_failed)),
         compact_stall_per_s: iv.rate(d(|v| v.compact_stall)),
@@ -258,12 +258,14 @@ pub fn derive_dirty(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> DirtyM
     let kb = |pages: Option<u64>| pages.map(|p| p.saturating_mul(page));
     let bg = vm.nr_dirty_background_threshold;
     let hard = vm.nr_dirty_threshold;
-    let freerun = bg.zip(hard).map(|(b, h)| (b + h) / 2);
+    let freerun = bg
+        .zip(hard)
+        .map(|(b, h)| b / 2 + h / 2 + (b % 2 + h % 2) / 2);
     // The kernel's own rule (balance_dirty_pages): background writeback starts when dirty
     // pages pass the background threshold; writers are throttled once dirty + writeback pass
     // the freerun ceiling.
     let state = match (vm.nr_dirty, vm.nr_writeback, bg, freerun) {
-        (Some(d), Some(w), Some(bg), Some(fr)) => Some(if d + w > fr {
+        (Some(d), Some(w), Some(bg), Some(fr)) => Some(if d.saturating_add(w) > fr {
             "throttled"
         } else if d > bg {
             "background"

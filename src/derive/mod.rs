@@ -39,11 +39,19 @@ pub struct Derived {
     pub findings: Vec<Finding>,
 }
 
+/// One plain-language hint (rules in `crate::findings`).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Finding {
+    /// Stable rule id, e.g. `dirty.throttled`.
     pub id: String,
+    /// `info`, `warn` or `crit`.
     pub severity: String,
+    /// One line with the numbers that triggered it.
     pub message: String,
+    /// The pane to jump to: `cpu`, `numa`, `hugepages`, `dirty`, `disks` or `softirq`.
+    pub pane: String,
+    /// The tweak that addresses it, when one exists (e.g. `vm.dirty_ratio`, `governor`).
+    pub tweak: Option<String>,
 }
 
 /// Header facts: who the host is and what the CPU power stack looks like.
@@ -156,7 +164,7 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
     let (cpus, policies) = cpu::derive_cpus(iv, prev, cur);
     let mut host = cpu::derive_host(iv, prev, cur, &cpus, &policies);
     host.nodes = cur.nodes.len();
-    Derived {
+    let mut d = Derived {
         interval_s: iv.secs,
         since_boot: iv.since_boot,
         host,
@@ -170,7 +178,9 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
         cpus,
         policies,
         findings: Vec::new(),
-    }
+    };
+    d.findings = crate::findings::evaluate(&d, &crate::findings::Thresholds::default(), None);
+    d
 }
 
 #[cfg(test)]

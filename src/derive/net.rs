@@ -312,7 +312,7 @@ fn irq_delta(iv: Interval, prev: Option<&IrqLine>, cur: &IrqLine) -> (Option<u64
         match iv.d32(before, count) {
             Some(0) => {}
             Some(d) => {
-                total += d;
+                total = total.saturating_add(d);
                 cpus.push(cpu);
             }
             None => return (None, Vec::new()),
