@@ -202,12 +202,13 @@ fn header(
         None => h.cpus_online.to_string(),
     };
     let left = format!(
-        "{}  {}  up {}  {} cpus  {} nodes  load {}",
+        "{}  {}  up {}  {} cpus  {} node{}  load {}",
         h.hostname.as_deref().unwrap_or("-"),
         h.kernel.as_deref().unwrap_or("-"),
         duration(h.uptime_s),
         cpus,
         h.nodes,
+        if h.nodes == 1 { "" } else { "s" },
         load
     );
     let right = format!(" {} {:.2}s ", mode, app.interval.as_secs_f64());
