@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod cpulist;
 pub mod derive;
+pub mod findings;
 pub mod root;
 pub mod sample;
 pub mod source;

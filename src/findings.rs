@@ -1,0 +1,603 @@
+//! Findings: plain-language incident hints computed from derived metrics.
+//!
+//! `evaluate` is pure: the rules over one `Derived`, as `perftop delta` reports them for its
+//! single interval. `FindingTracker` adds time for the live/replay strip: a finding is raised
+//! only after it held for `raise_after` consecutive samples, and once raised it clears with
+//! hysteresis (see `FindingTracker`). Every number a rule uses lives in `Thresholds`, whose
+//! defaults are the README's "Findings thresholds" table and which a config file can override.
+
+mod thresholds;
+mod tracker;
+
+pub use thresholds::Thresholds;
+pub use tracker::{strip_lines, ActiveFinding, DiskBaseline, DiskBaselines, FindingTracker};
+
+use crate::derive::{Derived, DiskMetrics, Finding};
+use crate::text::fmt::{compact, kb};
+use std::collections::BTreeMap;
+
+/// Every rule id, in evaluation order. Ids are stable: scripts and configs key on them.
+pub const RULE_IDS: [&str; 11] = [
+    "dirty.background",
+    "dirty.throttled",
+    "disk.saturated",
+    "softirq.hotspot",
+    "net.drops",
+    "numa.misses",
+    "thp.fallback",
+    "hugepages.unused",
+    "pagetables.large",
+    "cpu.powersave_busy",
+    "ksoftirqd.busy",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Info,
+    Warn,
+    Crit,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warn => "warn",
+            Severity::Crit => "crit",
+        }
+    }
+
+    /// The severity of a `Finding` (unknown strings rank lowest).
+    pub fn of(f: &Finding) -> Severity {
+        match f.severity.as_str() {
+            "crit" => Severity::Crit,
+            "warn" => Severity::Warn,
+            _ => Severity::Info,
+        }
+    }
+}
+
+fn finding(id: &str, sev: Severity, pane: &str, tweak: Option<&str>, message: String) -> Finding {
+    Finding {
+        id: id.to_string(),
+        severity: sev.as_str().to_string(),
+        message,
+        pane: pane.to_string(),
+        tweak: tweak.map(str::to_string),
+    }
+}
+
+type Rule = fn(&Derived, &Thresholds, Option<&DiskBaselines>) -> Option<Finding>;
+
+/// The rules that hold for one interval, at most one finding per rule id, in `RULE_IDS` order.
+/// A since-boot `Derived` gives none: averages since boot say nothing about now.
+pub fn evaluate(d: &Derived, t: &Thresholds, baseline: Option<&DiskBaselines>) -> Vec<Finding> {
+    if d.since_boot {
+        return Vec::new();
+    }
+    let rules: [Rule; 11] = [
+        |d, t, _| dirty_background(d, t),
+        |d, t, _| dirty_throttled(d, t),
+        disk_saturated,
+        |d, t, _| softirq_hotspot(d, t),
+        |d, t, _| net_drops(d, t),
+        |d, t, _| numa_misses(d, t),
+        |d, t, _| thp_fallback(d, t),
+        |d, t, _| hugepages_unused(d, t),
+        |d, t, _| pagetables_large(d, t),
+        |d, t, _| powersave_busy(d, t),
+        |d, t, _| ksoftirqd_busy(d, t),
+    ];
+    rules.iter().filter_map(|r| r(d, t, baseline)).collect()
+}
+
+fn sysctl(name: &str, bytes: Option<u64>, ratio: Option<u64>, from: Option<&str>) -> String {
+    match (from, bytes, ratio) {
+        (Some("bytes"), Some(b), _) => format!("vm.{name}_bytes {}", kb(Some(b / 1024))),
+        (_, _, Some(r)) => format!("vm.{name}_ratio {r}"),
+        _ => format!("vm.{name}"),
+    }
+}
+
+fn dirty_background(d: &Derived, t: &Thresholds) -> Option<Finding> {
+    let m = &d.dirty;
+    let (dirty, bg) = (m.dirty_kb?, m.background_threshold_kb?);
+    // Throttling says more; it supersedes the background hint.
+    if bg == 0
+        || dirty as f64 <= bg as f64 * t.dirty_background_factor
+        || dirty_throttled(d, t).is_some()
+    {
+        return None;
+    }
+    let knob = sysctl(
+        "dirty_background",
+        m.dirty_background_bytes,
+        m.dirty_background_ratio,
+        m.background_limit_from.as_deref(),
+    );
+    let tweak = match m.background_limit_from.as_deref() {
+        Some("bytes") => "vm.dirty_background_bytes",
+        _ => "vm.dirty_background_ratio",
+    };
+    let msg = format!(
+        "dirty {} past background {}: flushing ({knob})",
+        kb(Some(dirty)),
+        kb(Some(bg))
+    );
+    Some(finding(
+        "dirty.background",
+        Severity::Info,
+        "dirty",
+        Some(tweak),
+        msg,
+    ))
+}
+
+fn dirty_throttled(d: &Derived, t: &Thresholds) -> Option<Finding> {
+    let m = &d.dirty;
+    let dw = m.dirty_kb?.saturating_add(m.writeback_kb.unwrap_or(0));
+    let freerun = m.freerun_kb?;
+    if freerun == 0 || dw as f64 <= freerun as f64 * t.dirty_throttled_factor {
+        return None;
+    }
+    let knob = sysctl(
+        "dirty",
+        m.dirty_bytes,
+        m.dirty_ratio,
+        m.limit_from.as_deref(),
+    );
+    let tweak = match m.limit_from.as_deref() {
+        Some("bytes") => "vm.dirty_bytes",
+        _ => "vm.dirty_ratio",
+    };
+    let (sev, msg) = match m.threshold_kb {
+        Some(hard) if dw >= hard => (
+            Severity::Crit,
+            format!(
+                "dirty+wb {} at limit {}: writers blocked ({knob})",
+                kb(Some(dw)),
+                kb(Some(hard))
+            ),
+        ),
+        _ => (
+            Severity::Warn,
+            format!(
+                "dirty+wb {} past freerun {}: writers throttled ({knob})",
+                kb(Some(dw)),
+                kb(Some(freerun))
+            ),
+        ),
+    };
+    Some(finding("dirty.throttled", sev, "dirty", Some(tweak), msg))
+}
+
+/// (completions per second, their mean await in ms) over reads, writes and discards, as the
+/// `await` column of older iostat. Flushes are left out: their latency is the cache's, not the queue's.
+pub fn disk_await(m: &DiskMetrics) -> Option<(f64, f64)> {
+    let kinds = [(m.r_s, m.r_await), (m.w_s, m.w_await), (m.d_s, m.d_await)];
+    let (mut ios, mut weighted) = (0.0, 0.0);
+    for (n, a) in kinds {
+        if let Some(n) = n {
+            ios += n;
+            weighted += n * a?;
+        }
+    }
+    Some((ios, if ios > 0.0 { weighted / ios } else { 0.0 }))
+}
+
+fn disk_label(m: &DiskMetrics) -> String {
+    match &m.dm_name {
+        Some(n) => format!("{} ({n})", m.disk_device),
+        None => m.disk_device.clone(),
+    }
+}
+
+fn disk_saturated(
+    d: &Derived,
+    t: &Thresholds,
+    baseline: Option<&DiskBaselines>,
+) -> Option<Finding> {
+    let secs = d.interval_s?;
+    let mut hits: Vec<(Severity, f64, String)> = Vec::new();
+    for m in d.disks.iter().filter(|m| !m.partition) {
+        let Some(aqu) = m.aqu_sz.filter(|a| *a >= t.disk_aqu_sz) else {
+            continue;
+        };
+        let Some((ios, wait)) = disk_await(m) else {
+            continue;
+        };
+        let sev = if aqu >= t.disk_aqu_sz_crit {
+            Severity::Crit
+        } else {
+            Severity::Warn
+        };
+        let name = disk_label(m);
+        if ios == 0.0 {
+            // Requests sat in the queue for the whole interval and none completed.
+            let msg = format!("{name} aqu-sz {aqu:.1}, no I/O completed in {secs:.1}s: stalled");
+            hits.push((Severity::Crit, aqu, msg));
+            continue;
+        }
+        let base = baseline
+            .and_then(|b| b.get(&m.disk_device))
+            .filter(|b| b.samples >= t.disk_baseline_min_samples);
+        let msg = match base {
+            Some(b) => {
+                let limit = (b.await_ms * t.disk_await_vs_baseline).max(t.disk_await_min_ms);
+                if wait < limit {
+                    continue;
+                }
+                format!(
+                    "{name} aqu-sz {aqu:.1}, await {wait:.1}ms vs usual {:.1}ms: queue building",
+                    b.await_ms
+                )
+            }
+            None => {
+                let rotational = m.rotational.unwrap_or(!m.parallel);
+                let limit = if rotational {
+                    t.disk_await_rotational_ms
+                } else {
+                    t.disk_await_ssd_ms
+                };
+                if wait < limit {
+                    continue;
+                }
+                format!("{name} aqu-sz {aqu:.1}, await {wait:.1}ms (>= {limit}ms): queue building")
+            }
+        };
+        hits.push((sev, aqu, msg));
+    }
+    worst("disk.saturated", "disks", None, hits)
+}
+
+/// The most severe (then largest) of several subjects of one rule, with "+k more".
+fn worst(
+    id: &str,
+    pane: &str,
+    tweak: Option<&str>,
+    mut hits: Vec<(Severity, f64, String)>,
+) -> Option<Finding> {
+    hits.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)));
+    let more = hits.len().saturating_sub(1);
+    let (sev, _, mut msg) = hits.into_iter().next()?;
+    if more > 0 {
+        msg.push_str(&format!(" (+{more} more)"));
+    }
+    Some(finding(id, sev, pane, tweak, msg))
+}
+
+fn softirq_hotspot(d: &Derived, t: &Thresholds) -> Option<Finding> {
+    let online: Vec<_> = d.softirq_cpus.iter().filter(|c| c.online).collect();
+    // Acute case first: a CPU saturated by softirq work and still running out of budget.
+    let squeezed = online
+        .iter()
+        .filter_map(|c| Some((c.cpu, c.soft_pct?, c.softnet_squeezed_per_s?)))
+        .filter(|(_, soft, sq)| *soft >= t.softirq_soft_pct && *sq >= t.softirq_soft_squeeze_per_s)
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let softnet = online.iter().any(|c| c.softnet_processed_per_s.is_some());
+    let (what, load): (&str, Vec<(u32, f64)>) = if softnet {
+        (
+            "pkts",
+            online
+                .iter()
+                .filter_map(|c| Some((c.cpu, c.softnet_processed_per_s?)))
+                .collect(),
+        )
+    } else {
+        (
+            "NET_RX runs",
+            online
+                .iter()
+                .filter_map(|c| Some((c.cpu, c.rates.get("NET_RX").copied().flatten()?)))
+                .collect(),
+        )
+    };
+    let total: f64 = load.iter().map(|l| l.1).sum();
+    let hot = load
+        .iter()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .filter(|_| load.len() >= 2 && total >= t.softirq_hotspot_min_per_s)
+        .filter(|(_, top)| {
+            let peers = (total - top) / (load.len() - 1) as f64;
+            top / total >= t.softirq_hotspot_share
+                && (peers == 0.0 || top / peers >= t.softirq_hotspot_vs_peers)
+        });
+    let tweak = Some("irq.affinity");
+    match (squeezed, hot) {
+        (Some((cpu, soft, sq)), h) => {
+            let sev = if h.is_some() {
+                Severity::Crit
+            } else {
+                Severity::Warn
+            };
+            let msg = format!(
+                "CPU{cpu} %soft {soft:.0} with {} squeezes/s: softirq budget exhausted",
+                compact(Some(sq))
+            );
+            Some(finding("softirq.hotspot", sev, "softirq", tweak, msg))
+        }
+        (None, Some((cpu, top))) => {
+            let msg = format!(
+                "CPU{cpu} does {:.0}% of NET_RX work ({} of {} {what}/s): spread IRQs/RPS",
+                top / total * 100.0,
+                compact(Some(*top)),
+                compact(Some(total))
+            );
+            Some(finding(
+                "softirq.hotspot",
+                Severity::Warn,
+                "softirq",
+                tweak,
+                msg,
+            ))
+        }
+        (None, None) => None,
+    }
+}
+
+fn net_drops(d: &Derived, t: &Thresholds) -> Option<Finding> {
+    let sum = |f: fn(&crate::derive::SoftirqCpuMetrics) -> Option<f64>| -> f64 {
+        d.softirq_cpus.iter().filter_map(f).sum()
+    };
+    let dropped = sum(|c| c.softnet_dropped_per_s);
+    let squeezed = sum(|c| c.softnet_squeezed_per_s);
+    let nic = d
+        .nics
+        .iter()
+        .filter_map(|n| {
+            let v = n.rx_drop_per_s.unwrap_or(0.0) + n.tx_drop_per_s.unwrap_or(0.0);
+            (n.rx_drop_per_s.is_some() || n.tx_drop_per_s.is_some()).then_some((n.name.as_str(), v))
+        })
+        .filter(|(_, v)| *v >= t.net_nic_drops_per_s)
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let mut parts = Vec::new();
+    let (mut sev, mut tweak) = (Severity::Warn, None);
+    if dropped >= t.net_softnet_drops_per_s {
+        parts.push(format!(
+            "softnet drops {}/s (backlog full)",
+            compact(Some(dropped))
+        ));
+        sev = Severity::Crit;
+        tweak = Some("net.core.netdev_max_backlog");
+    }
+    if squeezed >= t.net_squeeze_per_s {
+        parts.push(format!("squeezes {}/s", compact(Some(squeezed))));
+        tweak = tweak.or(Some("net.core.netdev_budget"));
+    }
+    if let Some((name, v)) = nic {
+        parts.push(format!("{name} drops {}/s", compact(Some(v))));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some(finding(
+        "net.drops",
+        sev,
+        "softirq",
+        tweak,
+        parts.join(", "),
+    ))
+}
+
+fn numa_misses(d: &Derived, t: &Thresholds) -> Option<Finding> {
+    if d.nodes.len() < 2 {
+        return None;
+    }
+    let hits = d
+        .nodes
+        .iter()
+        .filter_map(|n| {
+            let ratio = n.miss_ratio?;
+            let total = n.numa_hit_per_s? + n.numa_miss_per_s?;
+            if total < t.numa_min_pages_per_s || ratio < t.numa_miss_ratio {
+                return None;
+            }
+            let sev = if ratio >= t.numa_miss_ratio_crit {
+                Severity::Crit
+            } else {
+                Severity::Warn
+            };
+            let msg = format!(
+                "node{} NUMA miss {:.0}% ({} of {} pages/s): allocations spill off-node",
+                n.node,
+                ratio * 100.0,
+                compact(n.numa_miss_per_s),
+                compact(Some(total))
+            );
+            Some((sev, ratio, msg))
+        })
+        .collect();
+    worst("numa.misses", "numa", None, hits)
+}
+
+fn thp_fallback(d: &Derived, t: &Thresholds) -> Option<Finding> {
+    let h = &d.hugepages;
+    let faults = h
+        .thp_fault_alloc_per_s
+        .zip(h.thp_fault_fallback_per_s)
+        .map(|(a, f)| a + f);
+    let fallback = h.thp_fallback_ratio.filter(|r| {
+        *r >= t.thp_fallback_ratio && faults.is_some_and(|f| f >= t.thp_min_faults_per_s)
+    });
+    let stalls = h
+        .compact_stall_per_s
+        .filter(|s| *s >= t.thp_compact_stall_per_s);
+    let setting = |name: &str, v: &Option<String>| {
+        v.as_ref()
+            .map(|v| format!(" (thp {name} {v})"))
+            .unwrap_or_default()
+    };
+    let (tweak, msg) = match (fallback, stalls) {
+        (None, None) => return None,
+        (Some(r), None) => (
+            "thp.enabled",
+            format!(
+                "THP fallback {:.0}% of {} faults/s: small pages instead{}",
+                r * 100.0,
+                compact(faults),
+                setting("enabled", &h.thp_enabled)
+            ),
+        ),
+        (r, Some(s)) => (
+            "thp.defrag",
+            format!(
+                "compaction stalls {}/s{}: faults wait{}",
+                compact(Some(s)),
+                r.map(|r| format!(", THP fallback {:.0}%", r * 100.0))
+                    .unwrap_or_default(),
+                setting("defrag", &h.thp_defrag)
+            ),
+        ),
+    };
+    Some(finding(
+        "thp.fallback",
+        Severity::Warn,
+        "hugepages",
+        Some(tweak),
+        msg,
+    ))
+}
+
+fn hugepages_unused(d: &Derived, t: &Thresholds) -> Option<Finding> {
+    let h = &d.hugepages;
+    let ram = h.mem_total_kb? as f64;
+    let hits = h
+        .sizes
+        .iter()
+        .filter_map(|s| {
+            let (pool, unused) = (s.pool_kb.filter(|p| *p > 0)?, s.unused_kb?);
+            let (share, pct_ram) = (unused as f64 / pool as f64, unused as f64 / ram * 100.0);
+            if share < t.hugepages_unused_share || pct_ram < t.hugepages_unused_min_pct_ram {
+                return None;
+            }
+            let msg = format!(
+                "{} huge pages: {} of {} pool unused, {pct_ram:.0}% of RAM pinned for nothing",
+                kb(Some(s.size_kb)),
+                kb(Some(unused)),
+                kb(Some(pool))
+            );
+            Some((Severity::Warn, unused as f64, msg))
+        })
+        .collect();
+    worst(
+        "hugepages.unused",
+        "hugepages",
+        Some("vm.nr_hugepages"),
+        hits,
+    )
+}
+
+fn pagetables_large(d: &Derived, t: &Thresholds) -> Option<Finding> {
+    let h = &d.hugepages;
+    let pct = h.page_tables_pct.filter(|p| *p >= t.pagetables_pct)?;
+    let sev = if pct >= t.pagetables_pct_crit {
+        Severity::Crit
+    } else {
+        Severity::Warn
+    };
+    let msg = format!(
+        "PageTables {} = {pct:.1}% of RAM {}: huge pages would shrink them",
+        kb(h.page_tables_kb),
+        kb(h.mem_total_kb)
+    );
+    Some(finding(
+        "pagetables.large",
+        sev,
+        "hugepages",
+        Some("vm.nr_hugepages"),
+        msg,
+    ))
+}
+
+fn powersave_busy(d: &Derived, t: &Thresholds) -> Option<Finding> {
+    let mut busy: BTreeMap<u32, &str> = BTreeMap::new();
+    for p in &d.policies {
+        let Some(gov) = p.governor.as_deref().filter(|g| *g != "performance") else {
+            continue;
+        };
+        for id in &p.cpus {
+            let c0 = d
+                .cpus
+                .iter()
+                .find(|c| c.cpu == *id && c.online)
+                .and_then(|c| c.c0_pct);
+            if c0.is_some_and(|c| c >= t.powersave_busy_pct) {
+                busy.insert(*id, gov);
+            }
+        }
+    }
+    let online = d.cpus.iter().filter(|c| c.online).count().max(1);
+    if busy.is_empty() || (busy.len() as f64) < t.powersave_busy_cpu_share * online as f64 {
+        return None;
+    }
+    let mut govs: Vec<&str> = busy.values().copied().collect();
+    govs.sort_unstable();
+    govs.dedup();
+    let msg = format!(
+        "{} of {online} CPUs >= {:.0}% busy under governor {}: ramping adds latency",
+        busy.len(),
+        t.powersave_busy_pct,
+        govs.join("/")
+    );
+    Some(finding(
+        "cpu.powersave_busy",
+        Severity::Info,
+        "cpu",
+        Some("governor"),
+        msg,
+    ))
+}
+
+fn ksoftirqd_busy(d: &Derived, t: &Thresholds) -> Option<Finding> {
+    let hits: Vec<(u32, f64)> = d
+        .softirq_cpus
+        .iter()
+        .filter_map(|c| Some((c.cpu, c.ksoftirqd_pct?)))
+        .filter(|(_, p)| *p >= t.ksoftirqd_pct)
+        .collect();
+    let (cpu, pct) = hits.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let sev = if pct >= t.ksoftirqd_pct_crit {
+        Severity::Crit
+    } else {
+        Severity::Warn
+    };
+    let others = if hits.len() > 1 {
+        format!(" (+{} more)", hits.len() - 1)
+    } else {
+        String::new()
+    };
+    let msg = format!("ksoftirqd/{cpu} at {pct:.0}% CPU: softirq work spills into threads{others}");
+    Some(finding(
+        "ksoftirqd.busy",
+        sev,
+        "softirq",
+        Some("irq.affinity"),
+        msg,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn severity_orders_and_parses() {
+        assert!(Severity::Crit > Severity::Warn && Severity::Warn > Severity::Info);
+        let f = finding("x", Severity::Crit, "cpu", None, String::new());
+        assert_eq!(Severity::of(&f), Severity::Crit);
+        assert_eq!(RULE_IDS.len(), 11);
+    }
+
+    #[test]
+    fn combined_await_weights_by_completions() {
+        let m = DiskMetrics {
+            r_s: Some(100.0),
+            r_await: Some(1.0),
+            w_s: Some(300.0),
+            w_await: Some(5.0),
+            ..DiskMetrics::default()
+        };
+        assert_eq!(disk_await(&m), Some((400.0, 4.0)));
+        assert_eq!(disk_await(&DiskMetrics::default()), Some((0.0, 0.0)));
+    }
+}

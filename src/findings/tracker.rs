@@ -1,0 +1,221 @@
+//! Findings over time for the live/replay strip: per-device disk baselines, the tracker that
+//! raises and clears findings, and the strip's text.
+
+use super::{disk_await, evaluate, Severity, Thresholds};
+use crate::derive::{Derived, Finding};
+use crate::text::fmt::fit;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One device's usual await.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DiskBaseline {
+    /// EWMA of the device's await (ms) over intervals with completions and no queue.
+    pub await_ms: f64,
+    pub samples: u32,
+}
+
+/// Per-device await baselines for disk.saturated. Learned only from intervals where the device
+/// completed I/O and its queue was below `disk_aqu_sz`, so an incident does not become the norm.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct DiskBaselines {
+    devices: BTreeMap<String, DiskBaseline>,
+}
+
+impl DiskBaselines {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn get(&self, device: &str) -> Option<&DiskBaseline> {
+        self.devices.get(device)
+    }
+
+    /// Folds one interval in. Devices that disappeared are forgotten.
+    pub fn update(&mut self, d: &Derived, t: &Thresholds) {
+        if d.since_boot || d.interval_s.is_none() {
+            return;
+        }
+        self.devices
+            .retain(|name, _| d.disks.iter().any(|m| &m.disk_device == name));
+        for m in d.disks.iter().filter(|m| !m.partition) {
+            let (Some(aqu), Some((ios, wait))) = (m.aqu_sz, disk_await(m)) else {
+                continue;
+            };
+            if ios <= 0.0 || aqu >= t.disk_aqu_sz {
+                continue;
+            }
+            self.devices
+                .entry(m.disk_device.clone())
+                .and_modify(|b| {
+                    b.await_ms += t.disk_baseline_alpha * (wait - b.await_ms);
+                    b.samples = b.samples.saturating_add(1);
+                })
+                .or_insert(DiskBaseline {
+                    await_ms: wait,
+                    samples: 1,
+                });
+        }
+    }
+}
+
+/// A finding raised on the strip.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ActiveFinding {
+    /// The latest evaluation: message and severity follow the current numbers.
+    pub finding: Finding,
+    /// Wall time (ms since the epoch) of the first sample of the run that raised it.
+    pub since_ms: i64,
+    /// Samples it has been holding (including the ones before it was raised).
+    pub samples: u32,
+}
+
+#[derive(Debug, Clone)]
+struct Track {
+    last: Finding,
+    since_ms: i64,
+    samples: u32,
+    raised: bool,
+    /// Consecutive samples a raised finding failed to hold even at the relaxed thresholds.
+    misses: u32,
+}
+
+/// Findings over time, for the live and replay strip.
+///
+/// Raising: a rule must hold (at the normal thresholds) for `raise_after` consecutive samples;
+/// one sample that does not hold restarts the count. Clearing has two kinds of hysteresis: a
+/// raised finding keeps holding while its values stay above `clear_factor` (90%) of the trigger
+/// thresholds, and only clears after `clear_after` consecutive samples below even that. Since-boot
+/// samples are skipped (neither counted nor clearing). Disk baselines are updated after each
+/// evaluation, so a sample is judged against the baseline of the samples before it.
+#[derive(Debug, Clone)]
+pub struct FindingTracker {
+    thresholds: Thresholds,
+    relaxed: Thresholds,
+    baselines: DiskBaselines,
+    tracks: BTreeMap<String, Track>,
+}
+
+impl FindingTracker {
+    pub fn new(thresholds: Thresholds) -> Self {
+        FindingTracker {
+            relaxed: thresholds.relaxed(thresholds.clear_factor),
+            thresholds,
+            baselines: DiskBaselines::new(),
+            tracks: BTreeMap::new(),
+        }
+    }
+
+    pub fn thresholds(&self) -> &Thresholds {
+        &self.thresholds
+    }
+
+    pub fn baselines(&self) -> &DiskBaselines {
+        &self.baselines
+    }
+
+    /// Forgets everything (a replay jump: the next samples are not consecutive with the last).
+    pub fn reset(&mut self) {
+        self.baselines = DiskBaselines::new();
+        self.tracks.clear();
+    }
+
+    /// Folds in one interval and returns the raised findings, most severe first.
+    pub fn update(&mut self, d: &Derived) -> Vec<ActiveFinding> {
+        if d.since_boot {
+            return self.active();
+        }
+        let strict = evaluate(d, &self.thresholds, Some(&self.baselines));
+        let relaxed = evaluate(d, &self.relaxed, Some(&self.baselines));
+        self.baselines.update(d, &self.thresholds);
+        let find = |list: &[Finding], id: &str| list.iter().find(|f| f.id == id).cloned();
+        let (raise_after, clear_after) = (self.thresholds.raise_after, self.thresholds.clear_after);
+        self.tracks.retain(|id, tr| {
+            let held = if tr.raised {
+                find(&strict, id).or_else(|| find(&relaxed, id))
+            } else {
+                find(&strict, id)
+            };
+            match held {
+                Some(f) => {
+                    tr.last = f;
+                    tr.samples = tr.samples.saturating_add(1);
+                    tr.misses = 0;
+                    tr.raised |= tr.samples >= raise_after;
+                    true
+                }
+                None if tr.raised => {
+                    tr.misses += 1;
+                    tr.misses < clear_after
+                }
+                None => false,
+            }
+        });
+        for f in strict {
+            self.tracks.entry(f.id.clone()).or_insert_with(|| Track {
+                last: f,
+                since_ms: d.host.wall_ms,
+                samples: 1,
+                raised: raise_after <= 1,
+                misses: 0,
+            });
+        }
+        self.active()
+    }
+
+    /// The raised findings, most severe first, then oldest first.
+    pub fn active(&self) -> Vec<ActiveFinding> {
+        let mut out: Vec<ActiveFinding> = self
+            .tracks
+            .values()
+            .filter(|t| t.raised)
+            .map(|t| ActiveFinding {
+                finding: t.last.clone(),
+                since_ms: t.since_ms,
+                samples: t.samples,
+            })
+            .collect();
+        sort_active(&mut out);
+        out
+    }
+}
+
+fn sort_active(v: &mut [ActiveFinding]) {
+    v.sort_by(|a, b| {
+        Severity::of(&b.finding)
+            .cmp(&Severity::of(&a.finding))
+            .then(a.since_ms.cmp(&b.since_ms))
+            .then(a.finding.id.cmp(&b.finding.id))
+    });
+}
+
+/// The findings strip: one line per finding (`CRIT message`), most severe first, each cut to
+/// `width`; when they do not fit in `max_lines`, the last line says `+k more: ids`. No findings
+/// give no lines (the caller decides whether to say "none").
+pub fn strip_lines(active: &[ActiveFinding], width: usize, max_lines: usize) -> Vec<String> {
+    if width == 0 || max_lines == 0 {
+        return Vec::new();
+    }
+    let mut v = active.to_vec();
+    sort_active(&mut v);
+    let shown = if v.len() > max_lines {
+        max_lines - 1
+    } else {
+        v.len()
+    };
+    let mut lines: Vec<String> = v[..shown]
+        .iter()
+        .map(|a| {
+            let sev = Severity::of(&a.finding).as_str().to_uppercase();
+            fit(&format!("{sev} {}", a.finding.message), width)
+        })
+        .collect();
+    if shown < v.len() {
+        let ids: Vec<&str> = v[shown..].iter().map(|a| a.finding.id.as_str()).collect();
+        lines.push(fit(
+            &format!("+{} more: {}", v.len() - shown, ids.join(", ")),
+            width,
+        ));
+    }
+    lines
+}
