@@ -348,7 +348,7 @@ fn every_rule_id_is_known_and_findings_carry_pane_and_severity() {
     let mut p = Pair::quiet(10.0);
     p.b.memory.meminfo.page_tables = Some(MEM_TOTAL_KB / 10);
     p.b.memory.meminfo.dirty = Some(900_000);
-    p.nic_drops(5.0);
+    p.nic_drops(50.0);
     for f in p.derive().findings {
         assert!(RULE_IDS.contains(&f.id.as_str()), "{}", f.id);
         assert!(["info", "warn", "crit"].contains(&f.severity.as_str()));
@@ -613,12 +613,12 @@ fn net_drops_time_squeezes() {
 #[test]
 fn net_drops_nic() {
     let mut p = Pair::quiet(10.0);
-    p.nic_drops(1.0);
+    p.nic_drops(10.0);
     let f = p.fires("net.drops");
     assert_eq!((f.severity.as_str(), f.tweak.as_deref()), ("warn", None));
-    assert_eq!(f.message, "eth0 drops 1/s");
+    assert_eq!(f.message, "eth0 drops 10/s");
     let mut p = Pair::quiet(10.0);
-    p.nic_drops(0.9);
+    p.nic_drops(9.9);
     p.silent("net.drops");
 }
 
@@ -826,12 +826,15 @@ fn tracker_raises_on_the_third_consecutive_sample() {
     }
     let active = tr.update(&pagetables_at(6.0, 5));
     assert_eq!(active[0].since_ms, 1_700_000_003_000);
-    // Since-boot samples neither count nor break a streak.
+    // Since-boot samples and samples without an interval neither count nor break a streak.
     let mut tr = FindingTracker::new(Thresholds::default());
     let mut boot = pagetables_at(6.0, 0);
     boot.since_boot = true;
+    let mut no_interval = pagetables_at(1.0, 0);
+    no_interval.interval_s = None;
     tr.update(&pagetables_at(6.0, 0));
     tr.update(&boot);
+    tr.update(&no_interval);
     assert!(tr.update(&pagetables_at(6.0, 1)).is_empty());
     assert_eq!(
         active_ids(&tr.update(&pagetables_at(6.0, 2))),
@@ -1085,7 +1088,7 @@ fn batch_prints_a_gauge_finding_after_the_since_boot_report() {
 fn delta_json_carries_findings() {
     let mut p = Pair::quiet(10.0);
     p.b.memory.meminfo.page_tables = Some(MEM_TOTAL_KB / 16);
-    p.nic_drops(3.0);
+    p.nic_drops(30.0);
     let dir = tempfile::tempdir().expect("tempdir");
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
     std::fs::write(&a, serde_json::to_string(&p.a).expect("json")).expect("write");
@@ -1105,6 +1108,6 @@ fn delta_json_carries_findings() {
     assert_eq!(findings[0]["severity"], "warn");
     assert_eq!(findings[0]["pane"], "softirq");
     assert_eq!(findings[0]["tweak"], serde_json::Value::Null);
-    assert_eq!(findings[0]["message"], "eth0 drops 3/s");
+    assert_eq!(findings[0]["message"], "eth0 drops 30/s");
     assert_eq!(findings[1]["tweak"], "vm.nr_hugepages");
 }

@@ -46,7 +46,8 @@ pub struct Thresholds {
     pub net_softnet_drops_per_s: f64,
     /// net.drops: softnet time squeezes per second over all CPUs.
     pub net_squeeze_per_s: f64,
-    /// net.drops: one NIC's rx+tx drops per second (`/proc/net/dev`).
+    /// net.drops: one NIC's rx+tx drops per second (`/proc/net/dev`). Higher than the softnet
+    /// level: many drivers count frames nobody handles (LLDP, unknown protocols) as rx drops.
     pub net_nic_drops_per_s: f64,
     /// numa.misses: a node's numa_miss / (numa_hit + numa_miss) over the interval ...
     pub numa_miss_ratio: f64,
@@ -106,7 +107,7 @@ impl Default for Thresholds {
             softirq_soft_squeeze_per_s: 1.0,
             net_softnet_drops_per_s: 1.0,
             net_squeeze_per_s: 10.0,
-            net_nic_drops_per_s: 1.0,
+            net_nic_drops_per_s: 10.0,
             numa_miss_ratio: 0.10,
             numa_miss_ratio_crit: 0.30,
             numa_min_pages_per_s: 1000.0,

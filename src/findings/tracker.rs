@@ -86,7 +86,8 @@ struct Track {
 /// one sample that does not hold restarts the count. Clearing has two kinds of hysteresis: a
 /// raised finding keeps holding while its values stay above `clear_factor` (90%) of the trigger
 /// thresholds, and only clears after `clear_after` consecutive samples below even that. Since-boot
-/// samples are skipped (neither counted nor clearing). Disk baselines are updated after each
+/// samples and samples without a valid interval (no rates) are skipped: neither counted nor
+/// clearing. Disk baselines are updated after each
 /// evaluation, so a sample is judged against the baseline of the samples before it.
 #[derive(Debug, Clone)]
 pub struct FindingTracker {
@@ -122,7 +123,7 @@ impl FindingTracker {
 
     /// Folds in one interval and returns the raised findings, most severe first.
     pub fn update(&mut self, d: &Derived) -> Vec<ActiveFinding> {
-        if d.since_boot {
+        if d.since_boot || d.interval_s.is_none() {
             return self.active();
         }
         let strict = evaluate(d, &self.thresholds, Some(&self.baselines));
