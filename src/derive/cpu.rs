@@ -280,7 +280,8 @@ fn derive_states(
 /// Sum of values that must all be known; saturates instead of overflowing (counters are
 /// kernel-supplied and can be anything after a reset).
 fn sum_known(it: impl Iterator<Item = Option<u64>>) -> Option<u64> {
-    it.fold(Some(0u64), |acc, v| Some(acc?.saturating_add(v?)))
+    it.into_iter()
+        .try_fold(0u64, |acc, v| Some(acc.saturating_add(v?)))
 }
 
 fn derive_policy(p: &FreqPolicy, cpus: &[CpuMetrics]) -> PolicyMetrics {

@@ -12,6 +12,18 @@ pub fn num(v: Option<f64>, dec: usize) -> String {
     }
 }
 
+/// `v` with up to `dec` decimals, dropping decimals (then switching to `compact`) until it
+/// fits in `width` characters.
+pub fn num_fit(v: Option<f64>, dec: usize, width: usize) -> String {
+    for d in (0..=dec).rev() {
+        let s = num(v, d);
+        if s.len() <= width {
+            return s;
+        }
+    }
+    compact(v)
+}
+
 /// A rate or count squeezed into ~5 characters: 999, 9.9k, 99.9k, 999k, 9.9M.
 pub fn compact(v: Option<f64>) -> String {
     let Some(x) = v.filter(|x| x.is_finite()) else {
@@ -109,5 +121,9 @@ mod tests {
         assert_eq!(duration(Some(90061.0)), "1d01h");
         assert_eq!(duration(Some(61.0)), "1m01s");
         assert_eq!(fit("abcdef", 4), "abc~");
+        assert_eq!(num_fit(Some(20000.0), 1, 6), "20000");
+        assert_eq!(num_fit(Some(640000.0), 1, 5), "640k");
+        assert_eq!(num_fit(Some(1.25), 2, 6), "1.25");
+        assert_eq!(num_fit(None, 2, 6), "-");
     }
 }

@@ -6,7 +6,7 @@
 pub mod fmt;
 
 use crate::derive::{CpuMetrics, Derived, DiskMetrics, IrqQueueMetrics, SoftirqCpuMetrics};
-use fmt::{compact, duration, fit, kb, num, pct};
+use fmt::{compact, duration, fit, kb, num, num_fit, pct};
 use std::fmt::Write;
 
 /// Rows per table before "+k hidden" (at width 80; wider reports show more).
@@ -531,15 +531,15 @@ fn disks(r: &mut Report, d: &Derived) {
         let util = num(m.util, 1);
         rows.push(vec![
             name,
-            num(m.r_s, 1),
-            num(m.w_s, 1),
-            num(m.rkb_s, 1),
-            num(m.wkb_s, 1),
-            num(m.r_await, 2),
-            num(m.w_await, 2),
-            num(m.aqu_sz, 2),
-            num(m.rareq_sz, 1),
-            num(m.wareq_sz, 1),
+            num_fit(m.r_s, 1, 6),
+            num_fit(m.w_s, 1, 6),
+            num_fit(m.rkb_s, 1, 7),
+            num_fit(m.wkb_s, 1, 7),
+            num_fit(m.r_await, 2, 7),
+            num_fit(m.w_await, 2, 7),
+            num_fit(m.aqu_sz, 2, 6),
+            num_fit(m.rareq_sz, 1, 5),
+            num_fit(m.wareq_sz, 1, 5),
             if m.parallel && m.util.is_some() {
                 format!("({util})")
             } else {

@@ -3,6 +3,7 @@
 
 use super::keymap::{lookup, Action, Key};
 use crate::derive::{derive, Derived};
+use crate::findings::{ActiveFinding, FindingTracker, Thresholds};
 use crate::sample::Sample;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use std::collections::VecDeque;
@@ -96,6 +97,9 @@ pub struct App {
     /// Shown in the header: `root` or `user` (tweaks need root), and `--root DIR` when used.
     pub privilege: String,
     pub root_label: Option<String>,
+    /// Findings over the live sequence (raised after 3 samples, cleared with hysteresis).
+    pub tracker: FindingTracker,
+    pub active_findings: Vec<ActiveFinding>,
 }
 
 impl App {
@@ -121,6 +125,8 @@ impl App {
             status: None,
             privilege: String::new(),
             root_label: None,
+            tracker: FindingTracker::new(Thresholds::default()),
+            active_findings: Vec::new(),
         }
     }
 
@@ -134,9 +140,16 @@ impl App {
                 *v = v.saturating_sub(1).max(1);
             }
         }
+        // The tracker follows the live sequence even while the view is paused on the past.
+        let n = self.history.len();
+        let latest = derive(
+            n.checked_sub(2).and_then(|p| self.history.get(p)),
+            &self.history[n - 1],
+        );
+        self.active_findings = self.tracker.update(&latest);
         if !self.paused {
             self.view = None;
-            self.recompute();
+            self.derived = Some(latest);
             let d = self.derived.as_ref();
             self.trends.push_back(TrendPoint {
                 busy_pct: d.and_then(|d| d.host.busy_pct),

@@ -40,9 +40,9 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     let t = tier(area.width, area.height);
     if t == Tier::TooSmall {
         let msg = vec![
-            Line::from(span("perftop: terminal too small", theme.warn)),
+            Line::from(span("too small", theme.warn)),
             Line::from(span(
-                format!("{}x{}, need {MIN_W}x{MIN_H}", area.width, area.height),
+                format!("{}x{} < {MIN_W}x{MIN_H}", area.width, area.height),
                 theme.text,
             )),
             Line::from(span("q quits", theme.dim)),
@@ -67,7 +67,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         Tier::Full => 3,
         _ => 1,
     };
-    let findings = findings_strip(d, theme, width, strip_rows);
+    let findings = findings_strip(app, d, theme, width, strip_rows);
     let footer = footer(app, theme, width);
     let avail = (area.height as usize).saturating_sub(rows.len() + findings.len() + 1);
     let view = |detail: bool| View {
@@ -201,15 +201,16 @@ fn header(
         Some(p) => format!("{}/{}", h.cpus_online, p),
         None => h.cpus_online.to_string(),
     };
+    // Most telling first: the kernel string is long and goes last, where it may be cut.
     let left = format!(
-        "{}  {}  up {}  {} cpus  {} node{}  load {}",
+        "{}  up {}  {} cpus  {} node{}  load {}  {}",
         h.hostname.as_deref().unwrap_or("-"),
-        h.kernel.as_deref().unwrap_or("-"),
         duration(h.uptime_s),
         cpus,
         h.nodes,
         if h.nodes == 1 { "" } else { "s" },
-        load
+        load,
+        h.kernel.as_deref().unwrap_or("-"),
     );
     let right = format!(" {} {:.2}s ", mode, app.interval.as_secs_f64());
     let room = width.saturating_sub(right.len());
@@ -243,52 +244,56 @@ fn header(
     rows.push(Line::from(second));
 }
 
+/// Live: the tracker's raised findings. Stepping through history: the rules that hold for the
+/// sample on screen (single interval, no 3-sample rule), said as such.
 fn findings_strip(
+    app: &App,
     d: &crate::derive::Derived,
     t: &Theme,
     width: usize,
     max: usize,
 ) -> Vec<Line<'static>> {
-    if d.findings.is_empty() {
+    let history = app.view.is_some();
+    let lines = if history {
+        let as_active: Vec<crate::findings::ActiveFinding> = d
+            .findings
+            .iter()
+            .map(|f| crate::findings::ActiveFinding {
+                finding: f.clone(),
+                since_ms: d.host.wall_ms,
+                samples: 1,
+            })
+            .collect();
+        crate::findings::strip_lines(&as_active, width.saturating_sub(10), max)
+    } else {
+        crate::findings::strip_lines(&app.active_findings, width.saturating_sub(10), max)
+    };
+    let label = if history { "at sample" } else { "findings" };
+    if lines.is_empty() {
         return vec![Line::from(vec![
-            span("findings ", t.title),
+            span(format!("{label} "), t.title),
             span("none", t.dim),
         ])];
     }
-    let rank = |s: &str| match s {
-        "crit" => 0,
-        "warn" => 1,
-        _ => 2,
-    };
-    let mut list: Vec<_> = d.findings.iter().collect();
-    list.sort_by_key(|f| rank(&f.severity));
-    let mut out = Vec::new();
-    for (i, f) in list.iter().enumerate() {
-        if out.len() + 1 == max && list.len() > i + 1 {
-            out.push(Line::from(span(
-                format!(
-                    "{} (+{} more)",
-                    fit(&f.message, width.saturating_sub(12)),
-                    list.len() - i - 1
-                ),
-                t.warn,
-            )));
-            break;
-        }
-        let style = match f.severity.as_str() {
-            "crit" => t.crit,
-            "warn" => t.warn,
-            _ => t.info,
-        };
-        out.push(Line::from(vec![
-            span(format!("! {} ", f.id), style),
-            span(f.message.clone(), t.text),
-        ]));
-        if out.len() == max {
-            break;
-        }
-    }
-    out
+    lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let style = if l.starts_with("CRIT") {
+                t.crit
+            } else if l.starts_with("WARN") {
+                t.warn
+            } else {
+                t.info
+            };
+            let head = if i == 0 {
+                format!("{label:<10}")
+            } else {
+                " ".repeat(10)
+            };
+            Line::from(vec![span(head, t.title), span(l, style)])
+        })
+        .collect()
 }
 
 fn footer(app: &App, t: &Theme, width: usize) -> Line<'static> {

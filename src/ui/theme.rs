@@ -201,7 +201,8 @@ fn to_16(c: Color) -> Color {
         }
         other => return other,
     };
-    let bright = u16::from(r) + u16::from(g) + u16::from(b) > 382;
+    // xterm's normal colours peak at 205 (grey 229), the bright ones at 255.
+    let bright = r.max(g).max(b) > 230 || (r > 110 && g > 110 && b > 110 && r.min(g).min(b) > 200);
     let on = |v: u8| v > 110;
     match (on(r), on(g), on(b), bright) {
         (false, false, false, false) => Color::Black,

@@ -28,14 +28,14 @@ pub fn headline(v: &View) -> Vec<Span<'static>> {
         None | Some("none") => "no cpuidle".to_string(),
         Some(d) => d.to_string(),
     };
-    s.push(span(format!("  idle {idle}"), t.text));
+    s.push(span(format!("  {idle}"), t.text));
     if v.d.policies.is_empty() {
         s.push(span("  freq n/a (not exposed)", t.dim));
     } else {
         let govs: Vec<String> = h
             .governors
             .iter()
-            .map(|(g, n)| format!("{g}x{n}"))
+            .map(|(g, n)| format!("{}:{n}", short_governor(g)))
             .collect();
         s.push(span(
             format!("  {} {}", h.freq_drivers.join(","), govs.join(" ")),
@@ -44,7 +44,7 @@ pub fn headline(v: &View) -> Vec<Span<'static>> {
         let mhz: Vec<f64> = v.d.cpus.iter().filter_map(|c| c.mhz).collect();
         if !mhz.is_empty() {
             let avg = mhz.iter().sum::<f64>() / mhz.len() as f64;
-            s.push(span(format!(" avg {avg:.0}MHz"), t.text));
+            s.push(span(format!(" {avg:.0}MHz"), t.text));
         }
     }
     let offline = v.d.cpus.iter().filter(|c| !c.online).count();
@@ -180,5 +180,66 @@ pub fn body(v: &View) -> Vec<Line<'static>> {
             t,
         ));
     }
+    if v.detail {
+        policies(v, &mut lines);
+    }
     lines
+}
+
+/// Governor names shortened for the headline (the zoomed view spells them out).
+fn short_governor(g: &str) -> &str {
+    match g {
+        "performance" => "perf",
+        "powersave" => "psave",
+        "schedutil" => "sched",
+        "conservative" => "conserv",
+        "userspace" => "user",
+        other => other,
+    }
+}
+
+/// Zoomed view: one row per cpufreq policy.
+fn policies(v: &View, lines: &mut Vec<Line<'static>>) {
+    let t = v.theme;
+    if v.d.policies.is_empty() {
+        lines.push(note(
+            "  cpufreq: not exposed by this kernel/VM (no policies)",
+            t,
+        ));
+        return;
+    }
+    let cols = vec![
+        lcol("policy", 9),
+        lcol("cpus", 9),
+        lcol("driver", 14),
+        lcol("governor", 12),
+        lcol("EPP", 20),
+        col("min", 5),
+        col("max", 5),
+        col("cur", 5),
+        col("busy%", 5),
+    ];
+    lines.push(header_line(&cols, v.width, t));
+    let mhz = |k: Option<u64>| k.map_or("-".to_string(), |k| format!("{}", k / 1000));
+    for p in &v.d.policies {
+        let cur = format!("{}{}", mhz(p.cur_khz), if p.cur_stale { "?" } else { "" });
+        lines.push(row_line(
+            &cols,
+            vec![
+                (p.policy.clone(), t.text),
+                (
+                    crate::cpulist::CpuList::from_ids(p.cpus.clone()).to_string(),
+                    t.text,
+                ),
+                (p.driver.clone().unwrap_or_else(|| "-".into()), t.dim),
+                (p.governor.clone().unwrap_or_else(|| "-".into()), t.text),
+                (p.epp.clone().unwrap_or_else(|| "-".into()), t.text),
+                (mhz(p.min_khz), t.dim),
+                (mhz(p.max_khz), t.dim),
+                (cur, t.text),
+                (pct(p.busy_pct), t.level(p.busy_pct, 70.0, 90.0)),
+            ],
+            v.width,
+        ));
+    }
 }

@@ -4,7 +4,7 @@
 use super::{col, header_line, lcol, note, row_line, span, sparkline, View};
 use crate::derive::DiskMetrics;
 use crate::text::disk_active;
-use crate::text::fmt::num;
+use crate::text::fmt::{num, num_fit};
 use ratatui::text::{Line, Span};
 
 fn label(m: &DiskMetrics) -> String {
@@ -101,13 +101,13 @@ pub fn body(v: &View) -> Vec<Line<'static>> {
         let util = num(m.util, 1);
         let mut cells = vec![
             (label(m), if m.partition { t.dim } else { t.text }),
-            (num(m.r_s, 1), t.text),
-            (num(m.w_s, 1), t.text),
-            (num(m.rkb_s, 1), t.text),
-            (num(m.wkb_s, 1), t.text),
-            (num(m.r_await, 2), t.level(m.r_await, 20.0, 100.0)),
-            (num(m.w_await, 2), t.level(m.w_await, 20.0, 100.0)),
-            (num(m.aqu_sz, 2), t.level(m.aqu_sz, 1.0, 4.0)),
+            (num_fit(m.r_s, 1, 6), t.text),
+            (num_fit(m.w_s, 1, 6), t.text),
+            (num_fit(m.rkb_s, 1, 7), t.text),
+            (num_fit(m.wkb_s, 1, 7), t.text),
+            (num_fit(m.r_await, 2, 7), t.level(m.r_await, 20.0, 100.0)),
+            (num_fit(m.w_await, 2, 7), t.level(m.w_await, 20.0, 100.0)),
+            (num_fit(m.aqu_sz, 2, 6), t.level(m.aqu_sz, 1.0, 4.0)),
             if m.parallel && m.util.is_some() {
                 (format!("({util})"), t.dim)
             } else {
@@ -128,7 +128,7 @@ pub fn body(v: &View) -> Vec<Line<'static>> {
                 (m.f_s, 1),
                 (m.f_await, 2),
             ] {
-                cells.push((num(x, d), t.text));
+                cells.push((num_fit(x, d, 7), t.text));
             }
             cells.push((m.inflight.map_or("-".into(), |x| x.to_string()), t.text));
             cells.push((m.scheduler.clone().unwrap_or_else(|| "-".into()), t.dim));

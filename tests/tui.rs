@@ -1,0 +1,237 @@
+//! Whole-screen snapshots of the dashboard (ratatui TestBackend + insta) on fixture roots:
+//! 80x24 and 200x50, colour and monochrome, every zoomed pane, keys driven through the keymap,
+//! and a synthetic 512-CPU host that must fit.
+
+use perftop::root::Root;
+use perftop::source::Reader;
+use perftop::ui::app::{App, Effect};
+use perftop::ui::render;
+use perftop::ui::theme::{ColorDepth, GlyphSet, Theme};
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// An app that has seen the fixture's t0 and t1 samples (so rates are real, not since-boot).
+fn app_for(name: &str) -> App {
+    let mut app = App::new(Duration::from_secs(1), Duration::from_secs(600));
+    app.privilege = "root".into();
+    for t in ["t0", "t1"] {
+        let mut reader = Reader::new(Root::new(fixture(name).join(t)));
+        app.push_sample(reader.sample());
+    }
+    app
+}
+
+fn theme(depth: ColorDepth) -> Theme {
+    Theme::load("dark", depth, GlyphSet::Unicode).expect("built-in theme")
+}
+
+fn draw(app: &App, theme: &Theme, w: u16, h: u16) -> Buffer {
+    let mut term = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
+    term.draw(|f| render::draw(f, app, theme)).expect("draw");
+    term.backend().buffer().clone()
+}
+
+fn text(buf: &Buffer) -> String {
+    let w = buf.area.width as usize;
+    buf.content
+        .chunks(w)
+        .map(|row| {
+            let line: String = row.iter().map(|c| c.symbol()).collect();
+            line.trim_end().to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Text with style runs marked as `{fg/bg/modifiers}` where the style changes.
+fn styled(buf: &Buffer) -> String {
+    let w = buf.area.width as usize;
+    let mut out = String::new();
+    for row in buf.content.chunks(w) {
+        let mut last = None;
+        for c in row {
+            let style = (c.fg, c.bg, c.modifier);
+            if last != Some(style) {
+                out.push_str(&format!("{{{:?}/{:?}/{:?}}}", c.fg, c.bg, c.modifier));
+                last = Some(style);
+            }
+            out.push_str(c.symbol());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn key(app: &mut App, code: KeyCode) -> Effect {
+    app.key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+const TITLES: [&str; 6] = [
+    "1 CPU power",
+    "2 NUMA",
+    "3 HugePages/THP",
+    "4 Dirty",
+    "5 Disks",
+    "6 Softirq/NIC",
+];
+
+#[test]
+fn standard_80x24_shows_every_pane_headline() {
+    for name in [
+        "vm-2cpu",
+        "intel-pstate",
+        "acpi-shared",
+        "numa-2node-memless",
+    ] {
+        let app = app_for(name);
+        let screen = text(&draw(&app, &theme(ColorDepth::Mono), 80, 24));
+        for t in TITLES {
+            assert!(screen.contains(t), "{name}: {t} missing\n{screen}");
+        }
+        assert!(
+            screen.contains("findings"),
+            "{name}: findings strip missing"
+        );
+        assert!(screen.contains("q quit"), "{name}: footer missing");
+        insta::assert_snapshot!(format!("{name}_80x24"), screen);
+    }
+}
+
+#[test]
+fn full_200x50() {
+    for name in ["intel-pstate", "numa-2node-memless"] {
+        let app = app_for(name);
+        insta::assert_snapshot!(
+            format!("{name}_200x50"),
+            text(&draw(&app, &theme(ColorDepth::Mono), 200, 50))
+        );
+    }
+}
+
+#[test]
+fn colour_and_monochrome_styles() {
+    let app = app_for("intel-pstate");
+    insta::assert_snapshot!(
+        "intel-pstate_80x24_truecolor",
+        styled(&draw(&app, &theme(ColorDepth::TrueColor), 80, 24))
+    );
+    let mono = styled(&draw(&app, &theme(ColorDepth::Mono), 80, 24));
+    // NO_COLOR: not a single colour set, emphasis by modifiers only.
+    assert!(
+        !mono.contains("Rgb") && !mono.contains("Indexed"),
+        "mono used colour"
+    );
+    for c in ["Red", "Green", "Yellow", "Cyan", "Blue", "Magenta"] {
+        assert!(!mono.contains(c), "mono used {c}");
+    }
+    assert!(
+        mono.contains("REVERSED"),
+        "the focused pane stays visible without colour"
+    );
+    insta::assert_snapshot!("intel-pstate_80x24_mono", mono);
+}
+
+#[test]
+fn every_pane_zoomed() {
+    let mut app = app_for("intel-pstate");
+    for (i, t) in TITLES.iter().enumerate() {
+        key(&mut app, KeyCode::Char(char::from(b'1' + i as u8)));
+        key(&mut app, KeyCode::Enter);
+        let screen = text(&draw(&app, &theme(ColorDepth::Mono), 80, 24));
+        assert!(screen.contains(t), "zoom of {t}\n{screen}");
+        let others = TITLES
+            .iter()
+            .filter(|o| *o != t && screen.contains(*o))
+            .count();
+        assert_eq!(others, 0, "zoomed view shows only {t}\n{screen}");
+        insta::assert_snapshot!(format!("intel-pstate_zoom_{}", i + 1), screen);
+        key(&mut app, KeyCode::Esc);
+    }
+}
+
+#[test]
+fn keys_help_pause_filter_and_tiny_terminal() {
+    let mut app = app_for("vm-2cpu");
+    let th = theme(ColorDepth::Mono);
+    key(&mut app, KeyCode::Char('?'));
+    let help = text(&draw(&app, &th, 80, 24));
+    assert!(help.contains("perftop keys"));
+    // The help screen is built from the keymap table: every description is on it.
+    for (_, desc) in perftop::ui::keymap::help_rows().iter().take(10) {
+        assert!(
+            help.contains(&desc[..desc.len().min(20)]),
+            "{desc} not in help"
+        );
+    }
+    assert_eq!(
+        key(&mut app, KeyCode::Char(' ')),
+        Effect::None,
+        "help only takes global keys"
+    );
+    key(&mut app, KeyCode::Esc);
+    key(&mut app, KeyCode::Char(' '));
+    assert!(text(&draw(&app, &th, 80, 24)).contains("PAUSED"));
+    key(&mut app, KeyCode::Char('/'));
+    for c in "vda".chars() {
+        key(&mut app, KeyCode::Char(c));
+    }
+    assert!(text(&draw(&app, &th, 80, 24)).contains("filter: vda_"));
+    key(&mut app, KeyCode::Enter);
+    let tiny = text(&draw(&app, &th, 20, 5));
+    assert!(tiny.contains("too small"), "{tiny}");
+    assert_eq!(
+        key(&mut app, KeyCode::Char('q')),
+        Effect::Quit,
+        "q quits from any screen"
+    );
+    // Every size from 1x1 up renders without panicking.
+    for (w, h) in [
+        (1, 1),
+        (39, 9),
+        (40, 10),
+        (79, 23),
+        (80, 24),
+        (120, 35),
+        (300, 100),
+    ] {
+        draw(&app, &th, w, h);
+    }
+}
+
+#[test]
+fn big_synthetic_host_fits() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = perftop::synth::SynthSpec {
+        cpus: 512,
+        nodes: 8,
+        disks: 64,
+        queues: 64,
+    };
+    let mut app = App::new(Duration::from_secs(1), Duration::from_secs(60));
+    for tick in 0..2 {
+        perftop::synth::write_host(dir.path(), &spec, tick).expect("synth host");
+        app.push_sample(Reader::new(Root::new(dir.path())).sample());
+    }
+    let th = theme(ColorDepth::Mono);
+    for (w, h) in [(80, 24), (200, 50)] {
+        let buf = draw(&app, &th, w, h);
+        let screen = text(&buf);
+        for t in TITLES {
+            assert!(screen.contains(t), "{w}x{h}: {t} missing\n{screen}");
+        }
+        assert!(screen.lines().all(|l| l.chars().count() <= w as usize));
+    }
+    key(&mut app, KeyCode::Enter);
+    let zoomed = text(&draw(&app, &th, 80, 24));
+    assert!(zoomed.contains("1 CPU power"));
+}
