@@ -1079,7 +1079,7 @@ fn batch_prints_a_gauge_finding_after_the_since_boot_report() {
     );
     assert_eq!(sections[1].len(), 1, "{out}");
     assert!(
-        sections[1][0].starts_with("[crit] pagetables.large: PageTables"),
+        sections[1][0].starts_with("CRIT PageTables"),
         "{out}"
     );
 }

@@ -693,7 +693,7 @@ fn findings(r: &mut Report, d: &Derived) {
         r.line("none");
     }
     for f in &d.findings {
-        r.line(&format!("[{}] {}: {}", f.severity, f.id, f.message));
+        r.line(&format!("{} {}", f.severity.to_uppercase(), f.message));
     }
     for p in &d.host.problems {
         r.line(&format!("could not read {p}"));
