@@ -2,7 +2,8 @@
 //!
 //! Errors surface here with context (`anyhow`) and become a one-line message and exit code 1.
 
-use crate::derive::derive;
+use crate::derive::derive_with;
+use crate::findings::Thresholds;
 use crate::root::Root;
 use crate::sample::Sample;
 use crate::source::Reader;
@@ -29,13 +30,17 @@ pub struct Cli {
     pub interval: f64,
     #[command(flatten)]
     pub display: DisplayArgs,
+    /// Config file (default: $XDG_CONFIG_HOME/perftop/config.toml when it exists).
+    #[arg(long, global = true)]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]
 pub struct DisplayArgs {
-    /// Theme: dark, light, high-contrast, console16, or a path to a .toml file.
-    #[arg(long, default_value = "dark")]
-    pub theme: String,
+    /// Theme: dark, light, high-contrast, console16, or a path to a .toml file
+    /// (default: the config file's `theme`, else dark).
+    #[arg(long)]
+    pub theme: Option<String>,
     /// Colour depth: auto, mono, 16, 256, truecolor (auto reads NO_COLOR, COLORTERM, TERM).
     #[arg(long)]
     pub color: Option<String>,
@@ -112,12 +117,17 @@ pub fn main() -> ExitCode {
 
 pub fn run(cli: Cli) -> Result<()> {
     let root = Root::new(&cli.root.root);
+    let config = crate::config::load(cli.config.as_deref())?;
     match cli.command {
         Some(Command::Snapshot { output }) => snapshot(&root, output),
-        Some(Command::Delta { old, new }) => delta(&old, &new),
-        Some(Command::Batch { count, width }) => {
-            batch(&root, checked_interval(cli.interval)?, count, width)
-        }
+        Some(Command::Delta { old, new }) => delta(&old, &new, &config.findings),
+        Some(Command::Batch { count, width }) => batch(
+            &root,
+            checked_interval(cli.interval)?,
+            count,
+            width,
+            &config.findings,
+        ),
         Some(Command::Synth {
             output,
             cpus,
@@ -142,7 +152,12 @@ pub fn run(cli: Cli) -> Result<()> {
             },
             interval: checked_interval(cli.interval)?,
             keep: Duration::from_secs(cli.display.keep.clamp(10, 86_400)),
-            theme: cli.display.theme,
+            theme: cli
+                .display
+                .theme
+                .or(config.theme.clone())
+                .unwrap_or_else(|| "dark".into()),
+            thresholds: config.findings.clone(),
             color: cli.display.color,
             glyphs: cli.display.glyphs,
         }),
@@ -198,16 +213,22 @@ pub fn load_sample(path: &PathBuf) -> Result<Sample> {
         .with_context(|| format!("{} is not a perftop snapshot", path.display()))
 }
 
-fn delta(old: &PathBuf, new: &PathBuf) -> Result<()> {
+fn delta(old: &PathBuf, new: &PathBuf, thresholds: &Thresholds) -> Result<()> {
     let a = load_sample(old)?;
     let b = load_sample(new)?;
-    let d = derive(Some(&a), &b);
+    let d = derive_with(Some(&a), &b, thresholds);
     let json = serde_json::to_string_pretty(&d).context("encoding metrics")?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "{json}").context("writing to stdout")
 }
 
-fn batch(root: &Root, interval: Duration, count: Option<u64>, width: usize) -> Result<()> {
+fn batch(
+    root: &Root,
+    interval: Duration,
+    count: Option<u64>,
+    width: usize,
+    thresholds: &Thresholds,
+) -> Result<()> {
     root_check(root)?;
     let mut reader = Reader::new(root.clone());
     let mut prev: Option<Sample> = None;
@@ -215,7 +236,7 @@ fn batch(root: &Root, interval: Duration, count: Option<u64>, width: usize) -> R
     let mut out = std::io::stdout().lock();
     loop {
         let cur = read_sample(&mut reader);
-        let d = derive(prev.as_ref(), &cur);
+        let d = derive_with(prev.as_ref(), &cur, thresholds);
         n += 1;
         let text = crate::text::report(&d, n, width.max(60));
         out.write_all(text.as_bytes())

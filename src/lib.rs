@@ -4,6 +4,7 @@
 //! `derive`, so live, batch and JSON output agree line for line.
 
 pub mod cli;
+pub mod config;
 pub mod cpulist;
 pub mod derive;
 pub mod findings;

@@ -158,8 +158,18 @@ pub fn finite(v: f64) -> Option<f64> {
     v.is_finite().then_some(v)
 }
 
-/// Derives every pane's metrics. `prev = None` gives since-boot averages.
+/// Derives every pane's metrics with the default findings thresholds. `prev = None` gives
+/// since-boot averages.
 pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
+    derive_with(prev, cur, &crate::findings::Thresholds::default())
+}
+
+/// Like `derive`, with the findings thresholds of the user's config.
+pub fn derive_with(
+    prev: Option<&Sample>,
+    cur: &Sample,
+    thresholds: &crate::findings::Thresholds,
+) -> Derived {
     let iv = Interval::between(prev, cur);
     let (cpus, policies) = cpu::derive_cpus(iv, prev, cur);
     let mut host = cpu::derive_host(iv, prev, cur, &cpus, &policies);
@@ -179,7 +189,7 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
         policies,
         findings: Vec::new(),
     };
-    d.findings = crate::findings::evaluate(&d, &crate::findings::Thresholds::default(), None);
+    d.findings = crate::findings::evaluate(&d, thresholds, None);
     d
 }
 

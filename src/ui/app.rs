@@ -2,7 +2,7 @@
 //! view of the selected sample, focus/zoom/sort/filter, and how each key action changes them.
 
 use super::keymap::{lookup, Action, Key};
-use crate::derive::{derive, Derived};
+use crate::derive::{derive_with, Derived};
 use crate::findings::{ActiveFinding, FindingTracker, Thresholds};
 use crate::sample::Sample;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
@@ -100,6 +100,7 @@ pub struct App {
     /// Findings over the live sequence (raised after 3 samples, cleared with hysteresis).
     pub tracker: FindingTracker,
     pub active_findings: Vec<ActiveFinding>,
+    pub thresholds: Thresholds,
 }
 
 impl App {
@@ -127,7 +128,14 @@ impl App {
             root_label: None,
             tracker: FindingTracker::new(Thresholds::default()),
             active_findings: Vec::new(),
+            thresholds: Thresholds::default(),
         }
+    }
+
+    /// Findings thresholds from the config file (restarts the tracker).
+    pub fn set_thresholds(&mut self, t: Thresholds) {
+        self.tracker = FindingTracker::new(t.clone());
+        self.thresholds = t;
     }
 
     /// Adds a new sample. While paused or stepping back the view stays where it is.
@@ -142,9 +150,10 @@ impl App {
         }
         // The tracker follows the live sequence even while the view is paused on the past.
         let n = self.history.len();
-        let latest = derive(
+        let latest = derive_with(
             n.checked_sub(2).and_then(|p| self.history.get(p)),
             &self.history[n - 1],
+            &self.thresholds,
         );
         self.active_findings = self.tracker.update(&latest);
         if !self.paused {
@@ -192,7 +201,10 @@ impl App {
             return;
         };
         let prev = i.checked_sub(1).and_then(|p| self.history.get(p));
-        self.derived = self.history.get(i).map(|cur| derive(prev, cur));
+        self.derived = self
+            .history
+            .get(i)
+            .map(|cur| derive_with(prev, cur, &self.thresholds));
     }
 
     /// "LIVE", "PAUSED" or "HISTORY -12s".

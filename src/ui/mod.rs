@@ -28,6 +28,7 @@ pub struct Options {
     pub theme: String,
     pub color: Option<String>,
     pub glyphs: Option<String>,
+    pub thresholds: crate::findings::Thresholds,
 }
 
 enum Msg {
@@ -50,6 +51,7 @@ pub fn run(opts: Options) -> Result<()> {
     }
     let theme = theme_from(&opts)?;
     let mut app = App::new(opts.interval, opts.keep);
+    app.set_thresholds(opts.thresholds.clone());
     app.privilege = if rustix::process::geteuid().is_root() {
         "root".into()
     } else {
