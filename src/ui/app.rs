@@ -101,6 +101,8 @@ pub struct App {
     pub tracker: FindingTracker,
     pub active_findings: Vec<ActiveFinding>,
     pub thresholds: Thresholds,
+    /// perftop's own CPU% and RSS (live mode only).
+    pub self_cost: super::selfcost::SelfCost,
 }
 
 impl App {
@@ -129,6 +131,7 @@ impl App {
             tracker: FindingTracker::new(Thresholds::default()),
             active_findings: Vec::new(),
             thresholds: Thresholds::default(),
+            self_cost: super::selfcost::SelfCost::default(),
         }
     }
 

@@ -5,6 +5,7 @@ pub mod app;
 pub mod keymap;
 pub mod panes;
 pub mod render;
+pub mod selfcost;
 pub mod term;
 pub mod theme;
 
@@ -100,6 +101,7 @@ fn event_loop(
             match msg {
                 Msg::Sample(s) => {
                     app.push_sample(*s);
+                    app.self_cost.update();
                     redraw = true;
                 }
                 Msg::Input(Event::Key(k)) if k.kind != KeyEventKind::Release => match app.key(k) {
