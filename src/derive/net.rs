@@ -169,17 +169,21 @@ pub fn parse_queue_name(name: &str) -> Option<QueueName> {
         let q = head
             .rsplit(|c: char| !c.is_ascii_digit())
             .next()
-            .and_then(num);
-        let drv = head.trim_end_matches(|c: char| c.is_ascii_digit() || c == '-');
+            .and_then(num)?;
+        let drv = head.trim_end_matches(|c: char| c.is_ascii_digit());
+        // Only completion vectors carry traffic; mlx5_async0, mlx5_pages_eq, mlx5_cmd_eq and
+        // mlx4-async are the driver's control event queues.
         let kind = if drv.ends_with("comp") {
             "comp"
-        } else {
+        } else if drv.ends_with('-') {
             "txrx"
+        } else {
+            return None;
         };
-        let drv = drv.trim_end_matches("_comp");
+        let drv = drv.trim_end_matches('-').trim_end_matches("_comp");
         return Some(QueueName {
             device: format!("{drv}@{}", bus.trim_start_matches("pci:")),
-            queue: q,
+            queue: Some(q),
             kind,
         });
     }
@@ -390,6 +394,13 @@ mod tests {
             q("enp59s0f0np0-TxRx-12"),
             Some(("enp59s0f0np0".into(), Some(12), "txrx"))
         );
+        assert_eq!(
+            q("mlx4-3@0000:04:00.0"),
+            Some(("mlx4@0000:04:00.0".into(), Some(3), "txrx"))
+        );
+        assert_eq!(q("mlx5_async0@pci:0000:3b:00.0"), None);
+        assert_eq!(q("mlx5_pages_eq@pci:0000:3b:00.0"), None);
+        assert_eq!(q("mlx4-async@pci:0000:04:00.0"), None);
         assert_eq!(q("ACPI:Ged"), None);
         assert_eq!(q("virtio0-config"), None);
         assert_eq!(q("ttyS0"), None);

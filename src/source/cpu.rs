@@ -7,7 +7,6 @@ use crate::cpulist::CpuList;
 use crate::sample::{
     CpuEntry, CpuSample, CpuTimes, FreqPolicy, FreqSample, IdleState, KernelThread, NodeSample,
 };
-use procfs_core::FromRead;
 use std::collections::BTreeMap;
 
 const CPU_DIR: &str = "sys/devices/system/cpu";
@@ -27,6 +26,10 @@ pub fn read_cpu(probe: &mut Probe, nodes: &[NodeSample]) -> CpuSample {
     let mut per_cpu: BTreeMap<u32, CpuTimes> = BTreeMap::new();
     if let Some(text) = probe.required("proc/stat") {
         parse_stat(probe, &text, &mut out, &mut per_cpu);
+        if out.total.is_none() && per_cpu.is_empty() {
+            // An empty or cut /proc/stat: every CPU time is unknown, so say why.
+            probe.note("proc/stat", "no cpu lines");
+        }
     }
 
     // Every CPU we know of: present (or the cpuN directories), plus any with a /proc/stat line.
@@ -247,12 +250,10 @@ pub fn read_ksoftirqd(probe: &mut Probe, pids: &mut Option<Vec<(u32, u32)>>) -> 
     for &(cpu, pid) in found.iter() {
         let rel = format!("proc/{pid}/stat");
         match probe.root.read(&rel) {
-            Ok(text) => match procfs_core::process::Stat::from_read(text.as_bytes()) {
-                Ok(st) if st.comm == format!("ksoftirqd/{cpu}") => out.push(KernelThread {
-                    cpu,
-                    pid,
-                    ticks: st.utime.saturating_add(st.stime),
-                }),
+            Ok(text) => match stat_comm_ticks(&text) {
+                Some((comm, ticks)) if comm == format!("ksoftirqd/{cpu}") => {
+                    out.push(KernelThread { cpu, pid, ticks })
+                }
                 _ => vanished = true,
             },
             Err(_) => vanished = true,
@@ -262,6 +263,19 @@ pub fn read_ksoftirqd(probe: &mut Probe, pids: &mut Option<Vec<(u32, u32)>>) -> 
         *pids = None;
     }
     out
+}
+
+/// `comm` and utime+stime of a `/proc/PID/stat` line. Parsed here because procfs-core's `Stat`
+/// slices the line around the parens and panics on a garbled one (a reused pid, a bad root).
+fn stat_comm_ticks(text: &str) -> Option<(&str, u64)> {
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let comm = text.get(open + 1..close)?;
+    // state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime
+    let mut rest = text.get(close + 1..)?.split_ascii_whitespace();
+    let utime = dec(rest.nth(11)?)?;
+    let stime = dec(rest.next()?)?;
+    Some((comm, utime.saturating_add(stime)))
 }
 
 fn scan_ksoftirqd(probe: &mut Probe) -> Vec<(u32, u32)> {

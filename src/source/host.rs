@@ -44,12 +44,17 @@ pub fn read_host(probe: &mut Probe, cpuinfo: &mut Option<(Option<String>, bool)>
     };
     if let Some(text) = probe.text("proc/loadavg") {
         match procfs_core::LoadAverage::from_read(text.as_bytes()) {
-            Ok(l) => {
+            // "nan" parses as an f32 but cannot be stored in JSON (snapshots, recordings).
+            Ok(l)
+                if [l.one, l.five, l.fifteen]
+                    .iter()
+                    .all(|v| v.is_finite() && *v >= 0.0) =>
+            {
                 host.loadavg = Some([l.one, l.five, l.fifteen]);
                 host.tasks_runnable = Some(l.cur);
                 host.tasks_total = Some(l.max);
             }
-            Err(_) => probe.note("proc/loadavg", "garbled"),
+            _ => probe.note("proc/loadavg", "garbled"),
         }
     }
     let (model, hv_flag) = cpuinfo.get_or_insert_with(|| first_cpuinfo(probe)).clone();

@@ -65,18 +65,19 @@ pub fn read_nodes(probe: &mut Probe) -> Vec<NodeSample> {
     let mut nodes = Vec::new();
     for id in probe.root.numbered_entries(NODE_DIR, "node") {
         let dir = format!("{NODE_DIR}/node{id}");
+        let rel = format!("{dir}/cpulist");
+        let cpus = match probe.static_line(&rel) {
+            Some(l) => CpuList::parse(&l).or_else(|| {
+                // Garbled is unknown, not "no CPUs" (that would claim a memory-only node).
+                probe.note(&rel, "not a cpu list");
+                None
+            }),
+            // A memory-only node has an empty cpulist file, which reads as no line.
+            None => probe.root.exists(&rel).then(CpuList::default),
+        };
         let mut node = NodeSample {
             id,
-            cpus: probe
-                .static_line(&format!("{dir}/cpulist"))
-                .and_then(|l| CpuList::parse(&l))
-                // A memory-only node has an empty cpulist file, which reads as no line.
-                .or_else(|| {
-                    probe
-                        .root
-                        .exists(&format!("{dir}/cpulist"))
-                        .then(CpuList::default)
-                }),
+            cpus,
             ..NodeSample::default()
         };
         let rel = format!("{dir}/meminfo");

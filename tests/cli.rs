@@ -1,0 +1,269 @@
+//! The command line contract: `perftop snapshot`, `perftop delta` and their failure modes,
+//! run as the real binary against the fixture roots.
+
+use perftop::derive::derive;
+use perftop::root::Root;
+use perftop::source::Reader;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn perftop(args: &[&std::ffi::OsStr]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_perftop"))
+        .args(args)
+        .output()
+        .expect("run perftop")
+}
+
+/// `perftop snapshot --root ROOT -o OUT`, which must succeed.
+fn snapshot(root: &Path, out: &Path) {
+    let o = perftop(&[
+        "snapshot".as_ref(),
+        "--root".as_ref(),
+        root.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(
+        o.status.success(),
+        "snapshot {}: {}",
+        root.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// `perftop delta A B`, which must succeed and print JSON.
+fn delta(a: &Path, b: &Path) -> Value {
+    let o = perftop(&["delta".as_ref(), a.as_os_str(), b.as_os_str()]);
+    assert!(
+        o.status.success(),
+        "delta: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("delta prints JSON")
+}
+
+/// Snapshots `<fixture>/t0` and `<fixture>/t1` into `dir`, returns their paths.
+fn snapshots(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let a = dir.join(format!("{name}-t0.json"));
+    let b = dir.join(format!("{name}-t1.json"));
+    snapshot(&fixture(name).join("t0"), &a);
+    snapshot(&fixture(name).join("t1"), &b);
+    (a, b)
+}
+
+fn find<'a>(list: &'a Value, key: &str, want: &Value) -> Option<&'a Value> {
+    list.as_array()?.iter().find(|x| &x[key] == want)
+}
+
+const DISK_KEYS: [&str; 22] = [
+    "r/s", "w/s", "d/s", "f/s", "rkB/s", "wkB/s", "dkB/s", "rrqm/s", "wrqm/s", "drqm/s", "rrqm",
+    "wrqm", "drqm", "r_await", "w_await", "d_await", "f_await", "rareq-sz", "wareq-sz", "dareq-sz",
+    "aqu-sz", "util",
+];
+
+#[test]
+fn delta_json_has_the_contract_keys() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, b) = snapshots(dir.path(), "acpi-shared");
+    let v = delta(&a, &b);
+    for key in [
+        "interval_s",
+        "cpus",
+        "policies",
+        "nodes",
+        "hugepages",
+        "dirty",
+        "disks",
+        "softirq_cpus",
+        "irq_queues",
+        "findings",
+    ] {
+        assert!(v.get(key).is_some(), "no top-level {key:?}");
+    }
+    assert_eq!(v["interval_s"].as_f64(), Some(1.5));
+    let disks = v["disks"].as_array().expect("disks");
+    assert!(!disks.is_empty());
+    for d in disks {
+        for key in DISK_KEYS {
+            assert!(d.get(key).is_some(), "{} has no {key:?}", d["disk_device"]);
+        }
+    }
+    // Unknown is null (the key is there), never 0: sda has no discard/flush fields on 4.4,
+    // cpu3 is offline, sda1's 4-field line has no ticks.
+    let sda = find(&v["disks"], "disk_device", &"sda".into()).expect("sda");
+    assert!(sda["d/s"].is_null() && sda["f_await"].is_null());
+    assert_eq!(sda["r/s"].as_f64(), Some(100.0));
+    let sda1 = find(&v["disks"], "disk_device", &"sda1".into()).expect("sda1");
+    assert!(sda1["util"].is_null() && sda1["r_await"].is_null());
+    let cpu3 = find(&v["cpus"], "cpu", &3.into()).expect("cpu3");
+    assert_eq!(cpu3["online"], Value::Bool(false));
+    for key in ["c0_pct", "mhz", "policy", "steal_pct"] {
+        assert!(cpu3.get(key).is_some_and(Value::is_null), "cpu3 {key}");
+    }
+    let cpu0 = find(&v["cpus"], "cpu", &0.into()).expect("cpu0");
+    assert!(cpu0["states"][0]["miss_pct"].is_null()); // no above/below on 4.4
+}
+
+#[test]
+fn delta_through_json_equals_derive_in_process() {
+    // Snapshots must carry everything derive needs: the CLI result equals deriving the
+    // directly read samples (apart from the wall clock of the reads).
+    let dir = tempfile::tempdir().expect("tempdir");
+    for name in ["vm-2cpu", "intel-pstate", "numa-2node-memless", "wrap"] {
+        let (a, b) = snapshots(dir.path(), name);
+        let mut cli = delta(&a, &b);
+        let t0 = Reader::new(Root::new(fixture(name).join("t0"))).sample();
+        let t1 = Reader::new(Root::new(fixture(name).join("t1"))).sample();
+        // Through text, as the CLI prints it (f32 load averages print shortest-form).
+        let text = serde_json::to_string(&derive(Some(&t0), &t1)).expect("serialize");
+        let mut direct: Value = serde_json::from_str(&text).expect("parse");
+        for v in [&mut cli, &mut direct] {
+            v["host"]["wall_ms"] = Value::Null;
+        }
+        assert_eq!(cli, direct, "{name}");
+    }
+}
+
+#[test]
+fn delta_of_mismatched_samples() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, b) = snapshots(dir.path(), "vm-2cpu");
+    // Take cpu1 and vda1 out of the older snapshot: they appear only in the newer one.
+    let mut old: Value =
+        serde_json::from_str(&std::fs::read_to_string(&a).expect("read")).expect("json");
+    old["cpu"]["cpus"]
+        .as_array_mut()
+        .expect("cpus")
+        .retain(|c| c["id"] != 1);
+    old["disks"]
+        .as_array_mut()
+        .expect("disks")
+        .retain(|d| d["name"] != "vda1");
+    let trimmed = dir.path().join("trimmed.json");
+    std::fs::write(&trimmed, old.to_string()).expect("write");
+
+    let v = delta(&trimmed, &b);
+    let cpu0 = find(&v["cpus"], "cpu", &0.into()).expect("cpu0");
+    assert_eq!(cpu0["c0_pct"].as_f64(), Some(23.0));
+    let cpu1 = find(&v["cpus"], "cpu", &1.into()).expect("cpu1 is still listed");
+    assert!(cpu1["c0_pct"].is_null());
+    let vda1 = find(&v["disks"], "disk_device", &"vda1".into()).expect("vda1");
+    for key in DISK_KEYS {
+        assert!(vda1[key].is_null(), "vda1 {key} without a previous sample");
+    }
+    assert_eq!(
+        find(&v["disks"], "disk_device", &"vda".into()).expect("vda")["r/s"].as_f64(),
+        Some(150.0)
+    );
+    // The other way round, a disk that vanished is simply not reported.
+    let v = delta(&b, &trimmed);
+    assert!(find(&v["disks"], "disk_device", &"vda1".into()).is_none());
+    assert!(
+        v["interval_s"].is_null(),
+        "time went backwards: no interval"
+    );
+
+    // Samples of two different hosts: nothing pairs up, nothing breaks.
+    let (_, other) = snapshots(dir.path(), "intel-pstate");
+    let v = delta(&a, &other);
+    let nvme = find(&v["disks"], "disk_device", &"nvme0n1".into()).expect("nvme0n1");
+    assert!(nvme["r/s"].is_null());
+    let cpu3 = find(&v["cpus"], "cpu", &3.into()).expect("cpu3");
+    assert!(cpu3["c0_pct"].is_null());
+}
+
+#[test]
+fn delta_rejects_what_is_not_a_snapshot() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, _) = snapshots(dir.path(), "vm-2cpu");
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, "this is not json\n").expect("write");
+    let o = perftop(&["delta".as_ref(), a.as_os_str(), junk.as_os_str()]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("junk.json"), "{err}");
+    assert!(err.contains("not a perftop snapshot"), "{err}");
+    assert!(o.stdout.is_empty());
+    // JSON, but not a sample.
+    std::fs::write(&junk, "[1, 2, 3]\n").expect("write");
+    let o = perftop(&["delta".as_ref(), junk.as_os_str(), a.as_os_str()]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a perftop snapshot"));
+    // A file that is not there.
+    let gone = dir.path().join("gone.json");
+    let o = perftop(&["delta".as_ref(), a.as_os_str(), gone.as_os_str()]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("gone.json"));
+}
+
+#[test]
+fn snapshot_of_a_missing_root_fails_clearly() {
+    let o = perftop(&[
+        "snapshot".as_ref(),
+        "--root".as_ref(),
+        "/nonexistent/perftop-root".as_ref(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("/nonexistent/perftop-root"), "{err}");
+    assert!(err.contains("not a directory"), "{err}");
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn snapshot_of_a_bad_root_succeeds_and_lists_problems() {
+    let root = fixture("bad").join("t1");
+    let o = perftop(&["snapshot".as_ref(), "--root".as_ref(), root.as_os_str()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    // One stderr line per problem, with the full path under the root.
+    assert!(
+        err.lines()
+            .any(|l| l.contains("proc/vmstat") && l.contains("not a regular file")),
+        "{err}"
+    );
+    assert!(err.lines().any(|l| l.contains("proc/diskstats")), "{err}");
+    assert!(err.lines().all(|l| l.starts_with("perftop: ")), "{err}");
+    let v: Value = serde_json::from_slice(&o.stdout).expect("snapshot is JSON");
+    let problems = v["problems"].as_array().expect("problems listed");
+    assert_eq!(problems.len(), err.lines().count());
+    // The good parts are there.
+    assert_eq!(
+        v["memory"]["meminfo"]["mem_total"].as_u64(),
+        Some(2_000_000)
+    );
+    // And a bad root still derives.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, b) = snapshots(dir.path(), "bad");
+    let v = delta(&a, &b);
+    assert!(!v["host"]["problems"]
+        .as_array()
+        .expect("problems")
+        .is_empty());
+}
+
+#[test]
+fn snapshot_with_nan_load_average_reads_back() {
+    // "nan" parses as a float; stored as-is it became JSON null and `delta` refused the file.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("root");
+    std::fs::create_dir_all(root.join("proc")).expect("mkdir");
+    std::fs::write(root.join("proc/loadavg"), "nan inf 0.5 1/100 42\n").expect("write");
+    std::fs::write(root.join("proc/uptime"), "10.00 5.00\n").expect("write");
+    let snap = dir.path().join("s.json");
+    snapshot(&root, &snap);
+    let v = delta(&snap, &snap);
+    assert!(v["host"]["loadavg"].is_null());
+    assert!(v["host"]["problems"]
+        .as_array()
+        .expect("problems")
+        .iter()
+        .any(|p| p.as_str().is_some_and(|s| s.starts_with("proc/loadavg"))));
+}

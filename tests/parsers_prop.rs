@@ -1,0 +1,314 @@
+//! Property tests: the kernel-file parsers and a whole `Reader` never panic, whatever the files
+//! contain, and what they do accept is self-consistent. Inputs are arbitrary strings, kernel-ish
+//! token soup, and real fixture files cut and spliced with noise (the shapes a truncated read or a
+//! changed kernel format produce). Case counts are modest so the suite stays fast.
+
+use perftop::cpulist::CpuList;
+use perftop::derive::derive;
+use perftop::root::Root;
+use perftop::source::disk::parse_line;
+use perftop::source::net::{parse_interrupts, parse_softirqs, parse_softnet};
+use perftop::source::parse::kv_lines;
+use perftop::source::{Probe, Reader};
+use proptest::prelude::*;
+use std::path::PathBuf;
+
+fn fixture_file(rel: &str) -> Vec<u8> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel);
+    std::fs::read(p).unwrap_or_default()
+}
+
+fn probe() -> Probe {
+    Probe::new(Root::new("/nonexistent"))
+}
+
+/// Kernel-looking tokens: numbers of every width, hex, CPU headers, separators, handler words.
+/// One index and one number pick a token, which keeps generation cheap (a `prop_oneof!` of
+/// many arms builds a value tree per arm).
+fn token() -> impl Strategy<Value = String> {
+    const WORDS: [&str; 28] = [
+        "18446744073709551616",
+        "4294967295",
+        "-1",
+        "nan",
+        "inf",
+        "1e400",
+        ":",
+        " ",
+        "   ",
+        "\n",
+        "\t",
+        ",",
+        "-",
+        "kB",
+        "Node",
+        "1-edge",
+        "IR-PCI-MSI",
+        "eth0-TxRx-1",
+        "mlx5_comp3@pci:0000:3b:00.0",
+        "NET_RX:",
+        "MemTotal:",
+        "sda",
+        "(",
+        ")",
+        "[",
+        "]",
+        "\u{e9}",
+        "x",
+    ];
+    (0usize..WORDS.len() + 4, any::<u64>()).prop_map(|(i, n)| match i.checked_sub(WORDS.len()) {
+        None => WORDS[i].to_string(),
+        Some(0) => (n % 5_000).to_string(),
+        Some(1) => n.to_string(),
+        Some(2) => format!("{:08x}", n as u32),
+        _ => format!("CPU{}", n % 8),
+    })
+}
+
+fn soup() -> impl Strategy<Value = String> {
+    prop::collection::vec(token(), 0..40).prop_map(|t| t.concat())
+}
+
+/// A real fixture file, cut at `cut` and with `noise` spliced in at `at`.
+fn spliced(base: &[u8], cut: usize, at: usize, noise: &[u8]) -> Vec<u8> {
+    let mut v = base.to_vec();
+    if !v.is_empty() {
+        v.truncate(cut % (v.len() + 1));
+    }
+    let at = at % (v.len() + 1);
+    v.splice(at..at, noise.iter().copied());
+    v
+}
+
+fn mutated(rel: &'static str) -> impl Strategy<Value = String> {
+    let base = fixture_file(rel);
+    (
+        any::<usize>(),
+        any::<usize>(),
+        prop_oneof![soup().prop_map(String::into_bytes), any::<Vec<u8>>()],
+    )
+        .prop_map(move |(cut, at, noise)| {
+            String::from_utf8_lossy(&spliced(&base, cut, at, &noise)).into_owned()
+        })
+}
+
+/// Text for a parser: arbitrary, token soup, or a damaged real file.
+fn input(rel: &'static str) -> impl Strategy<Value = String> {
+    prop_oneof![any::<String>(), soup(), mutated(rel)]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn diskstats_line(line in input("vm-2cpu/t1/proc/diskstats")) {
+        for l in line.lines() {
+            if let Some(d) = parse_line(l) {
+                prop_assert!(d.fields == 4 || (11..=17).contains(&d.fields), "{}", d.fields);
+                prop_assert_eq!(d.discard_ios.is_some(), d.fields >= 15);
+                prop_assert_eq!(d.flush_ios.is_some(), d.fields >= 17);
+                prop_assert!(!d.name.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn softirqs(text in input("acpi-shared/t1/proc/softirqs")) {
+        let mut p = probe();
+        if let Some(s) = parse_softirqs(&mut p, &text) {
+            for r in &s.rows {
+                prop_assert_eq!(r.counts.len(), s.cpus.len());
+            }
+        }
+    }
+
+    #[test]
+    fn softnet(text in input("vm-2cpu/t1/proc/net/softnet_stat"), online in "[0-9,-]{0,12}") {
+        let online = CpuList::parse(&online);
+        let mut p = probe();
+        let rows = parse_softnet(&mut p, &text, online.as_ref());
+        prop_assert!(rows.len() <= text.lines().count());
+        prop_assert!(rows.windows(2).all(|w| w[0].cpu <= w[1].cpu));
+    }
+
+    #[test]
+    fn interrupts(text in input("intel-pstate/t1/proc/interrupts")) {
+        let mut p = probe();
+        let irqs = parse_interrupts(&mut p, &text);
+        for line in &irqs.irqs {
+            for (cpu, n) in &line.counts {
+                prop_assert!(irqs.cpus.contains(cpu));
+                prop_assert!(*n > 0);
+            }
+        }
+    }
+
+    #[test]
+    fn key_value_tables(text in input("numa-2node-memless/t1/proc/meminfo")) {
+        let mut good = 0usize;
+        let bad = kv_lines(&text, |_, _| good += 1);
+        let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
+        prop_assert!(good + bad <= lines, "{} + {} > {}", good, bad, lines);
+    }
+
+    #[test]
+    fn cpu_lists(s in prop_oneof![any::<String>(), "[0-9,\\- \n]{0,24}", soup()]) {
+        if let Some(l) = CpuList::parse(&s) {
+            prop_assert!(l.ids().windows(2).all(|w| w[0] < w[1]));
+            prop_assert!(l.ids().iter().all(|&id| id <= 1 << 20));
+            // What we print we can read back.
+            prop_assert_eq!(CpuList::parse(&l.to_string()), Some(l));
+        }
+    }
+
+    #[test]
+    fn cpu_masks(s in prop_oneof![any::<String>(), "[0-9a-fA-F,]{0,40}", soup()]) {
+        if let Some(l) = CpuList::parse_mask(&s) {
+            let words = s.trim().split(',').count() as u32;
+            prop_assert!(l.ids().iter().all(|&id| id < words * 32));
+        }
+    }
+}
+
+const VM: &str = "vm-2cpu/t1";
+const INTEL: &str = "intel-pstate/t1";
+const ACPI: &str = "acpi-shared/t1";
+const NUMA: &str = "numa-2node-memless/t1";
+const WRAP: &str = "wrap/t1";
+
+/// Files a `Reader` looks at, and the fixture each one's real content is taken from.
+const FILES: &[(&str, &str)] = &[
+    ("proc/uptime", VM),
+    ("proc/stat", VM),
+    ("proc/meminfo", NUMA),
+    ("proc/vmstat", NUMA),
+    ("proc/diskstats", ACPI),
+    ("proc/softirqs", ACPI),
+    ("proc/net/softnet_stat", WRAP),
+    ("proc/interrupts", INTEL),
+    ("proc/net/dev", VM),
+    ("proc/loadavg", VM),
+    ("proc/cpuinfo", VM),
+    ("proc/sys/kernel/hostname", VM),
+    ("proc/sys/vm/dirty_ratio", VM),
+    ("proc/sys/vm/dirty_bytes", ACPI),
+    ("proc/14/comm", VM),
+    ("proc/14/stat", VM),
+    ("proc/irq/27/smp_affinity_list", VM),
+    ("sys/devices/system/cpu/online", WRAP),
+    ("sys/devices/system/cpu/present", WRAP),
+    ("sys/devices/system/cpu/possible", WRAP),
+    ("sys/devices/system/cpu/cpuidle/current_driver", INTEL),
+    ("sys/devices/system/cpu/cpu0/cpuidle/state1/name", INTEL),
+    ("sys/devices/system/cpu/cpu0/cpuidle/state1/usage", INTEL),
+    ("sys/devices/system/cpu/cpu0/cpuidle/state1/time", INTEL),
+    ("sys/devices/system/cpu/cpu0/cpuidle/state1/above", INTEL),
+    ("sys/devices/system/cpu/cpu0/topology/core_id", INTEL),
+    ("sys/devices/system/cpu/cpufreq/policy0/affected_cpus", ACPI),
+    ("sys/devices/system/cpu/cpufreq/policy0/related_cpus", ACPI),
+    (
+        "sys/devices/system/cpu/cpufreq/policy0/scaling_cur_freq",
+        ACPI,
+    ),
+    (
+        "sys/devices/system/cpu/cpufreq/policy0/scaling_governor",
+        ACPI,
+    ),
+    ("sys/devices/system/cpu/cpufreq/boost", ACPI),
+    ("sys/devices/system/node/node0/cpulist", NUMA),
+    ("sys/devices/system/node/node0/meminfo", NUMA),
+    ("sys/devices/system/node/node0/numastat", NUMA),
+    ("sys/devices/system/node/node0/distance", NUMA),
+    (
+        "sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages",
+        NUMA,
+    ),
+    (
+        "sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages",
+        NUMA,
+    ),
+    (
+        "sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages",
+        NUMA,
+    ),
+    ("sys/kernel/mm/transparent_hugepage/enabled", NUMA),
+    ("sys/block/sda/queue/rotational", ACPI),
+    ("sys/block/sda/queue/scheduler", ACPI),
+    ("sys/block/sda/inflight", ACPI),
+    ("sys/block/dm-0/dm/name", ACPI),
+    ("sys/class/net/eth0/queues/rx-0/rps_cpus", WRAP),
+];
+
+/// What one file of the random root holds.
+#[derive(Debug, Clone)]
+enum Content {
+    Missing,
+    Directory,
+    Real,
+    Bytes(Vec<u8>),
+    Spliced(usize, usize, Vec<u8>),
+}
+
+fn content() -> impl Strategy<Value = Content> {
+    prop_oneof![
+        1 => Just(Content::Missing),
+        1 => Just(Content::Directory),
+        2 => Just(Content::Real),
+        2 => prop_oneof![any::<Vec<u8>>(), soup().prop_map(String::into_bytes)].prop_map(Content::Bytes),
+        4 => (any::<usize>(), any::<usize>(), prop_oneof![any::<Vec<u8>>(), soup().prop_map(String::into_bytes)])
+            .prop_map(|(c, a, n)| Content::Spliced(c, a, n)),
+    ]
+}
+
+fn build(dir: &std::path::Path, files: &[Content]) {
+    for ((rel, from), c) in FILES.iter().zip(files) {
+        let path = dir.join(rel);
+        let parent = path.parent().expect("has a parent");
+        std::fs::create_dir_all(parent).expect("mkdir");
+        if path.is_dir() {
+            std::fs::remove_dir_all(&path).expect("rmdir");
+        } else if path.exists() {
+            std::fs::remove_file(&path).expect("rm");
+        }
+        let real = || fixture_file(&format!("{from}/{rel}"));
+        match c {
+            Content::Missing => {}
+            Content::Directory => std::fs::create_dir_all(&path).expect("mkdir"),
+            Content::Real => std::fs::write(&path, real()).expect("write"),
+            Content::Bytes(b) => std::fs::write(&path, b).expect("write"),
+            Content::Spliced(cut, at, noise) => {
+                std::fs::write(&path, spliced(&real(), *cut, *at, noise)).expect("write")
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// A whole root of damaged files: two samples (the second over rewritten files, through the
+    /// same Reader and its caches), every derive and the text report.
+    #[test]
+    fn reader_over_random_root(
+        first in prop::collection::vec(content(), FILES.len()),
+        second in prop::collection::vec(content(), FILES.len()),
+    ) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        build(dir.path(), &first);
+        let mut reader = Reader::new(Root::new(dir.path()));
+        let a = reader.sample();
+        build(dir.path(), &second);
+        let b = reader.sample();
+        for d in [derive(None, &a), derive(Some(&a), &b), derive(Some(&b), &a)] {
+            let text = perftop::text::report(&d, 2, 80);
+            prop_assert!(text.lines().all(|l| l.chars().count() <= 80));
+            serde_json::to_string(&d).expect("derived serializes");
+        }
+        // A sample survives its own JSON round trip (what `snapshot` + `delta` rely on).
+        let json = serde_json::to_string(&b).expect("sample serializes");
+        let back: perftop::sample::Sample = serde_json::from_str(&json).expect("sample parses");
+        prop_assert_eq!(back.disks.len(), b.disks.len());
+    }
+}
