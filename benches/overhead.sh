@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# perftop's own cost beside htop, btop and atop, all running at the same time at a 1 s interval,
+# each in its own tmux session (a real pty) at 80x24, on the live root (/).
+#
+#   benches/overhead.sh [SECONDS]      (default 60; needs tmux, htop, btop, atop; any missing one
+#                                       is left out of the table)
+#
+# CPU: utime+stime (fields 14 and 15 of /proc/PID/stat, in clock ticks) read after a 2 s warm-up
+# and again SECONDS later; "% of one core" = CPU seconds / SECONDS. "startup" is the CPU time
+# used in the warm-up. Memory: VmRSS (now) and VmHWM (peak) from /proc/PID/status.
+#
+# Intervals: perftop -d 1; htop -d 10 (tenths of a second); btop update_ms = 1000 in a private
+# config dir (XDG_CONFIG_HOME; btop 1.2 has no command-line option for it); atop 1.
+# Environment: PERFTOP_BIN (default target/release/perftop, built if missing).
+set -euo pipefail
+
+DUR=${1:-60}
+WARM=2
+cd "$(dirname "$0")/.."
+BIN=${PERFTOP_BIN:-$PWD/target/release/perftop}
+if [ ! -x "$BIN" ]; then
+    cargo build --release
+fi
+command -v tmux >/dev/null || { echo "tmux is not installed" >&2; exit 1; }
+
+TMP=$(mktemp -d)
+SOCK=perftop-overhead-$$
+tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
+cleanup() {
+    tm kill-server 2>/dev/null || true
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+mkdir -p "$TMP/xdg/btop"
+printf 'update_ms = 1000\n' >"$TMP/xdg/btop/btop.conf"
+
+TCK=$(getconf CLK_TCK)
+tools=()
+start() { # name command...
+    local name=$1
+    shift
+    # exec: the pane's pid is the tool's pid.
+    tm new-session -d -s "$name" -x 80 -y 24 "exec $*"
+    tools+=("$name")
+}
+start perftop "$BIN" -d 1
+command -v htop >/dev/null && start htop htop -d 10
+command -v btop >/dev/null && start btop env XDG_CONFIG_HOME="$TMP/xdg" btop --utf-force
+command -v atop >/dev/null && start atop atop 1
+
+declare -A pid cpu0
+for t in "${tools[@]}"; do
+    pid[$t]=$(tm display-message -p -t "$t" '#{pane_pid}')
+done
+
+ticks() { # utime+stime of a pid; the comm field may hold spaces, so cut after the last ')'
+    local s
+    s=$(cat "/proc/$1/stat") || return 1
+    s=${s##*) }
+    # after "comm) ": field 3 is state, so utime (14) and stime (15) are words 12 and 13.
+    set -- $s
+    echo $((${12} + ${13}))
+}
+status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+
+sleep "$WARM"
+for t in "${tools[@]}"; do
+    cpu0[$t]=$(ticks "${pid[$t]}")
+done
+sleep "$DUR"
+
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), kernel $(uname -r)"
+echo "# ${DUR} s at a 1 s interval, all tools at once, 80x24 each; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "| tool | CPU s in ${DUR} s | % of one core | startup CPU s | RSS MB | peak RSS MB |"
+echo "|---|---:|---:|---:|---:|---:|"
+for t in "${tools[@]}"; do
+    p=${pid[$t]}
+    if ! now=$(ticks "$p" 2>/dev/null); then
+        echo "| $t | exited early | | | | |"
+        continue
+    fi
+    d=$((now - ${cpu0[$t]}))
+    rss=$(status_kb "$p" VmRSS)
+    hwm=$(status_kb "$p" VmHWM)
+    awk -v t="$t" -v d="$d" -v s0="${cpu0[$t]}" -v hz="$TCK" -v dur="$DUR" -v rss="$rss" -v hwm="$hwm" 'BEGIN {
+        printf "| %s | %.2f | %.2f%% | %.2f | %.1f | %.1f |\n", t, d / hz, 100 * d / hz / dur, s0 / hz, rss / 1024, hwm / 1024
+    }'
+done
+echo
+echo "versions: perftop $("$BIN" --version 2>/dev/null | awk '{ print $2 }'), $(htop --version 2>/dev/null | head -1), btop $(btop --version 2>/dev/null | awk '{ print $NF }'), atop $(atop -V 2>/dev/null | awk '{ print $2 }')"
