@@ -2,7 +2,8 @@
 //!
 //! Formulas follow sysstat's `compute_ext_disk_stats` and `write_ext_stat`: per-type awaits and
 //! request sizes are 0.00 when no request of that type completed (as iostat prints), `aqu-sz` is
-//! Δtime_in_queue/Δt, `%util` is Δio_ticks/Δt capped at 100. The kernel prints every *_ticks
+//! Δtime_in_queue/Δt, `%util` is Δio_ticks/Δt — not capped, as sysstat 12.6 does not cap it
+//! either (io_ticks can run ahead of the uptime clock by a tick or two). The kernel prints every *_ticks
 //! field as 32-bit ms, so those deltas are wrap-corrected; the I/O counts are 64-bit and a drop
 //! means the device was re-created, which makes the whole interval unknown.
 
@@ -189,7 +190,7 @@ fn derive_disk(iv: Interval, p: Option<&DiskSample>, c: &DiskSample) -> DiskMetr
             .map(|v| v as f64 / (secs * 1000.0));
         m.util = iv
             .d32(pv(|d| d.io_ticks), c.io_ticks)
-            .map(|v| (v as f64 / (secs * 1000.0) * 100.0).min(100.0));
+            .map(|v| v as f64 / (secs * 1000.0) * 100.0);
     }
     m
 }

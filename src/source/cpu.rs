@@ -32,11 +32,19 @@ pub fn read_cpu(probe: &mut Probe, nodes: &[NodeSample]) -> CpuSample {
         }
     }
 
-    // Every CPU we know of: present (or the cpuN directories), plus any with a /proc/stat line.
-    let mut ids: Vec<u32> = match &out.present {
-        Some(p) if !p.is_empty() => p.ids().to_vec(),
-        _ => probe.root.numbered_entries(CPU_DIR, "cpu"),
-    };
+    // Every CPU we know of: present, plus the cpuN directories, plus any with a /proc/stat
+    // line. A `present` far larger than what else we see is garbled: probing thousands of CPUs
+    // that do not exist would make one sample take seconds.
+    let mut ids = probe.root.numbered_entries(CPU_DIR, "cpu");
+    let seen = ids.len().max(per_cpu.len());
+    match &out.present {
+        Some(p) if p.len() <= 4 * seen + 64 => ids.extend(p.ids()),
+        Some(p) => {
+            let msg = format!("{} CPUs present but {seen} seen; ignored", p.len());
+            probe.note(&format!("{CPU_DIR}/present"), msg);
+        }
+        None => {}
+    }
     ids.extend(per_cpu.keys());
     ids.sort_unstable();
     ids.dedup();
@@ -154,7 +162,7 @@ fn parse_times<'a>(it: impl Iterator<Item = &'a str>) -> Option<CpuTimes> {
 fn read_idle_states(probe: &mut Probe, cpu_dir: &str) -> Vec<IdleState> {
     let base = format!("{cpu_dir}/cpuidle");
     let mut states = Vec::new();
-    for index in probe.root.numbered_entries(&base, "state") {
+    for index in probe.static_entries(&base, "state") {
         let d = format!("{base}/state{index}");
         let Some(name) = probe.static_line(&format!("{d}/name")) else {
             continue;

@@ -61,7 +61,7 @@ pub fn read_host(probe: &mut Probe, cpuinfo: &mut Option<(Option<String>, bool)>
     host.cpu_model = model;
     host.hypervisor = probe
         .static_line("sys/hypervisor/type")
-        .or_else(|| hv_flag.then(|| "(cpuinfo flag)".to_string()));
+        .or_else(|| hv_flag.then(|| "detected".to_string()));
     host
 }
 
