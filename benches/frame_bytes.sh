@@ -30,7 +30,16 @@ command -v script >/dev/null || { echo "script (util-linux) is not installed" >&
 TMP=$(mktemp -d)
 SOCK=perftop-frames-$$
 tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
+pids=()
 cleanup() {
+    # `script` outlives tmux's SIGHUP and keeps its own pty, so stop each tool and its script.
+    local p c
+    for p in "${pids[@]}"; do
+        for c in $(pgrep -P "$p"); do
+            kill "$c" 2>/dev/null || true
+        done
+        kill "$p" 2>/dev/null || true
+    done
     tm kill-server 2>/dev/null || true
     rm -rf "$TMP"
 }
@@ -50,6 +59,7 @@ for size in 80x24 200x50; do
         tm new-session -d -s "$r" -x "${size%x*}" -y "${size#*x}" \
             "exec script -q -f -c '${cmd[$t]}' $TMP/$r.ts"
         runs+=("$r")
+        pids+=("$(tm display-message -p -t "$r" '#{pane_pid}')")
     done
 done
 

@@ -26,7 +26,12 @@ command -v tmux >/dev/null || { echo "tmux is not installed" >&2; exit 1; }
 TMP=$(mktemp -d)
 SOCK=perftop-overhead-$$
 tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
+declare -A pid
 cleanup() {
+    local p
+    for p in "${pid[@]}"; do
+        kill "$p" 2>/dev/null || true
+    done
     tm kill-server 2>/dev/null || true
     rm -rf "$TMP"
 }
@@ -49,7 +54,7 @@ command -v htop >/dev/null && start htop htop -d 10
 command -v btop >/dev/null && start btop env XDG_CONFIG_HOME="$TMP/xdg" btop --utf-force
 command -v atop >/dev/null && start atop atop 1
 
-declare -A pid cpu0
+declare -A cpu0
 for t in "${tools[@]}"; do
     pid[$t]=$(tm display-message -p -t "$t" '#{pane_pid}')
 done
