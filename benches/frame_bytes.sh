@@ -28,8 +28,7 @@ command -v tmux >/dev/null || { echo "tmux is not installed" >&2; exit 1; }
 command -v script >/dev/null || { echo "script (util-linux) is not installed" >&2; exit 1; }
 
 TMP=$(mktemp -d)
-SOCK=perftop-frames-$$
-tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
+tm() { tmux -S "$TMP/tmux.sock" -f /dev/null "$@"; }
 pids=()
 cleanup() {
     # `script` outlives tmux's SIGHUP and keeps its own pty, so stop each tool and its script.

@@ -24,8 +24,7 @@ fi
 command -v tmux >/dev/null || { echo "tmux is not installed" >&2; exit 1; }
 
 TMP=$(mktemp -d)
-SOCK=perftop-overhead-$$
-tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
+tm() { tmux -S "$TMP/tmux.sock" -f /dev/null "$@"; }
 declare -A pid
 cleanup() {
     local p

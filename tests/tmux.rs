@@ -7,7 +7,8 @@
 //! `command -v tmux || apt-get install -y tmux`.
 //!
 //! Every wait polls with a deadline; nothing sleeps blindly. Each test uses its own tmux server
-//! socket (`-L`), so tests run in parallel and never touch a user's tmux.
+//! socket (`-S` in its temp dir, removed with it), so tests run in parallel, never touch a
+//! user's tmux and leave nothing in /tmp/tmux-UID.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -70,7 +71,7 @@ fn fixture_root(tmp: &Path) -> PathBuf {
 /// so tmux's view of the terminal can be read. (`remain-on-exit` is no good here: tmux 3.3a
 /// scrolls the screen to print "Pane is dead" and hides the cursor of a dead pane.)
 struct Session {
-    socket: String,
+    socket: PathBuf,
     pidfile: PathBuf,
     _tmp: tempfile::TempDir,
 }
@@ -96,7 +97,7 @@ impl Session {
         );
         std::fs::write(&script, body).expect("writing the run script");
         let s = Session {
-            socket: format!("perftop-test-{}-{tag}", std::process::id()),
+            socket: tmp.path().join(format!("tmux-{tag}.sock")),
             pidfile,
             _tmp: tmp,
         };
@@ -107,7 +108,9 @@ impl Session {
 
     fn run(&self, args: &[&str]) -> Output {
         Command::new("tmux")
-            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .arg("-S")
+            .arg(&self.socket)
+            .args(["-f", "/dev/null"])
             .args(args)
             .env_remove("TMUX")
             .output()
