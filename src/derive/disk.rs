@@ -10,6 +10,7 @@
 use super::{ratio, Interval};
 use crate::sample::{DiskSample, Sample};
 use serde::Serialize;
+use std::collections::HashMap;
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct DiskMetrics {
@@ -69,14 +70,19 @@ pub fn is_parallel(name: &str) -> bool {
 }
 
 pub fn derive_disks(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Vec<DiskMetrics> {
+    // Pair by (name, major, minor): a name reused by another device is a different disk.
+    let before: HashMap<(&str, u32, u32), &DiskSample> = prev
+        .map(|p| {
+            p.disks
+                .iter()
+                .map(|x| ((x.name.as_str(), x.major, x.minor), x))
+                .collect()
+        })
+        .unwrap_or_default();
     cur.disks
         .iter()
         .map(|d| {
-            let p = prev.and_then(|p| {
-                p.disks
-                    .iter()
-                    .find(|x| x.name == d.name && x.major == d.major && x.minor == d.minor)
-            });
+            let p = before.get(&(d.name.as_str(), d.major, d.minor)).copied();
             derive_disk(iv, p, d)
         })
         .collect()

@@ -55,30 +55,36 @@ pub fn read_cpu(probe: &mut Probe, nodes: &[NodeSample]) -> CpuSample {
             .find(|n| n.cpus.as_ref().is_some_and(|c| c.contains(cpu)))
             .map(|n| n.id)
     };
-    for id in ids {
-        let times = per_cpu.get(&id).copied();
-        // /proc/stat lists exactly the online CPUs; the online file is the cross-check.
-        let online = match &out.online {
-            Some(list) => list.contains(id),
-            None => times.is_some(),
-        };
+    let known: Vec<(u32, bool, Option<CpuTimes>, Option<u32>)> = ids
+        .into_iter()
+        .map(|id| {
+            let times = per_cpu.get(&id).copied();
+            // /proc/stat lists exactly the online CPUs; the online file is the cross-check.
+            let online = match &out.online {
+                Some(list) => list.contains(id),
+                None => times.is_some(),
+            };
+            (id, online, times, node_of(id))
+        })
+        .collect();
+    out.cpus = probe.par_map(&known, |probe, &(id, online, times, node)| {
         let dir = format!("{CPU_DIR}/cpu{id}");
         let idle_states = if online {
             read_idle_states(probe, &dir)
         } else {
             Vec::new()
         };
-        out.cpus.push(CpuEntry {
+        CpuEntry {
             id,
             online,
             times,
             package: small_id(probe.static_u64(&format!("{dir}/topology/physical_package_id"))),
             die: small_id(probe.static_u64(&format!("{dir}/topology/die_id"))),
             core: small_id(probe.static_u64(&format!("{dir}/topology/core_id"))),
-            node: node_of(id),
+            node,
             idle_states,
-        });
-    }
+        }
+    });
     out.freq = read_freq(probe, &out.cpus);
     out
 }
@@ -188,10 +194,10 @@ fn read_freq(probe: &mut Probe, cpus: &[CpuEntry]) -> FreqSample {
     let mut policies = Vec::new();
     let policy_ids = probe.root.numbered_entries(&base, "policy");
     if !policy_ids.is_empty() {
-        for id in policy_ids {
-            let dir = format!("{base}/policy{id}");
-            policies.push(read_policy(probe, format!("policy{id}"), dir));
-        }
+        // intel_pstate has one policy per CPU: as many directories as CPUs.
+        policies = probe.par_map(&policy_ids, |probe, id| {
+            read_policy(probe, format!("policy{id}"), format!("{base}/policy{id}"))
+        });
     } else {
         // Older kernels: a cpufreq directory per CPU, shared CPUs listed in affected_cpus.
         let mut covered = CpuList::default();
@@ -252,25 +258,21 @@ fn read_policy(probe: &mut Probe, id: String, dir: String) -> FreqPolicy {
 /// utime+stime of each `ksoftirqd/N`. Thread ids are found by a scan of `proc/` (cached, and
 /// redone when a thread vanishes) so each sample costs one small read per CPU.
 pub fn read_ksoftirqd(probe: &mut Probe, pids: &mut Option<Vec<(u32, u32)>>) -> Vec<KernelThread> {
-    let found = pids.get_or_insert_with(|| scan_ksoftirqd(probe));
-    let mut out = Vec::with_capacity(found.len());
-    let mut vanished = false;
-    for &(cpu, pid) in found.iter() {
-        let rel = format!("proc/{pid}/stat");
-        match probe.root.read(&rel) {
-            Ok(text) => match stat_comm_ticks(&text) {
-                Some((comm, ticks)) if comm == format!("ksoftirqd/{cpu}") => {
-                    out.push(KernelThread { cpu, pid, ticks })
-                }
-                _ => vanished = true,
-            },
-            Err(_) => vanished = true,
+    let found = pids.get_or_insert_with(|| scan_ksoftirqd(probe)).clone();
+    let read = probe.par_map(&found, |probe, &(cpu, pid)| {
+        let text = probe.root.read(&format!("proc/{pid}/stat")).ok()?;
+        match stat_comm_ticks(&text) {
+            Some((comm, ticks)) if comm == format!("ksoftirqd/{cpu}") => {
+                Some(KernelThread { cpu, pid, ticks })
+            }
+            _ => None,
         }
-    }
-    if vanished {
+    });
+    // A thread that vanished (CPU offlined, pid reused): find them all again next time.
+    if read.iter().any(Option::is_none) {
         *pids = None;
     }
-    out
+    read.into_iter().flatten().collect()
 }
 
 /// `comm` and utime+stime of a `/proc/PID/stat` line. Parsed here because procfs-core's `Stat`

@@ -19,11 +19,24 @@ use std::collections::HashMap;
 /// once and re-read after this many samples, in case a driver was loaded or a CPU hot-added.
 const STATIC_REFRESH_SAMPLES: u32 = 300;
 
+/// Below this many items per-CPU files are read on one thread (starting threads costs more).
+const PARALLEL_MIN_ITEMS: usize = 256;
+/// At most this many reader threads on a big host.
+const MAX_READ_THREADS: usize = 8;
+
+/// Cached static files and directory listings of one reader thread.
+#[derive(Default)]
+pub struct Shard {
+    statics: HashMap<String, Option<String>>,
+    static_dirs: HashMap<String, Vec<u32>>,
+}
+
 /// Reads samples from one root, caching what does not change between samples.
 pub struct Reader {
     root: Root,
     statics: HashMap<String, Option<String>>,
     static_dirs: HashMap<String, Vec<u32>>,
+    shards: Vec<Shard>,
     samples_read: u32,
     pub(crate) ksoftirqd_pids: Option<Vec<(u32, u32)>>,
     pub(crate) cpuinfo: Option<(Option<String>, bool)>,
@@ -35,6 +48,7 @@ impl Reader {
             root,
             statics: HashMap::new(),
             static_dirs: HashMap::new(),
+            shards: Vec::new(),
             samples_read: 0,
             ksoftirqd_pids: None,
             cpuinfo: None,
@@ -50,6 +64,7 @@ impl Reader {
         if self.samples_read % STATIC_REFRESH_SAMPLES == 0 {
             self.statics.clear();
             self.static_dirs.clear();
+            self.shards.clear();
             self.ksoftirqd_pids = None;
         }
         self.samples_read = self.samples_read.wrapping_add(1);
@@ -58,6 +73,7 @@ impl Reader {
             problems: Vec::new(),
             statics: std::mem::take(&mut self.statics),
             static_dirs: std::mem::take(&mut self.static_dirs),
+            shards: std::mem::take(&mut self.shards),
         };
         let time = host::read_time(&mut probe);
         let host = host::read_host(&mut probe, &mut self.cpuinfo);
@@ -69,6 +85,7 @@ impl Reader {
         let net = net::read_net(&mut probe, cpu.online.as_ref());
         self.statics = probe.statics;
         self.static_dirs = probe.static_dirs;
+        self.shards = probe.shards;
         Sample {
             version: SAMPLE_VERSION,
             time,
@@ -89,6 +106,8 @@ pub struct Probe {
     pub problems: Vec<Problem>,
     statics: HashMap<String, Option<String>>,
     static_dirs: HashMap<String, Vec<u32>>,
+    /// Per-thread caches for `par_map`, kept across samples (chunking is deterministic).
+    shards: Vec<Shard>,
 }
 
 impl Probe {
@@ -98,7 +117,71 @@ impl Probe {
             problems: Vec::new(),
             statics: HashMap::new(),
             static_dirs: HashMap::new(),
+            shards: Vec::new(),
         }
+    }
+
+    /// `f` over `items`, on several threads when there are many (a 4096-CPU host has ~100k
+    /// per-CPU files per sample; on one thread the syscalls alone take longer than a frame).
+    /// Results keep the order of `items`; problems and cache entries are merged back.
+    pub fn par_map<I: Sync, T: Send>(
+        &mut self,
+        items: &[I],
+        f: impl Fn(&mut Probe, &I) -> T + Sync,
+    ) -> Vec<T> {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(MAX_READ_THREADS);
+        if items.len() < PARALLEL_MIN_ITEMS || threads < 2 {
+            return items.iter().map(|i| f(self, i)).collect();
+        }
+        let chunk = items.len().div_ceil(threads);
+        let parts: Vec<&[I]> = items.chunks(chunk).collect();
+        self.shards
+            .resize_with(self.shards.len().max(parts.len()), Shard::default);
+        let shards: Vec<Shard> = self.shards[..parts.len()]
+            .iter_mut()
+            .map(std::mem::take)
+            .collect();
+        let f = &f;
+        let root = &self.root;
+        let results = std::thread::scope(|scope| {
+            let handles: Vec<_> = parts
+                .into_iter()
+                .zip(shards)
+                .map(|(part, shard)| {
+                    scope.spawn(move || {
+                        let mut p = Probe {
+                            root: root.clone(),
+                            problems: Vec::new(),
+                            statics: shard.statics,
+                            static_dirs: shard.static_dirs,
+                            shards: Vec::new(),
+                        };
+                        let out: Vec<T> = part.iter().map(|i| f(&mut p, i)).collect();
+                        let shard = Shard {
+                            statics: p.statics,
+                            static_dirs: p.static_dirs,
+                        };
+                        (out, p.problems, shard)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join()).collect::<Vec<_>>()
+        });
+        let mut all = Vec::with_capacity(items.len());
+        for (i, r) in results.into_iter().enumerate() {
+            match r {
+                Ok((out, problems, shard)) => {
+                    all.extend(out);
+                    self.problems.extend(problems);
+                    self.shards[i] = shard;
+                }
+                // A reader thread only panics on a bug; surface it like any other panic.
+                Err(e) => std::panic::resume_unwind(e),
+            }
+        }
+        all
     }
 
     pub fn note(&mut self, rel: &str, what: impl Into<String>) {
