@@ -78,6 +78,43 @@ pub enum Command {
         #[arg(long, default_value_t = 80)]
         width: usize,
     },
+    /// Record raw samples to a file, headless (SIGTERM/SIGINT/SIGHUP stop it cleanly).
+    Record {
+        /// Recording path; an existing recording gets a new segment (PATH.1, PATH.2, ...).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Stop after this many samples.
+        #[arg(short = 'n', long)]
+        count: Option<u64>,
+        /// Stop after this long (30s, 10m, 2h, 1d).
+        #[arg(long)]
+        duration: Option<String>,
+        /// Keep at most this much on disk (500k, 10M, 1G): segments roll over, oldest deleted.
+        #[arg(long)]
+        max_size: Option<String>,
+        /// Delete segments older than this (2h, 7d).
+        #[arg(long)]
+        retain: Option<String>,
+    },
+    /// Derived metrics from a recording, one entry per interval.
+    Dump {
+        path: PathBuf,
+        /// text, csv, json (JSON Lines) or openmetrics.
+        #[arg(long, default_value = "text")]
+        format: String,
+        /// Start time: HH:MM[:SS] (UTC), YYYY-MM-DD HH:MM[:SS], "10m ago", +5m, @UNIX.
+        #[arg(long)]
+        from: Option<String>,
+        /// End time (same forms as --from).
+        #[arg(long)]
+        to: Option<String>,
+        /// Only this pane: cpu, numa, hugepages, dirty, disks, softirq, nics, host, findings.
+        #[arg(long)]
+        pane: Option<String>,
+        /// Text report width in columns.
+        #[arg(long, default_value_t = 80)]
+        width: usize,
+    },
     /// Write a synthetic host (proc/ + sys/ tree) for tests and benchmarks.
     Synth {
         /// Directory to create the tree in.
@@ -128,6 +165,31 @@ pub fn run(cli: Cli) -> Result<()> {
             width,
             &config.findings,
         ),
+        Some(Command::Record {
+            output,
+            count,
+            duration,
+            max_size,
+            retain,
+        }) => crate::record::cmd::record(
+            &root,
+            &crate::record::cmd::RecordArgs {
+                output,
+                interval: checked_interval(cli.interval)?,
+                count,
+                duration,
+                max_size,
+                retain,
+            },
+        ),
+        Some(Command::Dump {
+            path,
+            format,
+            from,
+            to,
+            pane,
+            width,
+        }) => crate::record::cmd::dump_cmd(&path, &format, from, to, pane, width, &config.findings),
         Some(Command::Synth {
             output,
             cpus,

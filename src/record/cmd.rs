@@ -1,0 +1,139 @@
+//! The `perftop record` and `perftop dump` run functions.
+
+use super::dump::{dump, DumpOptions, Format};
+use super::reader::Recording;
+use super::writer::{is_disk_full, Recorder, Retention};
+use super::{parse_duration, parse_size};
+use crate::findings::Thresholds;
+use crate::root::Root;
+use crate::source::Reader;
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone)]
+pub struct RecordArgs {
+    pub output: PathBuf,
+    pub interval: Duration,
+    pub count: Option<u64>,
+    pub duration: Option<String>,
+    pub max_size: Option<String>,
+    pub retain: Option<String>,
+}
+
+/// Records until the count or duration is reached or a SIGTERM/SIGINT/SIGHUP arrives, then
+/// writes a `stop` marker and syncs. A full disk ends the recording with an error.
+pub fn record(root: &Root, args: &RecordArgs) -> Result<()> {
+    if !root.base().is_dir() {
+        bail!("root {} is not a directory", root.base().display());
+    }
+    let duration = args.duration.as_deref().map(parse_duration).transpose()?;
+    let retention = Retention {
+        max_size: args.max_size.as_deref().map(parse_size).transpose()?,
+        max_age: args.retain.as_deref().map(parse_duration).transpose()?,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))
+            .context("installing signal handlers")?;
+    }
+    let mut reader = Reader::new(root.clone());
+    let first = reader.sample();
+    let mut rec = Recorder::create(&args.output, &first, args.interval, retention)?;
+    eprintln!("perftop: recording to {}", rec.current_path().display());
+    let start = Instant::now();
+    let mut sample = Some(first);
+    let mut n = 0u64;
+    let result = loop {
+        let s = match sample.take() {
+            Some(s) => s,
+            None => reader.sample(),
+        };
+        if let Err(e) = rec.sample(&s) {
+            let path = rec.current_path();
+            break Err(if is_disk_full(&e) {
+                anyhow::anyhow!(
+                    "disk full: recording stopped after {n} samples; {} ends at its last complete record ({e})",
+                    path.display()
+                )
+            } else {
+                anyhow::anyhow!(
+                    "writing {}: {e}; recording stopped after {n} samples",
+                    path.display()
+                )
+            });
+        }
+        n += 1;
+        if args.count.is_some_and(|c| n >= c) || duration.is_some_and(|d| start.elapsed() >= d) {
+            break Ok(());
+        }
+        // Sleep to the next tick on a fixed grid, waking for signals.
+        let next = start + args.interval.mul_f64(n as f64);
+        while !stop.load(Ordering::Relaxed) {
+            let now = Instant::now();
+            if now >= next {
+                break;
+            }
+            std::thread::sleep((next - now).min(Duration::from_millis(50)));
+        }
+        if stop.load(Ordering::Relaxed) {
+            break Ok(());
+        }
+    };
+    let (samples, bytes, path) = (rec.samples, rec.bytes, rec.current_path());
+    match result {
+        Ok(()) => {
+            rec.finish("stop")
+                .with_context(|| format!("closing {}", path.display()))?;
+            eprintln!(
+                "perftop: recorded {samples} samples, {bytes} bytes ({} bytes/sample) to {}",
+                bytes / samples.max(1),
+                path.display()
+            );
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Opens a recording and prints its warnings (damaged or torn records) on stderr.
+pub fn open(path: &Path) -> Result<Recording> {
+    let rec = Recording::open(path)?;
+    for w in &rec.warnings {
+        eprintln!("perftop: warning: {w}");
+    }
+    Ok(rec)
+}
+
+pub fn dump_cmd(
+    path: &Path,
+    format: &str,
+    from: Option<String>,
+    to: Option<String>,
+    pane: Option<String>,
+    width: usize,
+    thresholds: &Thresholds,
+) -> Result<()> {
+    let format: Format = format.parse()?;
+    let rec = open(path)?;
+    let opts = DumpOptions {
+        format,
+        from,
+        to,
+        pane,
+        width,
+        thresholds: thresholds.clone(),
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    dump(&rec, &opts, &mut out, &mut |w| {
+        eprintln!("perftop: warning: {w}")
+    })?;
+    Ok(())
+}

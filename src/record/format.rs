@@ -1,0 +1,161 @@
+//! The on-disk layout: file magic, frame header, record types and the header/marker payloads.
+//!
+//! All integers are little-endian. See the module docs of `crate::record` for the full picture.
+
+use serde::{Deserialize, Serialize};
+
+/// The first 8 bytes of every segment file.
+pub const FILE_MAGIC: [u8; 8] = *b"PERFTOP\x1a";
+/// The first 4 bytes of every frame: lets a reader find the next frame after a damaged one.
+pub const SYNC: [u8; 4] = [0xB5, b'P', b'T', b'R'];
+/// The newest format version this perftop writes; it reads every version up to this one.
+pub const FORMAT_VERSION: u32 = 1;
+/// SYNC(4) len(4) type(1) wall_ms(8) mono_ns(8) crc32(4).
+pub const FRAME_HEADER: usize = 29;
+/// No frame payload is larger than this; a larger length field means a damaged frame.
+pub const MAX_PAYLOAD: usize = 64 << 20;
+/// Full keyframe every this many sample records (the rest are deltas against it).
+pub const DEFAULT_KEYFRAME_EVERY: u32 = 60;
+/// zstd level: 3 is zstd's default, fast enough for < 2 ms per sample on large hosts.
+pub const ZSTD_LEVEL: i32 = 3;
+
+/// Record types. Readers skip types they do not know (with a note), so new types can be added
+/// without a format version bump.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum RecordType {
+    /// JSON [`Header`], uncompressed, always the first frame of a segment.
+    Header = 1,
+    /// `raw_len u32` + zstd(JSON sample).
+    Keyframe = 2,
+    /// `raw_len u32` + `keyframe offset u64` + zstd(JSON sample) with the keyframe's JSON as a
+    /// raw-content dictionary.
+    Delta = 3,
+    /// JSON [`Gap`]: the recorder started, stopped or lost samples.
+    Gap = 4,
+    /// JSON [`Action`]: perftop changed the system (a tweak applied or undone).
+    Action = 5,
+}
+
+impl RecordType {
+    pub fn from_u8(v: u8) -> Option<RecordType> {
+        Some(match v {
+            1 => RecordType::Header,
+            2 => RecordType::Keyframe,
+            3 => RecordType::Delta,
+            4 => RecordType::Gap,
+            5 => RecordType::Action,
+            _ => return None,
+        })
+    }
+}
+
+/// The segment header: who recorded what, where.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    pub format_version: u32,
+    pub perftop_version: String,
+    #[serde(default)]
+    pub sample_version: u32,
+    #[serde(default)]
+    pub hostname: Option<String>,
+    #[serde(default)]
+    pub kernel: Option<String>,
+    /// Topology when recording started: online CPUs, NUMA nodes, disks, NICs.
+    #[serde(default)]
+    pub cpus: usize,
+    #[serde(default)]
+    pub nodes: usize,
+    #[serde(default)]
+    pub disks: Vec<String>,
+    #[serde(default)]
+    pub nics: Vec<String>,
+    #[serde(default)]
+    pub cpu_model: Option<String>,
+    /// Sampling interval in ms.
+    #[serde(default)]
+    pub interval_ms: u64,
+    #[serde(default)]
+    pub keyframe_every: u32,
+    /// Segment number within the recording (0 for the first file).
+    #[serde(default)]
+    pub segment: u32,
+    #[serde(default)]
+    pub created_wall_ms: i64,
+}
+
+/// A discontinuity on the timeline. `reason`: `start`, `stop`, `disk-full`, `error`, `rotate`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Gap {
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// Something perftop did to the system (written by the tweak feature), shown on the timeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Action {
+    /// `applied` or `undone`.
+    pub kind: String,
+    /// The tweak, e.g. `vm.dirty_ratio`.
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+}
+
+/// A decoded frame header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameHead {
+    pub len: u32,
+    pub kind: u8,
+    pub wall_ms: i64,
+    pub mono_ns: u64,
+    pub crc: u32,
+}
+
+/// Encodes one frame (header + payload) into `out`.
+pub fn encode_frame(
+    out: &mut Vec<u8>,
+    kind: RecordType,
+    wall_ms: i64,
+    mono_ns: u64,
+    payload: &[u8],
+) {
+    let len = u32::try_from(payload.len()).unwrap_or(u32::MAX);
+    out.extend_from_slice(&SYNC);
+    let start = out.len();
+    out.extend_from_slice(&len.to_le_bytes());
+    out.push(kind as u8);
+    out.extend_from_slice(&wall_ms.to_le_bytes());
+    out.extend_from_slice(&mono_ns.to_le_bytes());
+    let mut h = crc32fast::Hasher::new();
+    h.update(&out[start..]);
+    h.update(payload);
+    out.extend_from_slice(&h.finalize().to_le_bytes());
+    out.extend_from_slice(payload);
+}
+
+/// Parses the header of a frame starting at `b[0]` (which must hold `FRAME_HEADER` bytes and
+/// start with `SYNC`).
+pub fn decode_head(b: &[u8]) -> Option<FrameHead> {
+    if b.len() < FRAME_HEADER || b[..4] != SYNC {
+        return None;
+    }
+    Some(FrameHead {
+        len: u32::from_le_bytes(b[4..8].try_into().ok()?),
+        kind: b[8],
+        wall_ms: i64::from_le_bytes(b[9..17].try_into().ok()?),
+        mono_ns: u64::from_le_bytes(b[17..25].try_into().ok()?),
+        crc: u32::from_le_bytes(b[25..29].try_into().ok()?),
+    })
+}
+
+/// The checksum a frame with this header and payload must carry.
+pub fn frame_crc(head_bytes: &[u8], payload: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&head_bytes[4..25]);
+    h.update(payload);
+    h.finalize()
+}

@@ -1,0 +1,353 @@
+//! Reading recordings: one scan over every segment checks each frame's checksum, builds the
+//! seek index (every sample's time, segment, payload range and keyframe) and collects gap and
+//! action markers. Damaged bytes are skipped with a warning: the scan looks for the next `SYNC`
+//! whose frame checksums, so one bad record never hides the rest. Samples are decoded on demand.
+
+use super::format::{
+    decode_head, frame_crc, Action, Gap, Header, RecordType, FILE_MAGIC, FORMAT_VERSION,
+    FRAME_HEADER, MAX_PAYLOAD, SYNC,
+};
+use super::writer::list_segments;
+use crate::sample::Sample;
+use anyhow::{anyhow, bail, Context, Result};
+use std::path::{Path, PathBuf};
+
+/// Where one sample lives.
+#[derive(Debug, Clone)]
+pub struct SampleRef {
+    pub wall_ms: i64,
+    pub mono_ns: u64,
+    /// Index into `Recording::segments`.
+    pub segment: usize,
+    start: usize,
+    end: usize,
+    /// Index (into `Recording::samples`) of the keyframe this sample decodes against; itself for
+    /// a keyframe.
+    pub key: usize,
+    pub is_key: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventKind {
+    Gap(Gap),
+    Action(Action),
+}
+
+/// A marker on the timeline, placed before sample `before`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub wall_ms: i64,
+    pub before: usize,
+    pub kind: EventKind,
+}
+
+impl Event {
+    /// True for markers across which rates must not be computed (a recorder start or stop).
+    pub fn breaks_interval(&self) -> bool {
+        matches!(&self.kind, EventKind::Gap(g) if g.reason != "rotate")
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Segment {
+    pub path: PathBuf,
+    pub header: Option<Header>,
+    data: Vec<u8>,
+}
+
+/// A scanned recording (all its segments).
+#[derive(Debug, Clone, Default)]
+pub struct Recording {
+    pub path: PathBuf,
+    pub segments: Vec<Segment>,
+    pub samples: Vec<SampleRef>,
+    pub events: Vec<Event>,
+    /// What was skipped, in plain words (damaged records, torn tail, unknown record types).
+    pub warnings: Vec<String>,
+}
+
+/// Decompression state reused across samples (the current keyframe and its dictionary).
+#[derive(Default)]
+pub struct Decoder {
+    key: Option<usize>,
+    dict: Option<zstd::bulk::Decompressor<'static>>,
+}
+
+fn find_sync(b: &[u8], from: usize) -> Option<usize> {
+    b.get(from..)?
+        .windows(4)
+        .position(|w| w == SYNC)
+        .map(|p| p + from)
+}
+
+impl Recording {
+    /// Opens the recording at `path` and its later segments (`path.1`, `path.2`, ...).
+    pub fn open(path: &Path) -> Result<Recording> {
+        let segs = list_segments(path);
+        if segs.is_empty() {
+            // Give the OS's own words (no such file, permission denied).
+            std::fs::metadata(path).with_context(|| format!("opening {}", path.display()))?;
+            bail!("{}: no recording segments found", path.display());
+        }
+        let mut rec = Recording {
+            path: path.to_path_buf(),
+            ..Recording::default()
+        };
+        let only = segs.len() == 1;
+        for (_, p) in segs {
+            let data = std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
+            if let Err(e) = rec.add_segment(&p, data) {
+                if only {
+                    return Err(e);
+                }
+                rec.warnings.push(format!("{e:#}; segment skipped"));
+            }
+        }
+        Ok(rec)
+    }
+
+    /// Scans one segment's bytes (for tests and fuzzing: no file needed).
+    pub fn from_bytes(name: &str, data: Vec<u8>) -> Result<Recording> {
+        let mut rec = Recording {
+            path: PathBuf::from(name),
+            ..Recording::default()
+        };
+        rec.add_segment(Path::new(name), data)?;
+        Ok(rec)
+    }
+
+    fn add_segment(&mut self, path: &Path, data: Vec<u8>) -> Result<()> {
+        let name = path.display().to_string();
+        if data.is_empty() {
+            bail!("{name} is empty: not a perftop recording (or its recorder died before writing a header)");
+        }
+        if data.len() < FILE_MAGIC.len() || data[..FILE_MAGIC.len()] != FILE_MAGIC {
+            bail!("{name} is not a perftop recording (it does not start with the PERFTOP magic)");
+        }
+        let seg = self.segments.len();
+        let mut header = None;
+        let first_sample = self.samples.len();
+        let mut last_key: Option<(u64, usize)> = None;
+        let mut pos = FILE_MAGIC.len();
+        let mut unknown_noted = Vec::new();
+        let mut bad: Option<(usize, &'static str)> = None;
+        let warn_bad = |w: &mut Vec<String>,
+                        bad: &mut Option<(usize, &'static str)>,
+                        to: Option<usize>| {
+            if let Some((at, why)) = bad.take() {
+                w.push(match to {
+                    Some(to) => format!(
+                        "{name}: {why} at byte {at}; skipped {} bytes to the next good record",
+                        to - at
+                    ),
+                    None => format!(
+                        "{name}: {why} at byte {at}; the last {} bytes are unreadable (torn or damaged tail)",
+                        data.len() - at
+                    ),
+                });
+            }
+        };
+        while pos < data.len() {
+            let Some(head) = decode_head(&data[pos..]) else {
+                let why = if data.len() - pos < FRAME_HEADER
+                    && data[pos..].iter().zip(SYNC).all(|(a, b)| *a == b)
+                {
+                    "incomplete record"
+                } else {
+                    "no record marker"
+                };
+                bad.get_or_insert((pos, why));
+                match find_sync(&data, pos + 1) {
+                    Some(p) => {
+                        pos = p;
+                        continue;
+                    }
+                    None => break,
+                }
+            };
+            let len = head.len as usize;
+            let end = pos + FRAME_HEADER + len;
+            let why = if len > MAX_PAYLOAD {
+                Some("bad record length")
+            } else if end > data.len() {
+                Some("incomplete record")
+            } else if frame_crc(
+                &data[pos..pos + FRAME_HEADER],
+                &data[pos + FRAME_HEADER..end],
+            ) != head.crc
+            {
+                Some("checksum mismatch")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                bad.get_or_insert((pos, why));
+                match find_sync(&data, pos + 1) {
+                    Some(p) => {
+                        pos = p;
+                        continue;
+                    }
+                    None => break,
+                }
+            }
+            warn_bad(&mut self.warnings, &mut bad, Some(pos));
+            let payload = &data[pos + FRAME_HEADER..end];
+            let frame_at = pos as u64;
+            pos = end;
+            match RecordType::from_u8(head.kind) {
+                Some(RecordType::Header) => {
+                    let h: Header = serde_json::from_slice(payload)
+                        .with_context(|| format!("{name}: unreadable header"))?;
+                    if h.format_version > FORMAT_VERSION {
+                        bail!(
+                            "{name} was written by a newer perftop ({}, format {}); this one reads formats up to {FORMAT_VERSION}",
+                            h.perftop_version,
+                            h.format_version
+                        );
+                    }
+                    header = Some(h);
+                }
+                Some(RecordType::Keyframe) => {
+                    let idx = self.samples.len();
+                    self.samples.push(SampleRef {
+                        wall_ms: head.wall_ms,
+                        mono_ns: head.mono_ns,
+                        segment: seg,
+                        start: end - len,
+                        end,
+                        key: idx,
+                        is_key: true,
+                    });
+                    last_key = Some((frame_at, idx));
+                }
+                Some(RecordType::Delta) => {
+                    let key_off = payload
+                        .get(4..12)
+                        .and_then(|b| b.try_into().ok())
+                        .map(u64::from_le_bytes);
+                    match (last_key, key_off) {
+                        (Some((off, k)), Some(want)) if off == want => {
+                            self.samples.push(SampleRef {
+                                wall_ms: head.wall_ms,
+                                mono_ns: head.mono_ns,
+                                segment: seg,
+                                start: end - len,
+                                end,
+                                key: k,
+                                is_key: false,
+                            });
+                        }
+                        _ => self.warnings.push(format!(
+                            "{name}: sample at byte {frame_at} depends on a keyframe that is missing or damaged; skipped"
+                        )),
+                    }
+                }
+                Some(t @ (RecordType::Gap | RecordType::Action)) => {
+                    let kind = if t == RecordType::Gap {
+                        serde_json::from_slice(payload).map(EventKind::Gap)
+                    } else {
+                        serde_json::from_slice(payload).map(EventKind::Action)
+                    };
+                    match kind {
+                        Ok(kind) => self.events.push(Event {
+                            wall_ms: head.wall_ms,
+                            before: self.samples.len(),
+                            kind,
+                        }),
+                        Err(e) => self
+                            .warnings
+                            .push(format!("{name}: unreadable marker at byte {frame_at}: {e}")),
+                    }
+                }
+                None => {
+                    if !unknown_noted.contains(&head.kind) {
+                        unknown_noted.push(head.kind);
+                        self.warnings.push(format!(
+                            "{name}: record type {} is not known to this perftop; skipped",
+                            head.kind
+                        ));
+                    }
+                }
+            }
+        }
+        warn_bad(&mut self.warnings, &mut bad, None);
+        if header.is_none() {
+            self.warnings
+                .push(format!("{name}: header record missing or damaged"));
+        }
+        // A segment that starts without a marker continues the previous one (rotation) unless
+        // the previous one ended badly; either way the timeline stays in order.
+        let _ = first_sample;
+        self.segments.push(Segment {
+            path: path.to_path_buf(),
+            header,
+            data,
+        });
+        Ok(())
+    }
+
+    /// The first header found (host, kernel, topology).
+    pub fn header(&self) -> Option<&Header> {
+        self.segments.iter().find_map(|s| s.header.as_ref())
+    }
+
+    pub fn len(&self) -> usize {
+        self.samples.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.samples.is_empty()
+    }
+
+    /// Index of the last sample at or before `wall_ms` (0 when all are after it).
+    pub fn seek(&self, wall_ms: i64) -> usize {
+        self.samples
+            .partition_point(|s| s.wall_ms <= wall_ms)
+            .saturating_sub(1)
+    }
+
+    /// True when an interval-breaking marker lies between sample `i - 1` and sample `i`.
+    pub fn gap_before(&self, i: usize) -> bool {
+        let lo = self.events.partition_point(|e| e.before < i);
+        self.events[lo..]
+            .iter()
+            .take_while(|e| e.before == i)
+            .any(Event::breaks_interval)
+    }
+
+    fn payload(&self, i: usize) -> Result<(&[u8], u32)> {
+        let r = self
+            .samples
+            .get(i)
+            .ok_or_else(|| anyhow!("no sample {i}"))?;
+        let p = &self.segments[r.segment].data[r.start..r.end];
+        let raw_len = p
+            .get(..4)
+            .and_then(|b| b.try_into().ok())
+            .map(u32::from_le_bytes)
+            .ok_or_else(|| anyhow!("short sample record"))?;
+        Ok((p, raw_len))
+    }
+
+    /// Decodes sample `i` (keyframe plus at most one delta).
+    pub fn decode(&self, i: usize, dec: &mut Decoder) -> Result<Sample> {
+        let (p, raw_len) = self.payload(i)?;
+        let r = &self.samples[i];
+        let json = if r.is_key {
+            zstd::bulk::decompress(&p[4..], raw_len as usize)?
+        } else {
+            if dec.key != Some(r.key) {
+                let (kp, klen) = self.payload(r.key)?;
+                let kjson = zstd::bulk::decompress(&kp[4..], klen as usize)?;
+                dec.dict = Some(zstd::bulk::Decompressor::with_dictionary(&kjson)?);
+                dec.key = Some(r.key);
+            }
+            let d = dec
+                .dict
+                .as_mut()
+                .ok_or_else(|| anyhow!("no keyframe dictionary"))?;
+            d.decompress(p.get(12..).unwrap_or_default(), raw_len as usize)?
+        };
+        serde_json::from_slice(&json).context("sample record does not hold a perftop sample")
+    }
+}

@@ -1,0 +1,403 @@
+//! Writing recordings: the frame encoder ([`Writer`], over any `io::Write` so tests can simulate a
+//! full disk) and the segmented file recorder ([`Recorder`]) with size/age retention.
+
+use super::format::{
+    encode_frame, Action, Gap, Header, RecordType, DEFAULT_KEYFRAME_EVERY, FILE_MAGIC,
+    FORMAT_VERSION, ZSTD_LEVEL,
+};
+use crate::sample::{Sample, SAMPLE_VERSION};
+use anyhow::{Context, Result};
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// The keyframe deltas are compressed against.
+struct Key {
+    offset: u64,
+    comp: zstd::bulk::Compressor<'static>,
+}
+
+/// Encodes samples, gaps and actions as frames. Every frame goes out in one `write_all` and a
+/// flush, so a killed process leaves at most one torn frame at the tail. After a failed write
+/// the writer refuses further writes (the tail may be torn; a new segment is the way on).
+pub struct Writer<W: Write> {
+    out: W,
+    pos: u64,
+    keyframe_every: u32,
+    since_key: u32,
+    key: Option<Key>,
+    plain: zstd::bulk::Compressor<'static>,
+    buf: Vec<u8>,
+    failed: bool,
+    samples: u64,
+}
+
+/// Monotonic clock in ns (CLOCK_MONOTONIC).
+pub fn mono_ns() -> u64 {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    u64::try_from(ts.tv_sec)
+        .unwrap_or(0)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(u64::try_from(ts.tv_nsec).unwrap_or(0))
+}
+
+/// Wall clock in ms since the Unix epoch.
+pub fn wall_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// A header describing the host a sample came from.
+pub fn header_for(s: &Sample, interval: Duration, segment: u32) -> Header {
+    Header {
+        format_version: FORMAT_VERSION,
+        perftop_version: env!("CARGO_PKG_VERSION").to_string(),
+        sample_version: SAMPLE_VERSION,
+        hostname: s.host.hostname.clone(),
+        kernel: s.host.kernel_version.clone().or(s.host.kernel.clone()),
+        cpus: s.cpu.cpus.len(),
+        nodes: s.nodes.len(),
+        disks: s.disks.iter().map(|d| d.name.clone()).collect(),
+        nics: s.net.devices.iter().map(|d| d.name.clone()).collect(),
+        cpu_model: s.host.cpu_model.clone(),
+        interval_ms: u64::try_from(interval.as_millis()).unwrap_or(u64::MAX),
+        keyframe_every: DEFAULT_KEYFRAME_EVERY,
+        segment,
+        created_wall_ms: wall_ms(),
+    }
+}
+
+impl<W: Write> Writer<W> {
+    /// Writes the file magic and the header frame.
+    pub fn new(out: W, header: &Header) -> io::Result<Writer<W>> {
+        let mut w = Writer {
+            out,
+            pos: 0,
+            keyframe_every: header.keyframe_every.max(1),
+            since_key: 0,
+            key: None,
+            plain: zstd::bulk::Compressor::new(ZSTD_LEVEL)?,
+            buf: Vec::with_capacity(4096),
+            failed: false,
+            samples: 0,
+        };
+        let json = serde_json::to_vec(header).map_err(io::Error::other)?;
+        w.buf.clear();
+        w.buf.extend_from_slice(&FILE_MAGIC);
+        encode_frame(
+            &mut w.buf,
+            RecordType::Header,
+            header.created_wall_ms,
+            mono_ns(),
+            &json,
+        );
+        w.emit()?;
+        Ok(w)
+    }
+
+    fn emit(&mut self) -> io::Result<()> {
+        if self.failed {
+            return Err(io::Error::other(
+                "recording stopped after an earlier write error",
+            ));
+        }
+        let r = self
+            .out
+            .write_all(&self.buf)
+            .and_then(|()| self.out.flush());
+        match r {
+            Ok(()) => {
+                self.pos += self.buf.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                self.failed = true;
+                Err(e)
+            }
+        }
+    }
+
+    /// Appends one sample: a keyframe every `keyframe_every` samples, a delta otherwise.
+    /// Returns the bytes written.
+    pub fn sample(&mut self, s: &Sample, mono_ns: u64) -> io::Result<usize> {
+        let json = serde_json::to_vec(s).map_err(io::Error::other)?;
+        let raw_len = u32::try_from(json.len()).map_err(io::Error::other)?;
+        let mut payload = Vec::with_capacity(json.len() / 4 + 16);
+        payload.extend_from_slice(&raw_len.to_le_bytes());
+        let kind = match &mut self.key {
+            Some(key) if self.since_key < self.keyframe_every => {
+                payload.extend_from_slice(&key.offset.to_le_bytes());
+                payload.extend_from_slice(&key.comp.compress(&json)?);
+                self.since_key += 1;
+                RecordType::Delta
+            }
+            _ => {
+                payload.extend_from_slice(&self.plain.compress(&json)?);
+                RecordType::Keyframe
+            }
+        };
+        let offset = self.pos;
+        self.buf.clear();
+        encode_frame(&mut self.buf, kind, s.time.wall_ms, mono_ns, &payload);
+        self.emit()?;
+        if kind == RecordType::Keyframe {
+            self.key = Some(Key {
+                offset,
+                comp: zstd::bulk::Compressor::with_dictionary(ZSTD_LEVEL, &json)?,
+            });
+            self.since_key = 1;
+        }
+        self.samples += 1;
+        Ok(self.buf.len())
+    }
+
+    /// Appends a gap/restart marker.
+    pub fn gap(&mut self, g: &Gap, wall_ms: i64, mono_ns: u64) -> io::Result<()> {
+        let json = serde_json::to_vec(g).map_err(io::Error::other)?;
+        self.buf.clear();
+        encode_frame(&mut self.buf, RecordType::Gap, wall_ms, mono_ns, &json);
+        self.emit()
+    }
+
+    /// Appends an action record (a tweak applied or undone).
+    pub fn action(&mut self, a: &Action, wall_ms: i64, mono_ns: u64) -> io::Result<()> {
+        let json = serde_json::to_vec(a).map_err(io::Error::other)?;
+        self.buf.clear();
+        encode_frame(&mut self.buf, RecordType::Action, wall_ms, mono_ns, &json);
+        self.emit()
+    }
+
+    /// Bytes written so far (file magic included).
+    pub fn bytes(&self) -> u64 {
+        self.pos
+    }
+
+    /// Samples written so far.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    pub fn get_ref(&self) -> &W {
+        &self.out
+    }
+
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+/// Segment `n` of the recording at `base`: `base` itself for 0, `base.N` after.
+pub fn segment_path(base: &Path, n: u32) -> PathBuf {
+    if n == 0 {
+        return base.to_path_buf();
+    }
+    let mut s = base.as_os_str().to_os_string();
+    s.push(format!(".{n}"));
+    PathBuf::from(s)
+}
+
+/// The existing segments of the recording at `base`, by number.
+pub fn list_segments(base: &Path) -> Vec<(u32, PathBuf)> {
+    let Some(name) = base.file_name().and_then(|n| n.to_str()) else {
+        return Vec::new();
+    };
+    let dir = match base.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(&dir) {
+        for e in rd.flatten() {
+            let f = e.file_name();
+            let Some(f) = f.to_str() else { continue };
+            let n = if f == name {
+                Some(0)
+            } else {
+                f.strip_prefix(name)
+                    .and_then(|r| r.strip_prefix('.'))
+                    .filter(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
+                    .and_then(|r| r.parse::<u32>().ok())
+            };
+            if let Some(n) = n {
+                out.push((n, segment_path(base, n)));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Where and how much to keep.
+#[derive(Debug, Clone, Default)]
+pub struct Retention {
+    /// Total bytes over all segments; the oldest segments go first.
+    pub max_size: Option<u64>,
+    /// Segments whose last write is older than this are deleted.
+    pub max_age: Option<Duration>,
+}
+
+impl Retention {
+    /// Size at which the recorder starts a new segment.
+    pub fn segment_limit(&self) -> Option<u64> {
+        match (self.max_size, self.max_age) {
+            (Some(m), _) => Some((m / 4).max(64 * 1024)),
+            (None, Some(_)) => Some(16 << 20),
+            (None, None) => None,
+        }
+    }
+}
+
+/// Writes samples to segment files `base`, `base.1`, ... A recorder started on an existing
+/// recording opens a new segment (it never appends to a possibly torn file); with retention it
+/// also rolls over to a new segment when the current one is full and deletes old segments.
+pub struct Recorder {
+    base: PathBuf,
+    segment: u32,
+    writer: Writer<File>,
+    retention: Retention,
+    interval: Duration,
+    last_sync_ms: i64,
+    /// Total samples and bytes written by this recorder (all segments).
+    pub samples: u64,
+    pub bytes: u64,
+}
+
+fn create_segment(base: &Path, n: u32) -> Result<(File, PathBuf)> {
+    let path = segment_path(base, n);
+    let f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .with_context(|| format!("creating {}", path.display()))?;
+    Ok((f, path))
+}
+
+/// True for the errors a full disk or an exceeded file size limit give.
+pub fn is_disk_full(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(28) | Some(27) | Some(122))
+        || e.kind() == io::ErrorKind::StorageFull
+        || e.kind() == io::ErrorKind::FileTooLarge
+        || e.kind() == io::ErrorKind::QuotaExceeded
+}
+
+impl Recorder {
+    /// Opens a new segment after any existing ones and writes its header and a `start` marker.
+    pub fn create(
+        base: &Path,
+        first: &Sample,
+        interval: Duration,
+        retention: Retention,
+    ) -> Result<Recorder> {
+        let segment = list_segments(base).last().map_or(0, |(n, _)| n + 1);
+        let (file, _) = create_segment(base, segment)?;
+        let header = header_for(first, interval, segment);
+        let mut writer =
+            Writer::new(file, &header).with_context(|| format!("writing {}", base.display()))?;
+        writer
+            .gap(
+                &Gap {
+                    reason: "start".into(),
+                    detail: (segment > 0).then(|| "recorder restarted: new segment".to_string()),
+                },
+                wall_ms(),
+                mono_ns(),
+            )
+            .with_context(|| format!("writing {}", base.display()))?;
+        let mut r = Recorder {
+            base: base.to_path_buf(),
+            segment,
+            bytes: writer.bytes(),
+            writer,
+            retention,
+            interval,
+            last_sync_ms: wall_ms(),
+            samples: 0,
+        };
+        r.apply_retention();
+        Ok(r)
+    }
+
+    /// The file being written now.
+    pub fn current_path(&self) -> PathBuf {
+        segment_path(&self.base, self.segment)
+    }
+
+    pub fn sample(&mut self, s: &Sample) -> io::Result<()> {
+        if self
+            .retention
+            .segment_limit()
+            .is_some_and(|lim| self.writer.bytes() >= lim)
+        {
+            self.rotate(s)?;
+        }
+        let before = self.writer.bytes();
+        self.writer.sample(s, mono_ns())?;
+        self.bytes += self.writer.bytes() - before;
+        self.samples += 1;
+        // Keyframes are the recovery points: make them durable about once a minute.
+        let now = wall_ms();
+        if now - self.last_sync_ms >= 60_000 {
+            self.last_sync_ms = now;
+            self.writer.get_ref().sync_data()?;
+        }
+        Ok(())
+    }
+
+    pub fn action(&mut self, a: &Action) -> io::Result<()> {
+        self.writer.action(a, wall_ms(), mono_ns())
+    }
+
+    fn rotate(&mut self, s: &Sample) -> io::Result<()> {
+        self.writer.get_ref().sync_data()?;
+        let n = self.segment + 1;
+        let (file, _) = create_segment(&self.base, n).map_err(io::Error::other)?;
+        let header = header_for(s, self.interval, n);
+        let w = Writer::new(file, &header)?;
+        self.bytes += w.bytes();
+        self.writer = w;
+        self.segment = n;
+        self.apply_retention();
+        Ok(())
+    }
+
+    /// Deletes the oldest segments (never the current one) past the size or age limit.
+    pub fn apply_retention(&mut self) {
+        let segs = list_segments(&self.base);
+        let now = SystemTime::now();
+        let mut sized: Vec<(u32, PathBuf, u64, Option<SystemTime>)> = segs
+            .into_iter()
+            .filter_map(|(n, p)| {
+                let m = std::fs::metadata(&p).ok()?;
+                Some((n, p, m.len(), m.modified().ok()))
+            })
+            .collect();
+        let mut total: u64 = sized.iter().map(|s| s.2).sum();
+        sized.retain(|s| s.0 != self.segment);
+        for (_, p, len, mtime) in sized {
+            let too_big = self.retention.max_size.is_some_and(|m| total > m);
+            let too_old = match (self.retention.max_age, mtime) {
+                (Some(age), Some(t)) => now.duration_since(t).is_ok_and(|d| d > age),
+                _ => false,
+            };
+            if (too_big || too_old) && std::fs::remove_file(&p).is_ok() {
+                total = total.saturating_sub(len);
+            }
+        }
+    }
+
+    /// Writes a `stop` marker and makes the file durable.
+    pub fn finish(mut self, reason: &str) -> io::Result<()> {
+        self.writer.gap(
+            &Gap {
+                reason: reason.into(),
+                detail: None,
+            },
+            wall_ms(),
+            mono_ns(),
+        )?;
+        self.writer.get_ref().sync_all()
+    }
+}
