@@ -76,7 +76,7 @@ pub struct TrendPoint {
 pub const INTERVALS_MS: [u64; 9] = [250, 500, 1000, 2000, 3000, 5000, 10_000, 30_000, 60_000];
 
 pub struct App {
-    pub history: VecDeque<Sample>,
+    pub history: super::ring::SampleRing,
     pub capacity: usize,
     /// The ring lost its oldest samples, so its first entry has no predecessor to derive from.
     pub trimmed: bool,
@@ -110,7 +110,10 @@ impl App {
     pub fn new(interval: Duration, keep: Duration) -> App {
         let capacity = (keep.as_secs_f64() / interval.as_secs_f64().max(0.25)).ceil() as usize;
         App {
-            history: VecDeque::new(),
+            history: super::ring::SampleRing::new(
+                capacity.clamp(2, 100_000),
+                super::ring::DEFAULT_BUDGET_BYTES,
+            ),
             capacity: capacity.clamp(2, 100_000),
             trimmed: false,
             view: None,
@@ -143,21 +146,19 @@ impl App {
 
     /// Adds a new sample. While paused or stepping back the view stays where it is.
     pub fn push_sample(&mut self, s: Sample) {
-        self.history.push_back(s);
-        while self.history.len() > self.capacity {
-            self.history.pop_front();
+        let prev = self.history.take_newest();
+        let dropped = self.history.push(s);
+        if dropped > 0 {
             self.trimmed = true;
             if let Some(v) = self.view.as_mut() {
-                *v = v.saturating_sub(1).max(1);
+                *v = v.saturating_sub(dropped).max(1);
             }
         }
+        let Some(cur) = self.history.newest() else {
+            return;
+        };
         // The tracker follows the live sequence even while the view is paused on the past.
-        let n = self.history.len();
-        let latest = derive_with(
-            n.checked_sub(2).and_then(|p| self.history.get(p)),
-            &self.history[n - 1],
-            &self.thresholds,
-        );
+        let latest = derive_with(prev.as_ref(), cur, &self.thresholds);
         self.active_findings = self.tracker.update(&latest);
         if !self.paused {
             self.view = None;
@@ -207,7 +208,7 @@ impl App {
         self.derived = self
             .history
             .get(i)
-            .map(|cur| derive_with(prev, cur, &self.thresholds));
+            .map(|cur| derive_with(prev.as_ref(), &cur, &self.thresholds));
     }
 
     /// "LIVE", "PAUSED" or "HISTORY -12s".

@@ -288,15 +288,28 @@ pub fn footer_hints() -> Vec<(String, &'static str)> {
         .collect()
 }
 
-/// Help screen rows: keys and description, grouped by context.
+/// Help screen rows: keys and description, in table order. The six pane-focus keys share one
+/// row so the whole screen fits in 80x24.
 pub fn help_rows() -> Vec<(String, &'static str)> {
-    KEYMAP
-        .iter()
-        .map(|bnd| {
-            let keys: Vec<String> = bnd.keys.iter().map(|k| k.label()).collect();
-            (keys.join(" "), bnd.description)
-        })
-        .collect()
+    let mut rows: Vec<(String, &'static str)> = Vec::new();
+    for bnd in KEYMAP {
+        let keys: Vec<String> = bnd.keys.iter().map(|k| k.label()).collect();
+        if let Action::Focus(i) = bnd.action {
+            if i > 0 {
+                if let Some(last) = rows.last_mut() {
+                    last.0.push_str(&keys.join(" "));
+                }
+                continue;
+            }
+            rows.push((
+                keys.join(" "),
+                "focus CPU, NUMA, HugePages, Dirty, Disks, Softirq",
+            ));
+            continue;
+        }
+        rows.push((keys.join(" "), bnd.description));
+    }
+    rows
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ pub mod app;
 pub mod keymap;
 pub mod panes;
 pub mod render;
+pub mod ring;
 pub mod selfcost;
 pub mod term;
 pub mod theme;

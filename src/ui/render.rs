@@ -231,7 +231,7 @@ fn header(
     second.push(span(app.privilege.clone(), t.dim));
     if let (Some(cpu), Some(rss)) = (app.self_cost.cpu_pct, app.self_cost.rss_kb) {
         second.push(span(
-            format!("  perftop {cpu:.1}% {}", crate::text::fmt::kb(Some(rss))),
+            format!("  perftop {cpu:.2}% {}", crate::text::fmt::kb(Some(rss))),
             t.dim,
         ));
     }

@@ -97,7 +97,15 @@ pub fn restore() {
     if ACTIVE.swap(false, Ordering::SeqCst) {
         let mut out = io::stdout();
         let _ = out.write_all(END_SYNC);
-        let _ = execute!(out, LeaveAlternateScreen, cursor::Show);
+        // Clear the alternate screen first: some terminals (tmux 3.3 after a resize) otherwise
+        // leave dashboard lines on the normal screen.
+        let _ = execute!(
+            out,
+            terminal::Clear(terminal::ClearType::All),
+            cursor::MoveTo(0, 0),
+            LeaveAlternateScreen,
+            cursor::Show
+        );
         let _ = terminal::disable_raw_mode();
     }
 }

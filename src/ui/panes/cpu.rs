@@ -112,6 +112,8 @@ pub fn body(v: &View) -> Vec<Line<'static>> {
         cells
     };
     let mut lines = vec![header_line(&cols, v.width, t)];
+    let all_online = v.d.cpus.iter().filter(|c| c.online).count();
+    lines.extend(v.filtered_out(online.len(), all_online));
     let small = online.len() <= 16 || v.detail;
     if small {
         let mut list = online.clone();

@@ -55,6 +55,7 @@ pub fn body(v: &View) -> Vec<Line<'static>> {
         lcol("Device", 9),
         col("r/s", 6),
         col("w/s", 6),
+        col("d/s", 6),
         col("rkB/s", 7),
         col("wkB/s", 7),
         col("r_await", 7),
@@ -71,7 +72,6 @@ pub fn body(v: &View) -> Vec<Line<'static>> {
             ("%wrqm", 5),
             ("rareq-sz", 8),
             ("wareq-sz", 8),
-            ("d/s", 6),
             ("dkB/s", 7),
             ("d_await", 7),
             ("f/s", 6),
@@ -97,12 +97,19 @@ pub fn body(v: &View) -> Vec<Line<'static>> {
         list.sort_by(|a, b| b.aqu_sz.unwrap_or(0.0).total_cmp(&a.aqu_sz.unwrap_or(0.0)));
     }
     let mut lines = vec![header_line(&cols, v.width, t)];
+    let devices =
+        v.d.disks
+            .iter()
+            .filter(|m| v.detail || !m.partition)
+            .count();
+    lines.extend(v.filtered_out(all, devices));
     for m in &list {
         let util = num(m.util, 1);
         let mut cells = vec![
             (label(m), if m.partition { t.dim } else { t.text }),
             (num_fit(m.r_s, 1, 6), t.text),
             (num_fit(m.w_s, 1, 6), t.text),
+            (num_fit(m.d_s, 1, 6), t.text),
             (num_fit(m.rkb_s, 1, 7), t.text),
             (num_fit(m.wkb_s, 1, 7), t.text),
             (num_fit(m.r_await, 2, 7), t.level(m.r_await, 20.0, 100.0)),
@@ -122,7 +129,6 @@ pub fn body(v: &View) -> Vec<Line<'static>> {
                 (m.wrqm, 1),
                 (m.rareq_sz, 1),
                 (m.wareq_sz, 1),
-                (m.d_s, 1),
                 (m.dkb_s, 1),
                 (m.d_await, 2),
                 (m.f_s, 1),

@@ -34,6 +34,16 @@ impl View<'_> {
                 .contains(&self.app.filter.to_ascii_lowercase())
     }
 
+    /// A note for a table whose rows the filter hid entirely.
+    pub fn filtered_out(&self, shown: usize, total: usize) -> Option<Line<'static>> {
+        (shown == 0 && total > 0 && !self.app.filter.is_empty()).then(|| {
+            note(
+                format!("  no row matches filter {:?} (Esc clears)", self.app.filter),
+                self.theme,
+            )
+        })
+    }
+
     pub fn by_name(&self) -> bool {
         self.app.sort == SortKey::Name
     }

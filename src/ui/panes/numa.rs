@@ -77,6 +77,7 @@ pub fn body(v: &View) -> Vec<Line<'static>> {
         });
     }
     let mut lines = vec![header_line(&cols, v.width, t)];
+    lines.extend(v.filtered_out(nodes.len(), v.d.nodes.len()));
     for n in nodes {
         let cpus = if n.cpus.is_empty() {
             "(none)".to_string()

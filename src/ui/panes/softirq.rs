@@ -98,6 +98,8 @@ pub fn body(v: &View) -> Vec<Line<'static>> {
     }
     let limit = if v.detail { usize::MAX } else { 8 };
     let mut lines = vec![header_line(&cols, v.width, t)];
+    let all_online = v.d.softirq_cpus.iter().filter(|c| c.online).count();
+    lines.extend(v.filtered_out(cpus.len(), all_online));
     for c in cpus.iter().take(limit) {
         lines.push(row_line(
             &cols,
@@ -146,10 +148,12 @@ fn queues(v: &View, lines: &mut Vec<Line<'static>>) {
             .filter(|q| v.keep(&q.name) || v.keep(&q.device))
             .collect();
     if q.is_empty() {
-        lines.push(note(
-            "  no per-queue IRQs recognised in /proc/interrupts",
-            t,
-        ));
+        let why = if v.d.irq_queues.is_empty() {
+            "  no per-queue IRQs recognised in /proc/interrupts".to_string()
+        } else {
+            format!("  no queue matches filter {:?}", v.app.filter)
+        };
+        lines.push(note(why, t));
         return;
     }
     if v.by_name() {
