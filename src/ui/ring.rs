@@ -17,6 +17,9 @@ pub struct SampleRing {
     newest: Option<Sample>,
     /// Samples dropped from the front so far (the first kept one has no predecessor).
     pub dropped: u64,
+    /// Reused compression context and JSON buffer: one sample costs no allocations of its own.
+    compressor: Option<zstd::bulk::Compressor<'static>>,
+    json: Vec<u8>,
 }
 
 impl SampleRing {
@@ -28,6 +31,8 @@ impl SampleRing {
             budget,
             newest: None,
             dropped: 0,
+            compressor: zstd::bulk::Compressor::new(1).ok(),
+            json: Vec::new(),
         }
     }
 
@@ -47,10 +52,14 @@ impl SampleRing {
     pub fn push(&mut self, s: Sample) -> usize {
         // Encoding cannot fail for our own types; if it ever did, the sample is still shown
         // live (newest) and simply not kept for stepping back.
-        let frame = serde_json::to_vec(&s)
-            .ok()
-            .and_then(|json| zstd::bulk::compress(&json, 1).ok())
-            .unwrap_or_default();
+        self.json.clear();
+        let frame = match (
+            serde_json::to_writer(&mut self.json, &s),
+            self.compressor.as_mut(),
+        ) {
+            (Ok(()), Some(c)) => c.compress(&self.json).unwrap_or_default(),
+            _ => Vec::new(),
+        };
         self.bytes += frame.len();
         self.frames.push_back(frame);
         self.newest = Some(s);
