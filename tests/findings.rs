@@ -1078,10 +1078,7 @@ fn batch_prints_a_gauge_finding_after_the_since_boot_report() {
         "the since-boot report has no findings"
     );
     assert_eq!(sections[1].len(), 1, "{out}");
-    assert!(
-        sections[1][0].starts_with("CRIT PageTables"),
-        "{out}"
-    );
+    assert!(sections[1][0].starts_with("CRIT PageTables"), "{out}");
 }
 
 #[test]
