@@ -423,9 +423,17 @@ fn opt(v: Option<u64>) -> String {
     v.map_or_else(|| "-".into(), |v| v.to_string())
 }
 
-/// The dirty gauge as text: `#` dirty, `=` writeback on a scale to a bit past the hard limit,
-/// with `b` (background), `f` (freerun: throttling starts) and `T` (threshold) marks below.
-pub fn dirty_bar(d: &crate::derive::DirtyMetrics, width: usize) -> Option<(String, String)> {
+/// Geometry of the dirty gauge, shared by the text report and the TUI: cells of dirty and of
+/// writeback (stacked) on a scale to a bit past the hard limit, and the marker line with `b`
+/// (background), `f` (freerun: throttling starts) and `T` (threshold).
+pub struct DirtyGauge {
+    pub dirty_cells: usize,
+    pub writeback_cells: usize,
+    pub empty_cells: usize,
+    pub marks: String,
+}
+
+pub fn dirty_gauge(d: &crate::derive::DirtyMetrics, width: usize) -> Option<DirtyGauge> {
     let t = d.threshold_kb? as f64;
     let dirty = d.dirty_kb? as f64;
     let wb = d.writeback_kb.unwrap_or(0) as f64;
@@ -433,22 +441,34 @@ pub fn dirty_bar(d: &crate::derive::DirtyMetrics, width: usize) -> Option<(Strin
     let cell = |v: f64| ((v / scale) * width as f64).round() as usize;
     let nd = cell(dirty).min(width);
     let nw = cell(dirty + wb).min(width).saturating_sub(nd);
-    let mut bar = String::with_capacity(width);
-    bar.push_str(&"#".repeat(nd));
-    bar.push_str(&"=".repeat(nw));
-    bar.push_str(&".".repeat(width - nd - nw));
     let mut marks = vec![' '; width];
     for (v, ch) in [
         (d.background_threshold_kb, 'b'),
         (d.freerun_kb, 'f'),
-        (Some(t as u64), 'T'),
+        (d.threshold_kb, 'T'),
     ] {
         if let Some(v) = v {
-            let i = cell(v as f64).min(width.saturating_sub(1));
-            marks[i] = ch;
+            marks[cell(v as f64).min(width.saturating_sub(1))] = ch;
         }
     }
-    Some((bar, marks.into_iter().collect()))
+    Some(DirtyGauge {
+        dirty_cells: nd,
+        writeback_cells: nw,
+        empty_cells: width - nd - nw,
+        marks: marks.into_iter().collect(),
+    })
+}
+
+/// The gauge in ASCII: `#` dirty, `=` writeback, `.` room, and the marker line.
+pub fn dirty_bar(d: &crate::derive::DirtyMetrics, width: usize) -> Option<(String, String)> {
+    let g = dirty_gauge(d, width)?;
+    let bar = format!(
+        "{}{}{}",
+        "#".repeat(g.dirty_cells),
+        "=".repeat(g.writeback_cells),
+        ".".repeat(g.empty_cells)
+    );
+    Some((bar, g.marks))
 }
 
 fn dirty(r: &mut Report, d: &Derived) {

@@ -51,39 +51,19 @@ pub fn headline(v: &View) -> Vec<Span<'static>> {
     s
 }
 
-/// The gauge as styled spans: dirty, then writeback, then empty, scaled to a bit past the limit.
+/// The gauge as styled spans (geometry from `text::dirty_gauge`, shared with `batch`).
 fn gauge(v: &View, width: usize) -> Option<(Line<'static>, Line<'static>)> {
     let t = v.theme;
-    let x = &v.d.dirty;
-    let limit = x.threshold_kb? as f64;
-    let dirty = x.dirty_kb? as f64;
-    let wb = x.writeback_kb.unwrap_or(0) as f64;
-    let scale = (limit * 1.1).max(dirty + wb).max(1.0);
-    let cells = |kb: f64| ((kb / scale) * width as f64).round() as usize;
-    let nd = cells(dirty).min(width);
-    let nw = cells(dirty + wb).min(width).saturating_sub(nd);
+    let g = crate::text::dirty_gauge(&v.d.dirty, width)?;
     let (cd, cw, ce) = t.glyphs.gauge();
     let bar = Line::from(vec![
         span("  ", Style::default()),
-        span(cd.to_string().repeat(nd), t.dirty),
-        span(cw.to_string().repeat(nw), t.writeback),
-        span(ce.to_string().repeat(width - nd - nw), t.dim),
+        span(cd.to_string().repeat(g.dirty_cells), t.dirty),
+        span(cw.to_string().repeat(g.writeback_cells), t.writeback),
+        span(ce.to_string().repeat(g.empty_cells), t.dim),
     ]);
-    let mut marks = vec![' '; width];
-    for (val, ch) in [
-        (x.background_threshold_kb, 'b'),
-        (x.freerun_kb, 'f'),
-        (x.threshold_kb, 'T'),
-    ] {
-        if let Some(val) = val {
-            marks[cells(val as f64).min(width.saturating_sub(1))] = ch;
-        }
-    }
-    let marks: String = marks.into_iter().collect();
-    Some((
-        bar,
-        Line::from(vec![span("  ", Style::default()), span(marks, t.marker)]),
-    ))
+    let marks = Line::from(vec![span("  ", Style::default()), span(g.marks, t.marker)]);
+    Some((bar, marks))
 }
 
 pub fn body(v: &View) -> Vec<Line<'static>> {
