@@ -132,6 +132,39 @@ pub enum Command {
         #[arg(long, default_value_t = 0)]
         tick: u64,
     },
+    /// Safe, reversible kernel tweaks: list, set (preview, journal, rollback), undo.
+    Tweak {
+        #[command(subcommand)]
+        cmd: TweakCmd,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TweakCmd {
+    /// Every knob with its current value, allowed values, and why it is disabled.
+    List,
+    /// Preview, then set KNOB to VALUE (asks on the terminal unless --yes).
+    Set {
+        knob: String,
+        value: String,
+        /// Journal, lock and audit log directory.
+        #[arg(long, default_value = crate::tweak::DEFAULT_STATE_DIR)]
+        state_dir: PathBuf,
+        /// Preview only; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Apply without asking.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Restore the last change from the journal (also after a crash).
+    Undo {
+        #[arg(long, default_value = crate::tweak::DEFAULT_STATE_DIR)]
+        state_dir: PathBuf,
+        /// Restore without asking.
+        #[arg(long)]
+        yes: bool,
+    },
 }
 
 pub fn main() -> ExitCode {
@@ -207,6 +240,7 @@ pub fn run(cli: Cli) -> Result<()> {
             crate::synth::write_host(&output, &spec, tick)
                 .with_context(|| format!("writing synthetic host to {}", output.display()))
         }
+        Some(Command::Tweak { cmd }) => tweak(root, cmd),
         None => crate::ui::run(crate::ui::Options {
             root: {
                 root_check(&root)?;
@@ -223,6 +257,28 @@ pub fn run(cli: Cli) -> Result<()> {
             color: cli.display.color,
             glyphs: cli.display.glyphs,
         }),
+    }
+}
+
+fn tweak(root: Root, cmd: TweakCmd) -> Result<()> {
+    use crate::tweak::{cmd as t, Ctx};
+    root_check(&root)?;
+    match cmd {
+        TweakCmd::List => {
+            let text = t::list(&Ctx::new(root, None));
+            std::io::stdout()
+                .lock()
+                .write_all(text.as_bytes())
+                .context("writing to stdout")
+        }
+        TweakCmd::Set {
+            knob,
+            value,
+            state_dir,
+            dry_run,
+            yes,
+        } => t::set(&Ctx::new(root, Some(state_dir)), &knob, &value, dry_run, yes),
+        TweakCmd::Undo { state_dir, yes } => t::undo(&Ctx::new(root, Some(state_dir)), yes),
     }
 }
 

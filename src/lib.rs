@@ -14,4 +14,5 @@ pub mod sample;
 pub mod source;
 pub mod synth;
 pub mod text;
+pub mod tweak;
 pub mod ui;

@@ -1,0 +1,374 @@
+//! The knob registry: which files each knob writes, which values it accepts, and whether it is
+//! offered here (with the reason and the equivalent shell command when it is not).
+
+use super::{read_value, Ctx};
+use crate::root::Root;
+
+/// One file a knob writes (a policy, a CPU, or a single sysctl).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// `policy0`, `cpu3`, `vm.dirty_ratio`, ...
+    pub label: String,
+    /// Path under the root, e.g. `sys/devices/system/cpu/cpufreq/policy0/scaling_governor`.
+    pub rel: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Allowed {
+    Choices(Vec<String>),
+    Range { min: u64, max: u64 },
+}
+
+#[derive(Debug, Clone)]
+pub struct Knob {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub targets: Vec<Target>,
+    /// Current value per target (`None`: unreadable).
+    pub current: Vec<Option<String>>,
+    /// Files the kernel changes as a side effect (EPP under a governor change, the other half of
+    /// a dirty ratio/bytes pair). Journalled so undo can restore them.
+    pub side: Vec<Target>,
+    pub allowed: Allowed,
+    /// Why the knob is not offered here; `None` when it is.
+    pub disabled: Option<String>,
+    /// Extra information for the preview (e.g. memory pinned by huge pages, per page).
+    pub unit_bytes: Option<u64>,
+}
+
+impl Knob {
+    /// The equivalent shell command for `value` (shown when perftop cannot do it itself).
+    pub fn command(&self, root: &Root, value: &str) -> String {
+        let paths: Vec<String> = self
+            .targets
+            .iter()
+            .map(|t| root.path(&t.rel).display().to_string())
+            .collect();
+        format!("echo {value} | sudo tee {}", paths.join(" "))
+    }
+
+    /// Checks `value` against what the knob allows here.
+    pub fn check_value(&self, value: &str) -> Result<(), String> {
+        match &self.allowed {
+            Allowed::Choices(c) => {
+                if c.iter().any(|x| x == value) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{value:?} is not available for {} (allowed: {})",
+                        self.name,
+                        c.join(", ")
+                    ))
+                }
+            }
+            Allowed::Range { min, max } => match value.parse::<u64>() {
+                Ok(v) if (*min..=*max).contains(&v) => Ok(()),
+                _ => Err(format!(
+                    "{value:?} is outside the bounds of {} ({min}..={max})",
+                    self.name
+                )),
+            },
+        }
+    }
+
+    pub fn allowed_text(&self) -> String {
+        match &self.allowed {
+            Allowed::Choices(c) => c.join(" "),
+            Allowed::Range { min, max } => format!("{min}..={max}"),
+        }
+    }
+
+    /// The current value when every target agrees, else `mixed`.
+    pub fn current_text(&self) -> String {
+        let first = self.current.first().cloned().flatten();
+        if self.current.iter().all(|c| *c == first) {
+            first.unwrap_or_else(|| "?".into())
+        } else {
+            "mixed".into()
+        }
+    }
+}
+
+const CPUFREQ: &str = "sys/devices/system/cpu/cpufreq";
+const CPU: &str = "sys/devices/system/cpu";
+const THP: &str = "sys/kernel/mm/transparent_hugepage";
+
+/// cpufreq policy directories: `policyN/` when present, else the older per-CPU `cpuN/cpufreq/`.
+pub fn policy_dirs(root: &Root) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = root
+        .numbered_entries(CPUFREQ, "policy")
+        .into_iter()
+        .map(|n| (format!("policy{n}"), format!("{CPUFREQ}/policy{n}")))
+        .filter(|(_, d)| root.exists(&format!("{d}/scaling_governor")))
+        .collect();
+    if out.is_empty() {
+        out = root
+            .numbered_entries(CPU, "cpu")
+            .into_iter()
+            .map(|n| (format!("cpu{n}"), format!("{CPU}/cpu{n}/cpufreq")))
+            // A CPU sharing another's policy has a symlink to the owner's directory.
+            .filter(|(_, d)| {
+                !std::fs::symlink_metadata(root.path(d)).is_ok_and(|m| m.is_symlink())
+                    && root.exists(&format!("{d}/scaling_governor"))
+            })
+            .collect();
+    }
+    out
+}
+
+fn words(root: &Root, rel: &str) -> Vec<String> {
+    root.read(rel)
+        .map(|t| {
+            t.split_whitespace()
+                .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Names listed in every target's file (order of the first).
+fn common(lists: Vec<Vec<String>>) -> Vec<String> {
+    let mut it = lists.into_iter();
+    let Some(first) = it.next() else {
+        return Vec::new();
+    };
+    let rest: Vec<Vec<String>> = it.collect();
+    first
+        .into_iter()
+        .filter(|w| rest.iter().all(|l| l.contains(w)))
+        .collect()
+}
+
+fn meminfo_kb(root: &Root, key: &str) -> Option<u64> {
+    let text = root.read("proc/meminfo").ok()?;
+    text.lines().find_map(|l| {
+        let rest = l.strip_prefix(key)?.strip_prefix(':')?;
+        rest.split_whitespace().next()?.parse().ok()
+    })
+}
+
+fn single(
+    ctx: &Ctx,
+    name: &'static str,
+    description: &'static str,
+    rel: &str,
+    allowed: Allowed,
+) -> Knob {
+    let t = Target {
+        label: name.to_string(),
+        rel: rel.to_string(),
+    };
+    Knob {
+        name,
+        description,
+        current: vec![read_value(&ctx.root, rel)],
+        targets: vec![t],
+        side: Vec::new(),
+        allowed,
+        disabled: None,
+        unit_bytes: None,
+    }
+}
+
+fn governor(ctx: &Ctx) -> Knob {
+    let root = &ctx.root;
+    let dirs = policy_dirs(root);
+    let mut lists = Vec::new();
+    let mut targets = Vec::new();
+    let mut side = Vec::new();
+    for (label, dir) in &dirs {
+        let mut avail = words(root, &format!("{dir}/scaling_available_governors"));
+        let driver = root
+            .read_line(&format!("{dir}/scaling_driver"))
+            .unwrap_or_default();
+        if driver == "intel_pstate" || driver.starts_with("amd-pstate") {
+            avail.retain(|g| g == "performance" || g == "powersave");
+        }
+        lists.push(avail);
+        targets.push(Target {
+            label: label.clone(),
+            rel: format!("{dir}/scaling_governor"),
+        });
+        let epp = format!("{dir}/energy_performance_preference");
+        if root.exists(&epp) {
+            side.push(Target {
+                label: label.clone(),
+                rel: epp,
+            });
+        }
+    }
+    let current = targets.iter().map(|t| read_value(root, &t.rel)).collect();
+    Knob {
+        name: "governor",
+        description: "cpufreq governor of every policy (performance: highest P-state)",
+        disabled: targets
+            .is_empty()
+            .then(|| "no cpufreq policies on this host".to_string()),
+        allowed: Allowed::Choices(common(lists)),
+        targets,
+        current,
+        side,
+        unit_bytes: None,
+    }
+}
+
+fn epp(ctx: &Ctx) -> Knob {
+    let root = &ctx.root;
+    let mut lists = Vec::new();
+    let mut targets = Vec::new();
+    let mut performance = false;
+    for (label, dir) in policy_dirs(root) {
+        let rel = format!("{dir}/energy_performance_preference");
+        if !root.exists(&rel) {
+            continue;
+        }
+        lists.push(words(
+            root,
+            &format!("{dir}/energy_performance_available_preferences"),
+        ));
+        performance |= root
+            .read_line(&format!("{dir}/scaling_governor"))
+            .as_deref()
+            == Some("performance");
+        targets.push(Target { label, rel });
+    }
+    let current = targets.iter().map(|t| read_value(root, &t.rel)).collect();
+    let disabled = if targets.is_empty() {
+        Some("no energy_performance_preference on this host".to_string())
+    } else if performance {
+        Some("the driver refuses EPP changes under the performance governor (EBUSY); change the governor first".to_string())
+    } else {
+        None
+    };
+    Knob {
+        name: "epp",
+        description: "energy/performance preference of every policy",
+        disabled,
+        allowed: Allowed::Choices(common(lists)),
+        targets,
+        current,
+        side: Vec::new(),
+        unit_bytes: None,
+    }
+}
+
+fn dirty(ctx: &Ctx, name: &'static str, partner: &'static str, allowed: Allowed) -> Knob {
+    let file = name.trim_start_matches("vm.");
+    let mut k = single(
+        ctx,
+        name,
+        "dirty page cache limit; writing it zeroes its ratio/bytes twin",
+        &format!("proc/sys/vm/{file}"),
+        allowed,
+    );
+    k.side.push(Target {
+        label: partner.to_string(),
+        rel: format!("proc/sys/vm/{}", partner.trim_start_matches("vm.")),
+    });
+    k
+}
+
+/// Every knob perftop knows, with its state on this host.
+pub fn registry(ctx: &Ctx) -> Vec<Knob> {
+    let root = &ctx.root;
+    let total_kb = meminfo_kb(root, "MemTotal").unwrap_or(0);
+    let mut knobs = vec![governor(ctx), epp(ctx)];
+    knobs.push(dirty(
+        ctx,
+        "vm.dirty_ratio",
+        "vm.dirty_bytes",
+        Allowed::Range { min: 1, max: 90 },
+    ));
+    knobs.push(dirty(
+        ctx,
+        "vm.dirty_background_ratio",
+        "vm.dirty_background_bytes",
+        Allowed::Range { min: 1, max: 50 },
+    ));
+    let bytes_max = (total_kb * 1024 / 2).max(1 << 20);
+    knobs.push(dirty(
+        ctx,
+        "vm.dirty_bytes",
+        "vm.dirty_ratio",
+        Allowed::Range {
+            min: 1 << 20,
+            max: bytes_max,
+        },
+    ));
+    knobs.push(dirty(
+        ctx,
+        "vm.dirty_background_bytes",
+        "vm.dirty_background_ratio",
+        Allowed::Range {
+            min: 1 << 20,
+            max: bytes_max,
+        },
+    ));
+    for (name, file) in [("thp.enabled", "enabled"), ("thp.defrag", "defrag")] {
+        let rel = format!("{THP}/{file}");
+        let choices = words(root, &rel);
+        knobs.push(single(
+            ctx,
+            name,
+            "transparent huge pages policy",
+            &rel,
+            Allowed::Choices(choices),
+        ));
+    }
+    // Huge pages: at most what fits in MemAvailable minus a margin (10% of RAM, at least 512 MiB).
+    let page_kb = meminfo_kb(root, "Hugepagesize").unwrap_or(2048).max(1);
+    let avail_kb = meminfo_kb(root, "MemAvailable").unwrap_or(0);
+    let margin_kb = (total_kb / 10).max(512 * 1024);
+    let cur = root.read_u64("proc/sys/vm/nr_hugepages").unwrap_or(0);
+    let mut hp = single(
+        ctx,
+        "vm.nr_hugepages",
+        "persistent huge pages (pins memory)",
+        "proc/sys/vm/nr_hugepages",
+        Allowed::Range {
+            min: 0,
+            max: cur + avail_kb.saturating_sub(margin_kb) / page_kb,
+        },
+    );
+    hp.unit_bytes = Some(page_kb * 1024);
+    knobs.push(hp);
+    for (name, min, max) in [
+        ("net.core.netdev_max_backlog", 1000, 262_144),
+        ("net.core.netdev_budget", 300, 6000),
+        ("net.core.netdev_budget_usecs", 2000, 20_000),
+    ] {
+        let file = name.trim_start_matches("net.core.");
+        knobs.push(single(
+            ctx,
+            name,
+            "NAPI/backlog limit (more packets per softirq round)",
+            &format!("proc/sys/net/core/{file}"),
+            Allowed::Range { min, max },
+        ));
+    }
+    for k in &mut knobs {
+        if k.disabled.is_some() {
+            continue;
+        }
+        if let Some(t) = k.targets.iter().find(|t| !root.exists(&t.rel)) {
+            k.disabled = Some(format!("{} is not present on this host", t.rel));
+        } else if ctx.read_only {
+            k.disabled = Some("read-only mode (--read-only or replay)".into());
+        } else if !ctx.privileged {
+            k.disabled = Some("needs root (or CAP_SYS_ADMIN)".into());
+        } else if matches!(&k.allowed, Allowed::Choices(c) if c.is_empty()) {
+            k.disabled = Some("no value is available for every target".into());
+        }
+    }
+    knobs
+}
+
+/// The named knob, or the list of names in the error.
+pub fn find(ctx: &Ctx, name: &str) -> Result<Knob, String> {
+    let all = registry(ctx);
+    let names: Vec<&str> = all.iter().map(|k| k.name).collect();
+    let joined = names.join(", ");
+    all.into_iter()
+        .find(|k| k.name == name)
+        .ok_or_else(|| format!("unknown knob {name:?} (known: {joined})"))
+}

@@ -1,0 +1,325 @@
+//! Safe tweaks: set/undo round trip, dry run, refusals, rollback on a half-way failure,
+//! undo from the journal after a crash, audit lines.
+
+use perftop::root::Root;
+use perftop::tweak::apply::{self, FsWriter, Writer};
+use perftop::tweak::journal::Journal;
+use perftop::tweak::{plan, Ctx};
+use std::path::Path;
+use std::process::Command;
+
+const GOV: &str = "sys/devices/system/cpu/cpufreq/policy";
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir").flatten() {
+        let p = e.path();
+        let dst = to.join(e.file_name());
+        let ft = e.file_type().expect("file type");
+        if ft.is_symlink() {
+            let target = std::fs::read_link(&p).expect("readlink");
+            std::os::unix::fs::symlink(target, &dst).expect("symlink");
+        } else if ft.is_dir() {
+            copy_dir(&p, &dst);
+        } else {
+            std::fs::copy(&p, &dst).expect("copy");
+        }
+    }
+}
+
+struct Host {
+    _dir: tempfile::TempDir,
+    ctx: Ctx,
+}
+
+fn host(fixture: &str) -> Host {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("root");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(fixture),
+        &root,
+    );
+    let ctx = Ctx {
+        root: Root::new(&root),
+        state_dir: dir.path().join("state"),
+        privileged: true,
+        read_only: false,
+    };
+    Host { _dir: dir, ctx }
+}
+
+fn governors(ctx: &Ctx) -> Vec<String> {
+    (0..4)
+        .map(|i| {
+            ctx.root
+                .read_line(&format!("{GOV}{i}/scaling_governor"))
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+fn snapshot_files(ctx: &Ctx) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for i in 0..4 {
+        for f in ["scaling_governor", "energy_performance_preference"] {
+            let rel = format!("{GOV}{i}/{f}");
+            out.push((rel.clone(), ctx.root.read(&rel).unwrap_or_default()));
+        }
+    }
+    for f in ["dirty_ratio", "dirty_bytes"] {
+        let rel = format!("proc/sys/vm/{f}");
+        out.push((rel.clone(), ctx.root.read(&rel).unwrap_or_default()));
+    }
+    out
+}
+
+#[test]
+fn set_and_undo_round_trip() {
+    let h = host("intel-pstate/t0");
+    let before = snapshot_files(&h.ctx);
+    let p = plan::plan(&h.ctx, "governor", "performance").expect("plan");
+    assert_eq!(p.writes().count(), 3, "policy3 is already performance");
+    let r = apply::apply(&h.ctx, &p, &mut FsWriter).expect("apply");
+    assert!(r.ok(), "{}", r.text());
+    assert_eq!(governors(&h.ctx), vec!["performance"; 4]);
+    let u = apply::undo(&h.ctx, &mut FsWriter).expect("undo");
+    assert!(u.ok(), "{}", u.text());
+    assert_eq!(snapshot_files(&h.ctx), before);
+    // Nothing left to undo.
+    assert!(apply::undo(&h.ctx, &mut FsWriter).is_err());
+}
+
+#[test]
+fn dirty_ratio_pair_round_trip() {
+    let h = host("intel-pstate/t0");
+    let before = snapshot_files(&h.ctx);
+    let p = plan::plan(&h.ctx, "vm.dirty_ratio", "5").expect("plan");
+    assert!(apply::apply(&h.ctx, &p, &mut FsWriter).expect("apply").ok());
+    assert_eq!(
+        h.ctx.root.read_line("proc/sys/vm/dirty_ratio").as_deref(),
+        Some("5")
+    );
+    assert!(apply::undo(&h.ctx, &mut FsWriter).expect("undo").ok());
+    assert_eq!(snapshot_files(&h.ctx), before);
+    assert!(
+        plan::plan(&h.ctx, "vm.dirty_ratio", "95").is_err(),
+        "out of bounds"
+    );
+}
+
+#[test]
+fn dry_run_changes_nothing() {
+    let h = host("intel-pstate/t0");
+    let before = snapshot_files(&h.ctx);
+    let out = Command::new(env!("CARGO_BIN_EXE_perftop"))
+        .args([
+            "tweak",
+            "set",
+            "governor",
+            "performance",
+            "--dry-run",
+            "--root",
+        ])
+        .arg(h.ctx.root.base())
+        .arg("--state-dir")
+        .arg(&h.ctx.state_dir)
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("powersave → performance"), "{text}");
+    assert_eq!(snapshot_files(&h.ctx), before);
+    assert!(!h.ctx.state_dir.join("journal.jsonl").exists());
+}
+
+#[test]
+fn unavailable_value_refused_nothing_changed() {
+    let h = host("intel-pstate/t0");
+    let before = snapshot_files(&h.ctx);
+    // intel_pstate offers only performance and powersave.
+    let e = plan::plan(&h.ctx, "governor", "ondemand").expect_err("refused");
+    assert!(e.reason.contains("not available"), "{e}");
+    let out = Command::new(env!("CARGO_BIN_EXE_perftop"))
+        .args(["tweak", "set", "governor", "schedutil", "--yes", "--root"])
+        .arg(h.ctx.root.base())
+        .arg("--state-dir")
+        .arg(&h.ctx.state_dir)
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    assert_eq!(snapshot_files(&h.ctx), before);
+}
+
+/// Fails the n-th write with EBUSY.
+struct FailAt {
+    n: usize,
+    seen: usize,
+}
+
+impl Writer for FailAt {
+    fn write(&mut self, path: &Path, value: &str) -> std::io::Result<()> {
+        self.seen += 1;
+        if self.seen == self.n {
+            return Err(std::io::Error::from_raw_os_error(16));
+        }
+        FsWriter.write(path, value)
+    }
+}
+
+#[test]
+fn failure_half_way_rolls_back_everything() {
+    let h = host("intel-pstate/t0");
+    let before = snapshot_files(&h.ctx);
+    let p = plan::plan(&h.ctx, "governor", "performance").expect("plan");
+    let r = apply::apply(&h.ctx, &p, &mut FailAt { n: 3, seen: 0 }).expect("apply");
+    assert!(!r.ok());
+    assert_eq!(r.rolled_back.len(), 2);
+    assert!(r.text().contains("busy"), "errno in words: {}", r.text());
+    assert_eq!(snapshot_files(&h.ctx), before);
+    // Rolled back: nothing to undo.
+    assert!(apply::undo(&h.ctx, &mut FsWriter).is_err());
+    let audit = std::fs::read_to_string(h.ctx.state_dir.join("audit.jsonl")).expect("audit");
+    assert!(audit.contains("\"action\":\"rollback\""));
+}
+
+#[test]
+fn target_changed_since_preview_refused_before_any_write() {
+    let h2 = host("intel-pstate/t0");
+    // policy2's governor file becomes a directory: the third write fails with EISDIR.
+    let p = plan::plan(&h2.ctx, "governor", "performance").expect("plan");
+    let rel = format!("{GOV}2/scaling_governor");
+    let path = h2.ctx.root.path(&rel);
+    std::fs::remove_file(&path).expect("rm");
+    std::fs::create_dir(&path).expect("mkdir");
+    let before = snapshot_files(&h2.ctx);
+    let r = apply::apply(&h2.ctx, &p, &mut FsWriter);
+    // The preview saw powersave there; apply re-checks and refuses before writing anything.
+    assert!(r.is_err());
+    assert_eq!(snapshot_files(&h2.ctx), before);
+}
+
+#[test]
+fn non_root_refused_with_reason_and_command() {
+    let mut h = host("intel-pstate/t0");
+    h.ctx.privileged = false;
+    let before = snapshot_files(&h.ctx);
+    let e = plan::plan(&h.ctx, "governor", "performance").expect_err("refused");
+    assert!(e.reason.contains("needs root"), "{e}");
+    let cmd = e.command.expect("command");
+    assert!(cmd.starts_with("echo performance | sudo tee "), "{cmd}");
+    assert!(cmd.contains("policy0/scaling_governor"));
+    assert_eq!(snapshot_files(&h.ctx), before);
+    h.ctx.privileged = true;
+    h.ctx.read_only = true;
+    let e = plan::plan(&h.ctx, "governor", "performance").expect_err("read-only");
+    assert!(e.reason.contains("read-only"), "{e}");
+}
+
+#[test]
+fn undo_after_crash_from_journal_alone() {
+    let h = host("intel-pstate/t0");
+    let before = snapshot_files(&h.ctx);
+    let p = plan::plan(&h.ctx, "governor", "performance").expect("plan");
+    // Crash after the journal entry and two of three writes: no status record follows.
+    Journal::new(&h.ctx.state_dir).begin(&p).expect("journal");
+    for c in p.writes().take(2) {
+        FsWriter
+            .write(&h.ctx.root.path(&c.rel), &c.new)
+            .expect("write");
+    }
+    assert_ne!(snapshot_files(&h.ctx), before);
+    // A fresh process: the CLI, with the journal alone.
+    let out = Command::new(env!("CARGO_BIN_EXE_perftop"))
+        .args(["tweak", "undo", "--yes", "--root"])
+        .arg(h.ctx.root.base())
+        .arg("--state-dir")
+        .arg(&h.ctx.state_dir)
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(snapshot_files(&h.ctx), before);
+}
+
+#[test]
+fn undo_warns_when_changed_by_someone_else() {
+    let h = host("intel-pstate/t0");
+    let p = plan::plan(&h.ctx, "thp.enabled", "madvise").expect("plan");
+    assert!(apply::apply(&h.ctx, &p, &mut FsWriter).expect("apply").ok());
+    let rel = "sys/kernel/mm/transparent_hugepage/enabled";
+    std::fs::write(h.ctx.root.path(rel), "always madvise [never]\n").expect("write");
+    let (_, _, warnings) = apply::undo_preview(&h.ctx).expect("preview").expect("some");
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("someone else"));
+}
+
+#[test]
+fn audit_line_per_action() {
+    let h = host("intel-pstate/t0");
+    std::env::set_var("SUDO_USER", "alice");
+    let p = plan::plan(&h.ctx, "vm.dirty_background_ratio", "5").expect("plan");
+    apply::apply(&h.ctx, &p, &mut FsWriter).expect("apply");
+    apply::undo(&h.ctx, &mut FsWriter).expect("undo");
+    let audit = std::fs::read_to_string(h.ctx.state_dir.join("audit.jsonl")).expect("audit");
+    let lines: Vec<serde_json::Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["action"], "apply");
+    assert_eq!(lines[1]["action"], "undo");
+    assert_eq!(lines[0]["knob"], "vm.dirty_background_ratio");
+    assert_eq!(lines[0]["sudo_user"], "alice");
+    assert_eq!(lines[0]["targets"][0]["before"], "10");
+    assert_eq!(lines[0]["targets"][0]["after"], "5");
+    assert!(lines[0]["uid"].is_number() && lines[0]["time"].is_number());
+    assert!(lines[0].get("ssh_connection").is_some());
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(h.ctx.state_dir.join("journal.jsonl"))
+        .expect("journal")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
+
+#[test]
+fn lock_keeps_a_second_instance_out() {
+    let h = host("intel-pstate/t0");
+    let j = Journal::new(&h.ctx.state_dir);
+    let _held = j.lock().expect("lock");
+    let p = plan::plan(&h.ctx, "governor", "performance").expect("plan");
+    let e = apply::apply(&h.ctx, &p, &mut FsWriter).expect_err("locked");
+    assert!(e.to_string().contains("another perftop"), "{e}");
+}
+
+#[test]
+fn older_per_cpu_layout_round_trip() {
+    let h = host("intel-pstate/t0");
+    let root = h.ctx.root.base().to_path_buf();
+    let cpu = root.join("sys/devices/system/cpu");
+    for i in 0..4 {
+        let link = cpu.join(format!("cpu{i}/cpufreq"));
+        let _ = std::fs::remove_file(&link);
+        let _ = std::fs::remove_dir_all(&link);
+        std::fs::rename(cpu.join(format!("cpufreq/policy{i}")), &link).expect("move");
+    }
+    let p = plan::plan(&h.ctx, "governor", "performance").expect("plan");
+    assert_eq!(
+        p.writes().map(|c| c.label.as_str()).collect::<Vec<_>>(),
+        ["cpu0", "cpu1", "cpu2"]
+    );
+    assert!(apply::apply(&h.ctx, &p, &mut FsWriter).expect("apply").ok());
+    assert!(apply::undo(&h.ctx, &mut FsWriter).expect("undo").ok());
+    let gov = h
+        .ctx
+        .root
+        .read_line("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+    assert_eq!(gov.as_deref(), Some("powersave"));
+    let text = perftop::tweak::cmd::list(&h.ctx);
+    assert!(text.contains("governor"), "{text}");
+}
