@@ -23,6 +23,7 @@ pub mod cmd;
 pub mod journal;
 pub mod knob;
 pub mod plan;
+pub mod ui;
 
 use crate::root::Root;
 use std::path::PathBuf;

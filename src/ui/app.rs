@@ -103,6 +103,8 @@ pub struct App {
     pub thresholds: Thresholds,
     /// perftop's own CPU% and RSS (live mode only).
     pub self_cost: super::selfcost::SelfCost,
+    /// Safe tweaks: context (None: disabled) and the open confirm/chooser/menu dialog.
+    pub tweaks: crate::tweak::ui::TweakState,
 }
 
 impl App {
@@ -135,6 +137,7 @@ impl App {
             active_findings: Vec::new(),
             thresholds: Thresholds::default(),
             self_cost: super::selfcost::SelfCost::default(),
+            tweaks: Default::default(),
         }
     }
 
@@ -226,6 +229,10 @@ impl App {
     pub fn key(&mut self, ev: KeyEvent) -> Effect {
         if self.filter_editing {
             return self.filter_key(ev);
+        }
+        if self.tweaks.dialog.is_some() {
+            self.status = self.tweaks.key(ev);
+            return Effect::Redraw;
         }
         let Some(key) = Key::from_event(&ev) else {
             return Effect::None;
@@ -327,6 +334,9 @@ impl App {
             Action::StepBack | Action::Oldest | Action::StepForward | Action::Latest => {
                 self.step(a);
             }
+            Action::GovernorToggle => self.status = self.tweaks.governor_toggle(),
+            Action::TweakMenu => self.status = self.tweaks.menu(),
+            Action::TweakUndo => self.status = self.tweaks.undo(),
         }
         Effect::Redraw
     }

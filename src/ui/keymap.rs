@@ -24,6 +24,10 @@ pub enum Action {
     Latest,
     Repaint,
     Suspend,
+    /// Safe tweaks (src/tweak): toggle the governor to/from performance, the knob menu, undo.
+    GovernorToggle,
+    TweakMenu,
+    TweakUndo,
 }
 
 /// Where a binding applies. `Any` bindings work everywhere, including the help screen.
@@ -105,7 +109,7 @@ const fn b(
 use Context::*;
 use Key::*;
 
-/// Every key perftop answers to. g, a, u, R, b, j and J are kept free for tweaks and recording.
+/// Every key perftop answers to. g, a, u are the tweak keys; R, b, j and J are kept free for recording.
 pub const KEYMAP: &[Binding] = &[
     b(
         Any,
@@ -269,6 +273,27 @@ pub const KEYMAP: &[Binding] = &[
         None,
     ),
     b(History, &[End], Action::Latest, "back to live", None),
+    b(
+        Dashboard,
+        &[Char('g')],
+        Action::GovernorToggle,
+        "governor: performance <-> previous (preview, y applies)",
+        None,
+    ),
+    b(
+        Dashboard,
+        &[Char('a')],
+        Action::TweakMenu,
+        "tweaks menu: knobs and why some are disabled",
+        None,
+    ),
+    b(
+        Dashboard,
+        &[Char('u')],
+        Action::TweakUndo,
+        "undo the last tweak (preview, y restores)",
+        None,
+    ),
 ];
 
 /// The action bound to `key` in a context (`Any` bindings match everywhere).
@@ -294,6 +319,16 @@ pub fn help_rows() -> Vec<(String, &'static str)> {
     let mut rows: Vec<(String, &'static str)> = Vec::new();
     for bnd in KEYMAP {
         let keys: Vec<String> = bnd.keys.iter().map(|k| k.label()).collect();
+        if matches!(bnd.action, Action::TweakMenu | Action::TweakUndo) {
+            continue;
+        }
+        if bnd.action == Action::GovernorToggle {
+            rows.push((
+                "g a u".into(),
+                "tweaks: governor toggle, menu, undo (y applies)",
+            ));
+            continue;
+        }
         if let Action::Focus(i) = bnd.action {
             if i > 0 {
                 if let Some(last) = rows.last_mut() {
@@ -330,7 +365,7 @@ mod tests {
 
     #[test]
     fn reserved_keys_stay_free() {
-        for c in ['g', 'a', 'u', 'R', 'b', 'j', 'J'] {
+        for c in ['R', 'b', 'j', 'J'] {
             assert_eq!(lookup(Char(c), false), None, "{c} is reserved");
         }
     }

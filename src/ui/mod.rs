@@ -59,6 +59,8 @@ pub fn run(opts: Options) -> Result<()> {
     } else {
         "user: tweaks need root".into()
     };
+    // Tweaks stay applied when perftop exits (journal in /run/perftop; `perftop tweak undo`).
+    app.tweaks.ctx = Some(crate::tweak::Ctx::new(opts.root.clone(), None));
     if !opts.root.is_live() {
         app.root_label = Some(opts.root.base().display().to_string());
     }

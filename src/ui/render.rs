@@ -106,6 +106,35 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     if app.help {
         help(f, area, theme);
     }
+    if let Some(dlg) = &app.tweaks.dialog {
+        tweak_dialog(f, area, dlg, theme);
+    }
+}
+
+/// The tweak confirm/chooser/menu box, centred over the dashboard.
+fn tweak_dialog(f: &mut Frame, area: Rect, dlg: &crate::tweak::ui::Dialog, t: &Theme) {
+    let lines: Vec<Line> = dlg
+        .lines()
+        .into_iter()
+        .map(|l| Line::from(span(l, t.text)))
+        .collect();
+    let w = area.width.min(96);
+    let h = area.height.min(lines.len() as u16 + 2);
+    let r = Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    );
+    f.render_widget(Clear, r);
+    f.render_widget(
+        Paragraph::new(lines).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(format!(" {} ", dlg.title())),
+        ),
+        r,
+    );
 }
 
 /// Rows for each pane body. First every pane, in priority order (focus first), gets two rows
