@@ -33,6 +33,9 @@ pub struct Cli {
     /// Config file (default: $XDG_CONFIG_HOME/perftop/config.toml when it exists).
     #[arg(long, global = true)]
     pub config: Option<PathBuf>,
+    /// Disable every tweak (g/a/u in the dashboard, `perftop tweak set|undo`).
+    #[arg(long, global = true)]
+    pub read_only: bool,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -157,6 +160,13 @@ pub enum TweakCmd {
         #[arg(long)]
         yes: bool,
     },
+    /// Hold CPU wake-up latency (PM-QoS, /dev/cpu_dma_latency) at US µs until Enter or Ctrl-C.
+    HoldLatency {
+        #[arg(default_value_t = 0)]
+        us: u32,
+        #[arg(long, default_value = crate::tweak::DEFAULT_STATE_DIR)]
+        state_dir: PathBuf,
+    },
     /// Restore the last change from the journal (also after a crash).
     Undo {
         #[arg(long, default_value = crate::tweak::DEFAULT_STATE_DIR)]
@@ -240,7 +250,7 @@ pub fn run(cli: Cli) -> Result<()> {
             crate::synth::write_host(&output, &spec, tick)
                 .with_context(|| format!("writing synthetic host to {}", output.display()))
         }
-        Some(Command::Tweak { cmd }) => tweak(root, cmd),
+        Some(Command::Tweak { cmd }) => tweak(root, cmd, cli.read_only),
         None => crate::ui::run(crate::ui::Options {
             root: {
                 root_check(&root)?;
@@ -256,16 +266,22 @@ pub fn run(cli: Cli) -> Result<()> {
             thresholds: config.findings.clone(),
             color: cli.display.color,
             glyphs: cli.display.glyphs,
+            read_only: cli.read_only,
         }),
     }
 }
 
-fn tweak(root: Root, cmd: TweakCmd) -> Result<()> {
+fn tweak(root: Root, cmd: TweakCmd, read_only: bool) -> Result<()> {
     use crate::tweak::{cmd as t, Ctx};
     root_check(&root)?;
+    let ctx = |dir: Option<PathBuf>| {
+        let mut c = Ctx::new(root.clone(), dir);
+        c.read_only = read_only;
+        c
+    };
     match cmd {
         TweakCmd::List => {
-            let text = t::list(&Ctx::new(root, None));
+            let text = t::list(&ctx(None));
             std::io::stdout()
                 .lock()
                 .write_all(text.as_bytes())
@@ -277,8 +293,9 @@ fn tweak(root: Root, cmd: TweakCmd) -> Result<()> {
             state_dir,
             dry_run,
             yes,
-        } => t::set(&Ctx::new(root, Some(state_dir)), &knob, &value, dry_run, yes),
-        TweakCmd::Undo { state_dir, yes } => t::undo(&Ctx::new(root, Some(state_dir)), yes),
+        } => t::set(&ctx(Some(state_dir)), &knob, &value, dry_run, yes),
+        TweakCmd::Undo { state_dir, yes } => t::undo(&ctx(Some(state_dir)), yes),
+        TweakCmd::HoldLatency { us, state_dir } => t::hold_latency(&ctx(Some(state_dir)), us),
     }
 }
 

@@ -323,3 +323,74 @@ fn older_per_cpu_layout_round_trip() {
     let text = perftop::tweak::cmd::list(&h.ctx);
     assert!(text.contains("governor"), "{text}");
 }
+
+/// Fails every write with EIO, as the kernel does for a managed IRQ.
+struct Eio;
+
+impl Writer for Eio {
+    fn write(&mut self, _: &Path, _: &str) -> std::io::Result<()> {
+        Err(std::io::Error::from_raw_os_error(5))
+    }
+}
+
+#[test]
+fn irq_affinity_round_trip_and_managed_irq_refusal() {
+    let h = host("intel-pstate/t0");
+    let rel = "proc/irq/124/smp_affinity_list";
+    let p = plan::plan(&h.ctx, "irq.124", "2").expect("plan");
+    assert_eq!(p.knob, "irq.124");
+    assert!(
+        plan::plan(&h.ctx, "irq.124", "7").is_err(),
+        "CPU 7 is not online"
+    );
+    let r = apply::apply(&h.ctx, &p, &mut Eio).expect("apply");
+    assert!(r.text().contains("managed IRQ"), "{}", r.text());
+    assert_eq!(h.ctx.root.read_line(rel).as_deref(), Some("0-3"));
+    let p = plan::plan(&h.ctx, "irq.124", "2").expect("plan");
+    assert!(apply::apply(&h.ctx, &p, &mut FsWriter).expect("apply").ok());
+    assert_eq!(h.ctx.root.read_line(rel).as_deref(), Some("2"));
+    assert!(apply::undo(&h.ctx, &mut FsWriter).expect("undo").ok());
+    assert_eq!(h.ctx.root.read_line(rel).as_deref(), Some("0-3"));
+}
+
+#[test]
+fn pmqos_hold_writes_binary_limit_and_refuses_non_root() {
+    let mut h = host("intel-pstate/t0");
+    let dev = h.ctx.root.path("dev/cpu_dma_latency");
+    assert!(
+        perftop::tweak::pmqos::hold(&h.ctx, 0).is_err(),
+        "no such file"
+    );
+    std::fs::create_dir_all(dev.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&dev, b"").expect("create");
+    let hold = perftop::tweak::pmqos::hold(&h.ctx, 20).expect("hold");
+    assert_eq!(std::fs::read(&dev).expect("read"), 20i32.to_ne_bytes());
+    drop(hold);
+    h.ctx.privileged = false;
+    let e = perftop::tweak::pmqos::hold(&h.ctx, 0).expect_err("non-root");
+    assert!(e.contains("needs root"), "{e}");
+}
+
+#[test]
+fn read_only_flag_refuses_on_the_command_line() {
+    let h = host("intel-pstate/t0");
+    let before = snapshot_files(&h.ctx);
+    let out = Command::new(env!("CARGO_BIN_EXE_perftop"))
+        .args([
+            "--read-only",
+            "tweak",
+            "set",
+            "vm.dirty_ratio",
+            "5",
+            "--yes",
+            "--root",
+        ])
+        .arg(h.ctx.root.base())
+        .arg("--state-dir")
+        .arg(&h.ctx.state_dir)
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("read-only"));
+    assert_eq!(snapshot_files(&h.ctx), before);
+}

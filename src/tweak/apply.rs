@@ -87,6 +87,9 @@ impl Report {
 
 fn write_one(ctx: &Ctx, w: &mut dyn Writer, c: &Change, value: &str) -> TargetResult {
     let error = match w.write(&ctx.root.path(&c.rel), value) {
+        Err(e) if e.raw_os_error() == Some(5) && c.rel.starts_with("proc/irq/") => Some(format!(
+            "{e}: a managed IRQ, whose affinity the kernel owns; it cannot be moved"
+        )),
         Err(e) => Some(e.to_string()),
         Ok(()) => match read_value(&ctx.root, &c.rel) {
             Some(v) if v == value => None,

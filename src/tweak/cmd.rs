@@ -78,6 +78,20 @@ pub fn set(ctx: &Ctx, knob: &str, value: &str, dry_run: bool, yes: bool) -> Resu
         .context("writing to stdout")
 }
 
+/// Holds the PM-QoS latency limit until Enter (or the process ends: the kernel drops it then).
+pub fn hold_latency(ctx: &Ctx, us: u32) -> Result<()> {
+    let hold = super::pmqos::hold(ctx, us).map_err(|e| anyhow::anyhow!("{e}"))?;
+    eprintln!(
+        "holding CPU wake-up latency at {} µs; Enter or Ctrl-C releases it",
+        hold.us
+    );
+    let mut line = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut line);
+    drop(hold);
+    eprintln!("released");
+    Ok(())
+}
+
 pub fn undo(ctx: &Ctx, yes: bool) -> Result<()> {
     let Some((_, p, warnings)) = apply::undo_preview(ctx)? else {
         bail!("nothing to undo");

@@ -347,8 +347,17 @@ pub fn registry(ctx: &Ctx) -> Vec<Knob> {
         ));
     }
     for k in &mut knobs {
+        gate(ctx, k);
+    }
+    knobs
+}
+
+/// Disables `k` when its files are missing, in read-only mode, unprivileged, or valueless.
+fn gate(ctx: &Ctx, k: &mut Knob) {
+    let root = &ctx.root;
+    {
         if k.disabled.is_some() {
-            continue;
+            return;
         }
         if let Some(t) = k.targets.iter().find(|t| !root.exists(&t.rel)) {
             k.disabled = Some(format!("{} is not present on this host", t.rel));
@@ -360,15 +369,37 @@ pub fn registry(ctx: &Ctx) -> Vec<Knob> {
             k.disabled = Some("no value is available for every target".into());
         }
     }
-    knobs
+}
+
+/// `irq.N`: that IRQ's affinity, to one online CPU. Managed IRQs refuse with EIO.
+pub fn irq(ctx: &Ctx, n: u32) -> Knob {
+    let online = ctx
+        .root
+        .read_line("sys/devices/system/cpu/online")
+        .and_then(|l| crate::cpulist::CpuList::parse(&l))
+        .map(|c| c.ids().iter().map(|i| i.to_string()).collect())
+        .unwrap_or_default();
+    let mut k = single(
+        ctx,
+        "irq",
+        "move one IRQ to one CPU (managed IRQs refuse: EIO)",
+        &format!("proc/irq/{n}/smp_affinity_list"),
+        Allowed::Choices(online),
+    );
+    k.targets[0].label = format!("irq{n}");
+    gate(ctx, &mut k);
+    k
 }
 
 /// The named knob, or the list of names in the error.
 pub fn find(ctx: &Ctx, name: &str) -> Result<Knob, String> {
+    if let Some(n) = name.strip_prefix("irq.").and_then(|n| n.parse().ok()) {
+        return Ok(irq(ctx, n));
+    }
     let all = registry(ctx);
     let names: Vec<&str> = all.iter().map(|k| k.name).collect();
     let joined = names.join(", ");
     all.into_iter()
         .find(|k| k.name == name)
-        .ok_or_else(|| format!("unknown knob {name:?} (known: {joined})"))
+        .ok_or_else(|| format!("unknown knob {name:?} (known: {joined}, irq.N)"))
 }

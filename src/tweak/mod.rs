@@ -15,6 +15,9 @@
 //!    changed a value since; tweaks stay applied when perftop exits;
 //! 6. one JSON audit line per action (`audit`).
 //!
+//! The PM-QoS latency hold (`pmqos`) is the one exception to "tweaks stay applied on exit": it is
+//! an open file descriptor and ends with the process.
+//!
 //! All paths go through `crate::root::Root`, so everything works under `--root`.
 
 pub mod apply;
@@ -23,6 +26,7 @@ pub mod cmd;
 pub mod journal;
 pub mod knob;
 pub mod plan;
+pub mod pmqos;
 pub mod ui;
 
 use crate::root::Root;

@@ -146,8 +146,13 @@ pub fn plan(ctx: &Ctx, knob_name: &str, value: &str) -> Result<Plan, Refusal> {
     for o in super::overriders(&ctx.root) {
         notes.push(format!("{o} is running and may override this change"));
     }
+    let knob = if k.name == "irq" {
+        knob_name.to_string()
+    } else {
+        k.name.to_string()
+    };
     Ok(Plan {
-        knob: k.name.to_string(),
+        knob,
         value: value.to_string(),
         changes,
         notes,

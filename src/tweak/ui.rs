@@ -59,7 +59,10 @@ impl Dialog {
             Dialog::Info { lines, .. } => {
                 let mut l = lines.clone();
                 l.push(String::new());
-                l.push("any key closes · perftop tweak set KNOB VALUE for the rest".into());
+                l.push(
+                    "l: latency hold · any other key closes · perftop tweak set for the rest"
+                        .into(),
+                );
                 l
             }
         }
@@ -71,6 +74,8 @@ impl Dialog {
 pub struct TweakState {
     pub ctx: Option<Ctx>,
     pub dialog: Option<Dialog>,
+    /// PM-QoS latency hold (`l` in the menu); released when dropped, i.e. when perftop exits.
+    pub hold: Option<super::pmqos::LatencyHold>,
 }
 
 impl TweakState {
@@ -177,6 +182,11 @@ impl TweakState {
             };
             lines.push(format!("{:<28} {:<12} {state}", k.name, k.current_text()));
         }
+        lines.push(format!(
+            "{:<28} {:<12} l toggles a 0 µs wake-up latency hold (ends when perftop exits)",
+            "pmqos.cpu_dma_latency",
+            if self.hold.is_some() { "held" } else { "off" }
+        ));
         for o in super::overriders(&ctx.root) {
             lines.push(format!("warning: {o} may override these settings"));
         }
@@ -222,6 +232,22 @@ impl TweakState {
     pub fn key(&mut self, ev: KeyEvent) -> Option<String> {
         let dialog = self.dialog.take()?;
         match dialog {
+            Dialog::Info { .. } if ev.code == KeyCode::Char('l') => {
+                if self.hold.take().is_some() {
+                    return Some("PM-QoS latency hold released".into());
+                }
+                let ctx = match self.ctx() {
+                    Ok(c) => c.clone(),
+                    Err(e) => return Some(e),
+                };
+                match super::pmqos::hold(&ctx, 0) {
+                    Ok(h) => {
+                        self.hold = Some(h);
+                        Some("PM-QoS: CPU wake-up latency held at 0 µs until perftop exits".into())
+                    }
+                    Err(e) => Some(format!("PM-QoS hold: {e}")),
+                }
+            }
             Dialog::Info { .. } => None,
             Dialog::Choose { choices, .. } => {
                 let KeyCode::Char(c) = ev.code else {

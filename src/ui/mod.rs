@@ -31,6 +31,8 @@ pub struct Options {
     pub color: Option<String>,
     pub glyphs: Option<String>,
     pub thresholds: crate::findings::Thresholds,
+    /// `--read-only`: every tweak disabled.
+    pub read_only: bool,
 }
 
 enum Msg {
@@ -60,7 +62,9 @@ pub fn run(opts: Options) -> Result<()> {
         "user: tweaks need root".into()
     };
     // Tweaks stay applied when perftop exits (journal in /run/perftop; `perftop tweak undo`).
-    app.tweaks.ctx = Some(crate::tweak::Ctx::new(opts.root.clone(), None));
+    let mut tweak_ctx = crate::tweak::Ctx::new(opts.root.clone(), None);
+    tweak_ctx.read_only = opts.read_only;
+    app.tweaks.ctx = Some(tweak_ctx);
     if !opts.root.is_live() {
         app.root_label = Some(opts.root.base().display().to_string());
     }
