@@ -132,6 +132,23 @@ fn dry_run_changes_nothing() {
     assert!(text.contains("powersave → performance"), "{text}");
     assert_eq!(snapshot_files(&h.ctx), before);
     assert!(!h.ctx.state_dir.join("journal.jsonl").exists());
+    let audit = std::fs::read_to_string(h.ctx.state_dir.join("audit.jsonl")).expect("audit");
+    assert!(audit.contains("\"action\":\"preview\""), "{audit}");
+}
+
+#[test]
+fn nr_hugepages_bounded_by_free_memory_and_shows_pinned_memory() {
+    let h = host("intel-pstate/t0");
+    std::fs::write(h.ctx.root.path("proc/sys/vm/nr_hugepages"), "0\n").expect("write");
+    // MemAvailable 46.5 GB minus 10% of 65 GB, in 2 MiB pages.
+    let max = (46_500_000u64 - 6_500_000) / 2048;
+    assert!(plan::plan(&h.ctx, "vm.nr_hugepages", &(max + 1).to_string()).is_err());
+    let p = plan::plan(&h.ctx, "vm.nr_hugepages", "512").expect("plan");
+    assert!(
+        p.notes.iter().any(|n| n.contains("pins 1024 MiB")),
+        "{:?}",
+        p.notes
+    );
 }
 
 #[test]

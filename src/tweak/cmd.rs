@@ -51,10 +51,9 @@ pub fn set(ctx: &Ctx, knob: &str, value: &str, dry_run: bool, yes: bool) -> Resu
     let p = plan::plan(ctx, knob, value).map_err(|r| anyhow::anyhow!("{r}"))?;
     let mut out = std::io::stdout().lock();
     write!(out, "{}", p.preview(ctx)).context("writing to stdout")?;
+    // Best effort: an unprivileged dry run may not be able to create the state directory.
+    let _ = audit::log(&ctx.state_dir, "preview", &p, &[]);
     if dry_run || p.writes().next().is_none() {
-        if dry_run && ctx.state_dir.is_dir() {
-            let _ = audit::log(&ctx.state_dir, "preview", &p, &[]);
-        }
         return Ok(());
     }
     if !yes && !confirm("apply?")? {

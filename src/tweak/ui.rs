@@ -91,6 +91,7 @@ impl TweakState {
         if p.writes().next().is_none() {
             return Some(format!("{}: already {}", p.knob, p.value));
         }
+        let _ = super::audit::log(&ctx.state_dir, "preview", &p, &[]);
         let lines = p
             .preview(ctx)
             .lines()
