@@ -133,3 +133,40 @@ fn help_with_tweak_keys_fits_80x24() {
     assert!(rows.len() + 4 <= 24, "{} help rows", rows.len());
     assert!(rows.iter().any(|(k, _)| k == "g a u"));
 }
+
+#[test]
+fn governor_chooser_when_the_previous_one_is_unknown() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root_dir = dir.path().join("root");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/acpi-shared/t0"),
+        &root_dir,
+    );
+    let gov = "sys/devices/system/cpu/cpufreq/policy0/scaling_governor";
+    std::fs::write(root_dir.join(gov), "performance\n").expect("write");
+    let root = Root::new(&root_dir);
+    let mut app = App::new(Duration::from_secs(1), Duration::from_secs(60));
+    app.push_sample(Reader::new(root.clone()).sample());
+    app.tweaks.ctx = Some(Ctx {
+        root: root.clone(),
+        state_dir: dir.path().join("state"),
+        privileged: true,
+        read_only: false,
+    });
+    key(&mut app, KeyCode::Char('g'));
+    let s = screen(&app);
+    assert!(
+        s.contains("back to which?") && s.contains("2 ondemand"),
+        "{s}"
+    );
+    key(&mut app, KeyCode::Char('2'));
+    assert!(screen(&app).contains("set governor → ondemand?"));
+    assert_eq!(root.read_line(gov).as_deref(), Some("performance"));
+    key(&mut app, KeyCode::Char('y'));
+    assert_eq!(
+        root.read_line(gov).as_deref(),
+        Some("ondemand"),
+        "{:?}",
+        app.status
+    );
+}
