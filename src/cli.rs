@@ -36,6 +36,9 @@ pub struct Cli {
     /// Disable every tweak (g/a/u in the dashboard, `perftop tweak set|undo`).
     #[arg(long, global = true)]
     pub read_only: bool,
+    /// Tweak journal, lock and audit log directory for the dashboard (default /run/perftop).
+    #[arg(long)]
+    pub state_dir: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -267,6 +270,7 @@ pub fn run(cli: Cli) -> Result<()> {
             color: cli.display.color,
             glyphs: cli.display.glyphs,
             read_only: cli.read_only,
+            state_dir: cli.state_dir,
         }),
     }
 }

@@ -33,6 +33,8 @@ pub struct Options {
     pub thresholds: crate::findings::Thresholds,
     /// `--read-only`: every tweak disabled.
     pub read_only: bool,
+    /// Tweak state directory (`--state-dir`; default /run/perftop).
+    pub state_dir: Option<std::path::PathBuf>,
 }
 
 enum Msg {
@@ -62,7 +64,7 @@ pub fn run(opts: Options) -> Result<()> {
         "user: tweaks need root".into()
     };
     // Tweaks stay applied when perftop exits (journal in /run/perftop; `perftop tweak undo`).
-    let mut tweak_ctx = crate::tweak::Ctx::new(opts.root.clone(), None);
+    let mut tweak_ctx = crate::tweak::Ctx::new(opts.root.clone(), opts.state_dir.clone());
     tweak_ctx.read_only = opts.read_only;
     app.tweaks.ctx = Some(tweak_ctx);
     if !opts.root.is_live() {
