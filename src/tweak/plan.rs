@@ -53,6 +53,15 @@ impl Plan {
     pub fn preview(&self, ctx: &Ctx) -> String {
         let mut s = format!("{} → {}\n", self.knob, self.value);
         for c in &self.changes {
+            if !c.write && c.old == c.new {
+                s.push_str(&format!(
+                    "  {:<10} {}: {} (journalled; the kernel may change it)\n",
+                    c.label,
+                    ctx.root.path(&c.rel).display(),
+                    c.old
+                ));
+                continue;
+            }
             let how = if c.write {
                 ""
             } else {
