@@ -91,15 +91,39 @@ pub fn record(root: &Root, args: &RecordArgs) -> Result<()> {
         Ok(()) => {
             rec.finish("stop")
                 .with_context(|| format!("closing {}", path.display()))?;
+            let (cpu_ms, hwm_kb) = self_cost();
             eprintln!(
-                "perftop: recorded {samples} samples, {bytes} bytes ({} bytes/sample) to {}",
+                "perftop: recorded {samples} samples, {bytes} bytes ({} bytes/sample, {:.2} ms CPU/sample, peak RSS {:.1} MB) to {}",
                 bytes / samples.max(1),
+                cpu_ms / samples.max(1) as f64,
+                hwm_kb as f64 / 1024.0,
                 path.display()
             );
             Ok(())
         }
         Err(e) => Err(e),
     }
+}
+
+/// This process's CPU time (user + system, ms) and peak RSS (kB), from /proc/self.
+fn self_cost() -> (f64, u64) {
+    let cpu = std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            let rest = s.rsplit_once(')')?.1;
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+            Some(ticks as f64 * 10.0)
+        })
+        .unwrap_or(0.0);
+    let hwm = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let l = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+            l.split_whitespace().nth(1)?.parse().ok()
+        })
+        .unwrap_or(0);
+    (cpu, hwm)
 }
 
 /// Opens a recording and prints its warnings (damaged or torn records) on stderr.
