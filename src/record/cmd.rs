@@ -105,9 +105,12 @@ pub fn record(root: &Root, args: &RecordArgs) -> Result<()> {
     }
 }
 
-/// This process's CPU time (user + system, ms) and peak RSS (kB), from /proc/self.
+/// This process's CPU time (user + system, ms) and peak RSS (kB), from the live /proc/self
+/// (about the recorder itself, whatever `--root` says).
 fn self_cost() -> (f64, u64) {
-    let cpu = std::fs::read_to_string("/proc/self/stat")
+    let live = crate::root::Root::new("/");
+    let cpu = live
+        .read("proc/self/stat")
         .ok()
         .and_then(|s| {
             let rest = s.rsplit_once(')')?.1;
@@ -116,7 +119,8 @@ fn self_cost() -> (f64, u64) {
             Some(ticks as f64 * 10.0)
         })
         .unwrap_or(0.0);
-    let hwm = std::fs::read_to_string("/proc/self/status")
+    let hwm = live
+        .read("proc/self/status")
         .ok()
         .and_then(|s| {
             let l = s.lines().find(|l| l.starts_with("VmHWM:"))?;

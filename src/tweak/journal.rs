@@ -114,7 +114,9 @@ impl Journal {
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     let pid = fs::read_to_string(&path).unwrap_or_default();
                     let pid = pid.trim();
-                    let alive = !pid.is_empty() && Path::new("/proc").join(pid).exists();
+                    // The lock holder runs on this machine, so its liveness is a live /proc question.
+                    let alive = !pid.is_empty()
+                        && crate::root::Root::new("/").exists(&format!("proc/{pid}"));
                     if alive {
                         bail!(
                             "another perftop (pid {pid}) is changing settings ({} is locked)",
