@@ -155,6 +155,8 @@ fn cpu(r: &mut Report, d: &Derived) {
     r.section("CPU power (C/P-states)");
     let h = &d.host;
     let idle = match (&h.idle_driver, &h.idle_governor) {
+        // The kernel reports driver "none" when no cpuidle driver is bound (many VMs).
+        (Some(drv), _) if drv == "none" => "- (no cpuidle driver)".into(),
         (Some(drv), Some(gov)) => format!("{drv} / {gov}"),
         (Some(drv), None) => drv.clone(),
         _ => "- (cpuidle not exposed by this kernel/VM)".into(),
