@@ -148,48 +148,46 @@ impl Recording {
             }
         };
         while pos < data.len() {
-            let Some(head) = decode_head(&data[pos..]) else {
-                let why = if data.len() - pos < FRAME_HEADER
-                    && data[pos..].iter().zip(SYNC).all(|(a, b)| *a == b)
+            // A frame is usable when its head decodes, its length fits and its CRC matches;
+            // otherwise note why once and resync at the next record marker.
+            let checked = match decode_head(&data[pos..]) {
+                None if data.len() - pos < FRAME_HEADER
+                    && data[pos..].iter().zip(SYNC).all(|(a, b)| *a == b) =>
                 {
-                    "incomplete record"
-                } else {
-                    "no record marker"
-                };
-                bad.get_or_insert((pos, why));
-                match find_sync(&data, pos + 1) {
-                    Some(p) => {
-                        pos = p;
-                        continue;
+                    Err("incomplete record")
+                }
+                None => Err("no record marker"),
+                Some(head) => {
+                    let len = head.len as usize;
+                    let end = pos + FRAME_HEADER + len;
+                    if len > MAX_PAYLOAD {
+                        Err("bad record length")
+                    } else if end > data.len() {
+                        Err("incomplete record")
+                    } else if frame_crc(
+                        &data[pos..pos + FRAME_HEADER],
+                        &data[pos + FRAME_HEADER..end],
+                    ) != head.crc
+                    {
+                        Err("checksum mismatch")
+                    } else {
+                        Ok((head, len, end))
                     }
-                    None => break,
                 }
             };
-            let len = head.len as usize;
-            let end = pos + FRAME_HEADER + len;
-            let why = if len > MAX_PAYLOAD {
-                Some("bad record length")
-            } else if end > data.len() {
-                Some("incomplete record")
-            } else if frame_crc(
-                &data[pos..pos + FRAME_HEADER],
-                &data[pos + FRAME_HEADER..end],
-            ) != head.crc
-            {
-                Some("checksum mismatch")
-            } else {
-                None
-            };
-            if let Some(why) = why {
-                bad.get_or_insert((pos, why));
-                match find_sync(&data, pos + 1) {
-                    Some(p) => {
-                        pos = p;
-                        continue;
+            let (head, len, end) = match checked {
+                Ok(v) => v,
+                Err(why) => {
+                    bad.get_or_insert((pos, why));
+                    match find_sync(&data, pos + 1) {
+                        Some(p) => {
+                            pos = p;
+                            continue;
+                        }
+                        None => break,
                     }
-                    None => break,
                 }
-            }
+            };
             warn_bad(&mut self.warnings, &mut bad, Some(pos));
             let payload = &data[pos + FRAME_HEADER..end];
             let frame_at = pos as u64;

@@ -77,7 +77,6 @@ pub const INTERVALS_MS: [u64; 9] = [250, 500, 1000, 2000, 3000, 5000, 10_000, 30
 
 pub struct App {
     pub history: super::ring::SampleRing,
-    pub capacity: usize,
     /// The ring lost its oldest samples, so its first entry has no predecessor to derive from.
     pub trimmed: bool,
     /// Index into `history` while stepping back; `None` follows the newest sample.
@@ -116,7 +115,6 @@ impl App {
                 capacity.clamp(2, 100_000),
                 super::ring::DEFAULT_BUDGET_BYTES,
             ),
-            capacity: capacity.clamp(2, 100_000),
             trimmed: false,
             view: None,
             paused: false,
@@ -387,7 +385,7 @@ mod tests {
     #[test]
     fn ring_pause_and_step() {
         let mut app = App::new(Duration::from_secs(1), Duration::from_secs(3));
-        assert_eq!(app.capacity, 3);
+        assert_eq!(app.history.capacity(), 3);
         for i in 0..5u64 {
             app.push_sample(sample(10.0 + i as f64, 10 * i));
         }

@@ -36,6 +36,11 @@ impl SampleRing {
         }
     }
 
+    /// Most samples kept (the byte budget may keep fewer).
+    pub fn capacity(&self) -> usize {
+        self.max_len
+    }
+
     pub fn len(&self) -> usize {
         self.frames.len()
     }
