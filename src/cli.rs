@@ -1,4 +1,5 @@
-//! Command line: subcommands and their run functions (snapshot, delta, batch, synth).
+//! Command line: subcommands and their run functions (snapshot, delta, batch, synth); the
+//! dashboard, replay, record, dump and tweak commands live in their own modules.
 //!
 //! Errors surface here with context (`anyhow`) and become a one-line message and exit code 1.
 
@@ -30,6 +31,12 @@ pub struct Cli {
     pub interval: f64,
     #[command(flatten)]
     pub display: DisplayArgs,
+    /// How much history the live view keeps in memory for pause and step-back, in seconds.
+    #[arg(long, default_value_t = 600)]
+    pub keep: u64,
+    /// Where R (record in the dashboard) writes its recordings.
+    #[arg(long, default_value = ".")]
+    pub record_dir: PathBuf,
     /// Config file (default: $XDG_CONFIG_HOME/perftop/config.toml when it exists).
     #[arg(long, global = true)]
     pub config: Option<PathBuf>,
@@ -53,9 +60,9 @@ pub struct DisplayArgs {
     /// Glyphs: auto, unicode, tty (Linux console), ascii.
     #[arg(long)]
     pub glyphs: Option<String>,
-    /// How much history the live view keeps in memory for pause and step-back, in seconds.
-    #[arg(long, default_value_t = 600)]
-    pub keep: u64,
+    /// How far j / J jump through history (30s, 5m, 1h).
+    #[arg(long, default_value = "1m")]
+    pub jump: String,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -120,6 +127,18 @@ pub enum Command {
         /// Text report width in columns.
         #[arg(long, default_value_t = 80)]
         width: usize,
+    },
+    /// The dashboard over a recording: same panes, a timeline, play / step / jump.
+    Replay {
+        path: PathBuf,
+        /// Start here: HH:MM[:SS] (UTC), YYYY-MM-DD HH:MM[:SS], "10m ago", +5m, @UNIX.
+        #[arg(long)]
+        at: Option<String>,
+        /// Playback speed (0.25 .. 1024; [ and ] change it).
+        #[arg(long, default_value_t = 1.0)]
+        speed: f64,
+        #[command(flatten)]
+        display: DisplayArgs,
     },
     /// Write a synthetic host (proc/ + sys/ tree) for tests and benchmarks.
     Synth {
@@ -236,6 +255,29 @@ pub fn run(cli: Cli) -> Result<()> {
             pane,
             width,
         }) => crate::record::cmd::dump_cmd(&path, &format, from, to, pane, width, &config.findings),
+        Some(Command::Replay {
+            path,
+            at,
+            speed,
+            display,
+        }) => {
+            if !(0.25..=1024.0).contains(&speed) {
+                bail!("--speed must be between 0.25 and 1024, got {speed}");
+            }
+            crate::ui::run_replay(crate::ui::ReplayOptions {
+                path,
+                at,
+                speed,
+                jump: jump_step(&display.jump)?,
+                theme: display
+                    .theme
+                    .or(config.theme.clone())
+                    .unwrap_or_else(|| "dark".into()),
+                color: display.color,
+                glyphs: display.glyphs,
+                thresholds: config.findings.clone(),
+            })
+        }
         Some(Command::Synth {
             output,
             cpus,
@@ -260,7 +302,9 @@ pub fn run(cli: Cli) -> Result<()> {
                 root
             },
             interval: checked_interval(cli.interval)?,
-            keep: Duration::from_secs(cli.display.keep.clamp(10, 86_400)),
+            keep: Duration::from_secs(cli.keep.clamp(10, 86_400)),
+            jump: jump_step(&cli.display.jump)?,
+            record_dir: cli.record_dir,
             theme: cli
                 .display
                 .theme
@@ -301,6 +345,14 @@ fn tweak(root: Root, cmd: TweakCmd, read_only: bool) -> Result<()> {
         TweakCmd::Undo { state_dir, yes } => t::undo(&ctx(Some(state_dir)), yes),
         TweakCmd::HoldLatency { us, state_dir } => t::hold_latency(&ctx(Some(state_dir)), us),
     }
+}
+
+fn jump_step(s: &str) -> Result<Duration> {
+    let d = crate::record::parse_duration(s).context("--jump")?;
+    if d < Duration::from_millis(250) {
+        bail!("--jump must be at least 250ms, got {s}");
+    }
+    Ok(d)
 }
 
 pub fn checked_interval(secs: f64) -> Result<Duration> {

@@ -78,14 +78,27 @@ struct Session {
 
 impl Session {
     fn start(tag: &str) -> Session {
+        Session::start_with(tag, |tmp| {
+            let root = fixture_root(tmp);
+            vec![
+                "--root".into(),
+                root.to_string_lossy().into_owned(),
+                "-d".into(),
+                "1".into(),
+            ]
+        })
+    }
+
+    /// As `start`, with perftop's arguments made by `args` (given the session's temp dir).
+    fn start_with(tag: &str, args: impl FnOnce(&Path) -> Vec<String>) -> Session {
         let tmp = tempfile::tempdir().expect("temp dir");
-        let root = fixture_root(tmp.path());
+        let args: Vec<String> = args(tmp.path()).iter().map(|a| sh_quote(a)).collect();
         let pidfile = tmp.path().join("perftop.pid");
         let script = tmp.path().join("run.sh");
         // The inner sh writes its pid, then execs perftop: that pid is perftop's.
         let body = format!(
             "#!/bin/sh\n\
-             sh -c 'echo $$ > \"$0\"; exec \"$@\"' {pid} {bin} --root {root} -d 1\n\
+             sh -c 'echo $$ > \"$0\"; exec \"$@\"' {pid} {bin} {args}\n\
              rc=$?\n\
              echo \"EXITED rc=$rc\"\n\
              echo \"TTY $(stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' ')\"\n\
@@ -93,7 +106,7 @@ impl Session {
              exec sleep 60\n",
             pid = sh_quote(&pidfile.to_string_lossy()),
             bin = sh_quote(env!("CARGO_BIN_EXE_perftop")),
-            root = sh_quote(&root.to_string_lossy()),
+            args = args.join(" "),
         );
         std::fs::write(&script, body).expect("writing the run script");
         let s = Session {
@@ -405,4 +418,88 @@ fn sigterm_restores_the_terminal() {
         leftovers(&after).is_empty(),
         "dashboard left on the normal screen after SIGTERM:\n{after}"
     );
+}
+
+/// `R` records the live stream to a file, `R` again stops it; `perftop replay` then shows that
+/// file with its timeline, steps with T, plays with space to the end, and quits cleanly.
+#[test]
+fn record_with_r_then_replay() {
+    if !tmux_available() {
+        eprintln!("skipping: tmux is not installed (apt-get install -y tmux)");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let rec_dir = dir.path().to_path_buf();
+    let s = Session::start_with("rec", |tmp| {
+        let root = fixture_root(tmp);
+        vec![
+            "--root".into(),
+            root.to_string_lossy().into_owned(),
+            "-d".into(),
+            "0.25".into(),
+            "--record-dir".into(),
+            rec_dir.to_string_lossy().into_owned(),
+        ]
+    });
+    s.wait("the first frame", |sc| all_panes(sc) && has_footer(sc));
+    s.keys(&["R"]);
+    s.wait("REC in the header", |sc| {
+        sc.lines().next().is_some_and(|l| l.contains(" REC "))
+    });
+    let file = {
+        let start = Instant::now();
+        loop {
+            let found = std::fs::read_dir(&rec_dir)
+                .expect("record dir")
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .find(|p| p.extension().is_some_and(|x| x == "ptrec"));
+            if let Some(f) = found {
+                let n = perftop::record::Recording::open(&f).map_or(0, |r| r.len());
+                if n >= 4 {
+                    break f;
+                }
+            }
+            assert!(
+                start.elapsed() < WAIT,
+                "no recording with 4 samples appeared"
+            );
+            std::thread::sleep(POLL);
+        }
+    };
+    s.keys(&["R"]);
+    s.wait("recording stopped", |sc| sc.contains("recording stopped"));
+    s.keys(&["q"]);
+    s.assert_exited_and_restored("q after recording", &["0"]);
+    let rec = perftop::record::Recording::open(&file).expect("the R recording");
+    assert!(rec.warnings.is_empty(), "{:?}", rec.warnings);
+    let n = rec.len();
+    assert!(n >= 4, "{n} samples");
+
+    let file_arg = file.to_string_lossy().into_owned();
+    let r = Session::start_with("replay", |_| {
+        vec![
+            "replay".into(),
+            file_arg.clone(),
+            "--glyphs".into(),
+            "ascii".into(),
+        ]
+    });
+    let first = r.wait("the replay's first frame", |sc| {
+        all_panes(sc) && sc.contains("REPLAY PAUSED") && sc.contains(&format!(" 1/{n} "))
+    });
+    assert!(
+        first.lines().nth(2).is_some_and(|l| l.contains('|')),
+        "timeline row with its cursor:\n{first}"
+    );
+    r.keys(&["T"]);
+    r.wait("T steps to the second sample", |sc| {
+        sc.contains(&format!(" 2/{n} "))
+    });
+    r.keys(&["g"]);
+    r.keys(&["Space"]);
+    r.wait("playback reaches the end", |sc| {
+        sc.contains("end of recording") && sc.contains(&format!(" {n}/{n} "))
+    });
+    r.keys(&["q"]);
+    r.assert_exited_and_restored("q in replay", &["0"]);
 }

@@ -167,7 +167,7 @@ fn keys_help_pause_filter_and_tiny_terminal() {
     let help = text(&draw(&app, &th, 80, 24));
     assert!(help.contains("perftop keys"));
     // The help screen is built from the keymap table: every description is on it.
-    for (_, desc) in perftop::ui::keymap::help_rows().iter().take(10) {
+    for (_, desc) in perftop::ui::keymap::help_rows(false).iter().take(10) {
         assert!(
             help.contains(&desc[..desc.len().min(20)]),
             "{desc} not in help"

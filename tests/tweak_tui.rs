@@ -129,7 +129,7 @@ fn non_root_tui_says_why() {
 
 #[test]
 fn help_with_tweak_keys_fits_80x24() {
-    let rows = perftop::ui::keymap::help_rows();
+    let rows = perftop::ui::keymap::help_rows(false);
     assert!(rows.len() + 4 <= 24, "{} help rows", rows.len());
     assert!(rows.iter().any(|(k, _)| k == "g a u"));
 }

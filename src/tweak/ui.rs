@@ -12,7 +12,8 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent};
 #[derive(Debug, Clone)]
 pub enum Pending {
     Apply(Plan),
-    Undo,
+    /// The journalled change the undo restores.
+    Undo(Plan),
 }
 
 #[derive(Debug, Clone)]
@@ -76,6 +77,31 @@ pub struct TweakState {
     pub dialog: Option<Dialog>,
     /// PM-QoS latency hold (`l` in the menu); released when dropped, i.e. when perftop exits.
     pub hold: Option<super::pmqos::LatencyHold>,
+    /// The change just applied or undone, for the recording's timeline (taken by the App).
+    pub done: Option<crate::record::Action>,
+}
+
+/// The old values a plan writes over, in one word when they agree (`powersave`), else `mixed`.
+fn old_values(p: &Plan) -> Option<String> {
+    let mut olds = p.writes().map(|c| c.old.as_str());
+    let first = olds.next()?;
+    Some(if olds.all(|o| o == first) {
+        first.to_string()
+    } else {
+        "mixed".to_string()
+    })
+}
+
+/// The timeline record for a plan applied (`undone` swaps from and to).
+fn action_of(p: &Plan, undone: bool) -> crate::record::Action {
+    let (from, to) = (old_values(p), Some(p.value.clone()));
+    let (from, to) = if undone { (to, from) } else { (from, to) };
+    crate::record::Action {
+        kind: if undone { "undone" } else { "applied" }.into(),
+        name: p.knob.clone(),
+        from,
+        to,
+    }
 }
 
 impl TweakState {
@@ -222,7 +248,7 @@ impl TweakState {
                 self.dialog = Some(Dialog::Confirm {
                     title: format!("undo {} → {}?", p.knob, p.value),
                     lines,
-                    pending: Pending::Undo,
+                    pending: Pending::Undo(p),
                 });
                 None
             }
@@ -273,14 +299,20 @@ impl TweakState {
                 Some(match pending {
                     Pending::Apply(p) => match apply::apply(&ctx, &p, &mut FsWriter) {
                         Err(e) => format!("{}: not applied: {e:#}", p.knob),
-                        Ok(r) if r.ok() => format!("{} = {} (u undoes)", p.knob, p.value),
+                        Ok(r) if r.ok() => {
+                            self.done = Some(action_of(&p, false));
+                            format!("{} = {} (u undoes)", p.knob, p.value)
+                        }
                         Ok(r) => {
                             format!("{} FAILED, rolled back: {}", p.knob, r.errors().join("; "))
                         }
                     },
-                    Pending::Undo => match apply::undo(&ctx, &mut FsWriter) {
+                    Pending::Undo(p) => match apply::undo(&ctx, &mut FsWriter) {
                         Err(e) => format!("undo: {e:#}"),
-                        Ok(r) if r.ok() => "undone".into(),
+                        Ok(r) if r.ok() => {
+                            self.done = Some(action_of(&p, true));
+                            "undone".into()
+                        }
                         Ok(r) => format!("undo incomplete: {}", r.errors().join("; ")),
                     },
                 })

@@ -1,12 +1,15 @@
-//! TUI state: the in-memory sample ring (pause and step back without a recorder), the derived
-//! view of the selected sample, focus/zoom/sort/filter, and how each key action changes them.
+//! TUI state: the history in view (the live ring or a replayed recording), the derived view of
+//! the selected sample, focus/zoom/sort/filter, recording with `R`, and how each key action
+//! changes them.
 
 use super::keymap::{lookup, Action, Key};
+use super::timeline::{next_speed, speed_label, tick, History, Playback};
 use crate::derive::{derive_with, Derived};
 use crate::findings::{ActiveFinding, FindingTracker, Thresholds};
+use crate::record::Recording;
 use crate::sample::Sample;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,15 +78,29 @@ pub struct TrendPoint {
 
 pub const INTERVALS_MS: [u64; 9] = [250, 500, 1000, 2000, 3000, 5000, 10_000, 30_000, 60_000];
 
+/// A recording of the live stream started with `R`.
+pub struct LiveRecording {
+    pub rec: crate::record::Recorder,
+    pub path: std::path::PathBuf,
+}
+
 pub struct App {
-    pub history: super::ring::SampleRing,
-    /// The ring lost its oldest samples, so its first entry has no predecessor to derive from.
-    pub trimmed: bool,
-    /// Index into `history` while stepping back; `None` follows the newest sample.
+    /// The samples the view moves over: the live ring, or a recording in replay.
+    pub history: History,
+    /// Index into `history` while stepping back or replaying; `None` follows the newest sample.
     pub view: Option<usize>,
     pub paused: bool,
+    /// Replay playback (`None`: stopped on the sample in view).
+    pub playing: Option<Playback>,
+    pub speed: f64,
+    /// `j`/`J` jump by this much.
+    pub jump: Duration,
+    /// The `b` prompt while it is being typed.
+    pub goto_input: Option<String>,
     pub derived: Option<Derived>,
     pub trends: VecDeque<TrendPoint>,
+    /// Replay: trend points of the samples derived so far, by index.
+    trend_cache: BTreeMap<usize, TrendPoint>,
     pub focus: PaneId,
     pub zoom: bool,
     pub help: bool,
@@ -104,22 +121,74 @@ pub struct App {
     pub self_cost: super::selfcost::SelfCost,
     /// Safe tweaks: context (None: disabled) and the open confirm/chooser/menu dialog.
     pub tweaks: crate::tweak::ui::TweakState,
+    /// `R`: the live stream being recorded, and where new recordings go.
+    pub recording: Option<LiveRecording>,
+    pub record_dir: std::path::PathBuf,
+}
+
+/// Trend points kept for sparklines.
+const TRENDS: usize = 512;
+/// Replay: derive at most this many earlier samples for the sparklines after a jump...
+const BACKFILL: usize = 120;
+/// ...and spend at most this long doing it, so big hosts stay responsive.
+const BACKFILL_BUDGET: Duration = Duration::from_millis(30);
+
+impl TrendPoint {
+    fn of(d: &Derived) -> TrendPoint {
+        TrendPoint {
+            busy_pct: d.host.busy_pct,
+            dirty_kb: d.dirty.dirty_kb,
+            disk_aqu: d
+                .disks
+                .iter()
+                .filter(|x| !x.partition)
+                .filter_map(|x| x.aqu_sz)
+                .reduce(f64::max),
+            softirq_pct: d
+                .softirq_cpus
+                .iter()
+                .filter_map(|c| c.soft_pct)
+                .reduce(f64::max),
+        }
+    }
 }
 
 impl App {
     /// `keep` is how much history the ring holds (default ten minutes).
     pub fn new(interval: Duration, keep: Duration) -> App {
         let capacity = (keep.as_secs_f64() / interval.as_secs_f64().max(0.25)).ceil() as usize;
-        App {
-            history: super::ring::SampleRing::new(
+        App::with_history(
+            History::Live(super::ring::SampleRing::new(
                 capacity.clamp(2, 100_000),
                 super::ring::DEFAULT_BUDGET_BYTES,
-            ),
-            trimmed: false,
+            )),
+            interval,
+        )
+    }
+
+    /// Replay of a recording, stopped on sample `at` (tweaks off, no recording).
+    pub fn replay(rec: Recording, label: String, at: usize) -> App {
+        let history = History::replay(rec, label);
+        let interval = history.typical_interval().unwrap_or(Duration::from_secs(1));
+        let mut app = App::with_history(history, interval);
+        app.privilege = "replay: tweaks off".into();
+        app.paused = true;
+        app.move_to(at);
+        app
+    }
+
+    fn with_history(history: History, interval: Duration) -> App {
+        App {
+            history,
             view: None,
             paused: false,
+            playing: None,
+            speed: 1.0,
+            jump: Duration::from_secs(60),
+            goto_input: None,
             derived: None,
             trends: VecDeque::new(),
+            trend_cache: BTreeMap::new(),
             focus: PaneId::Cpu,
             zoom: false,
             help: false,
@@ -136,26 +205,56 @@ impl App {
             thresholds: Thresholds::default(),
             self_cost: super::selfcost::SelfCost::default(),
             tweaks: Default::default(),
+            recording: None,
+            record_dir: std::path::PathBuf::from("."),
         }
+    }
+
+    pub fn is_replay(&self) -> bool {
+        self.history.is_replay()
     }
 
     /// Findings thresholds from the config file (restarts the tracker).
     pub fn set_thresholds(&mut self, t: Thresholds) {
         self.tracker = FindingTracker::new(t.clone());
         self.thresholds = t;
+        if self.is_replay() {
+            self.trend_cache.clear();
+            self.recompute();
+        }
     }
 
-    /// Adds a new sample. While paused or stepping back the view stays where it is.
+    /// Adds a new live sample (and records it when `R` is on). While paused or stepping back
+    /// the view stays where it is.
     pub fn push_sample(&mut self, s: Sample) {
-        let prev = self.history.take_newest();
-        let dropped = self.history.push(s);
+        let History::Live(ring) = &mut self.history else {
+            return;
+        };
+        if let Some(r) = self.recording.as_mut() {
+            if let Err(e) = r.rec.sample(&s) {
+                // The dashboard keeps running; only the recording ends (its file stays valid
+                // up to the last complete record).
+                let why = match e.raw_os_error() {
+                    Some(27) => "file size limit reached".to_string(),
+                    _ if crate::record::writer::is_disk_full(&e) => "disk full".to_string(),
+                    _ => e.to_string(),
+                };
+                self.status = Some(format!(
+                    "recording stopped: {why}: {} ({} samples kept)",
+                    r.path.display(),
+                    r.rec.samples
+                ));
+                self.recording = None;
+            }
+        }
+        let prev = ring.take_newest();
+        let dropped = ring.push(s);
         if dropped > 0 {
-            self.trimmed = true;
             if let Some(v) = self.view.as_mut() {
                 *v = v.saturating_sub(dropped).max(1);
             }
         }
-        let Some(cur) = self.history.newest() else {
+        let Some(cur) = ring.newest() else {
             return;
         };
         // The tracker follows the live sequence even while the view is paused on the past.
@@ -163,26 +262,9 @@ impl App {
         self.active_findings = self.tracker.update(&latest);
         if !self.paused {
             self.view = None;
+            self.trends.push_back(TrendPoint::of(&latest));
             self.derived = Some(latest);
-            let d = self.derived.as_ref();
-            self.trends.push_back(TrendPoint {
-                busy_pct: d.and_then(|d| d.host.busy_pct),
-                dirty_kb: d.and_then(|d| d.dirty.dirty_kb),
-                disk_aqu: d.and_then(|d| {
-                    d.disks
-                        .iter()
-                        .filter(|x| !x.partition)
-                        .filter_map(|x| x.aqu_sz)
-                        .reduce(f64::max)
-                }),
-                softirq_pct: d.and_then(|d| {
-                    d.softirq_cpus
-                        .iter()
-                        .filter_map(|c| c.soft_pct)
-                        .reduce(f64::max)
-                }),
-            });
-            while self.trends.len() > 512 {
+            while self.trends.len() > TRENDS {
                 self.trends.pop_front();
             }
         }
@@ -196,8 +278,15 @@ impl App {
         }
     }
 
-    fn oldest_index(&self) -> usize {
-        usize::from(self.trimmed)
+    /// Derives sample `i` against its predecessor (none across a recorder gap).
+    fn derive_at(&mut self, i: usize) -> Result<Derived, String> {
+        let prev = if self.history.has_prev(i) {
+            self.history.sample(i - 1).ok()
+        } else {
+            None
+        };
+        let cur = self.history.sample(i)?;
+        Ok(derive_with(prev.as_ref(), &cur, &self.thresholds))
     }
 
     fn recompute(&mut self) {
@@ -205,18 +294,77 @@ impl App {
             self.derived = None;
             return;
         };
-        let prev = i.checked_sub(1).and_then(|p| self.history.get(p));
-        self.derived = self
-            .history
-            .get(i)
-            .map(|cur| derive_with(prev.as_ref(), &cur, &self.thresholds));
+        match self.derive_at(i) {
+            Ok(d) => {
+                if self.is_replay() {
+                    self.trend_cache.insert(i, TrendPoint::of(&d));
+                    self.fill_trends(i);
+                }
+                self.derived = Some(d);
+            }
+            Err(e) => self.status = Some(format!("cannot show {e}")),
+        }
     }
 
-    /// "LIVE", "PAUSED" or "HISTORY -12s".
+    /// Replay: sparklines for the samples up to `i`, deriving earlier ones not seen yet (within
+    /// a time budget; what is left shows as a shorter line).
+    fn fill_trends(&mut self, i: usize) {
+        let started = std::time::Instant::now();
+        let lo = i.saturating_sub(BACKFILL);
+        for j in (lo..i).rev() {
+            if started.elapsed() > BACKFILL_BUDGET {
+                break;
+            }
+            if self.trend_cache.contains_key(&j) {
+                continue;
+            }
+            match self.derive_at(j) {
+                Ok(d) => {
+                    self.trend_cache.insert(j, TrendPoint::of(&d));
+                }
+                Err(_) => break,
+            }
+        }
+        // A day at 1 s is 86,400 points of ~40 bytes; keep the cache to a few MB anyway.
+        while self.trend_cache.len() > 100_000 {
+            // Drop the point farthest from where the view is.
+            let lo = self.trend_cache.first_key_value().map_or(i, |(k, _)| *k);
+            let hi = self.trend_cache.last_key_value().map_or(i, |(k, _)| *k);
+            if i.saturating_sub(lo) > hi.saturating_sub(i) {
+                self.trend_cache.pop_first();
+            } else {
+                self.trend_cache.pop_last();
+            }
+        }
+        self.trends = self
+            .trend_cache
+            .range(..=i)
+            .rev()
+            .take(TRENDS)
+            .map(|(_, p)| *p)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+    }
+
+    /// "LIVE", "PAUSED", "HISTORY -12s", "REPLAY 4x" or "REPLAY PAUSED".
     pub fn mode_label(&self) -> String {
+        if self.is_replay() {
+            return match self.playing {
+                Some(_) => format!("REPLAY {}", speed_label(self.speed)),
+                None => "REPLAY PAUSED".into(),
+            };
+        }
         match (self.view, self.paused) {
             (Some(i), _) if i + 1 < self.history.len() => {
-                let back = (self.history.len() - 1 - i) as f64 * self.interval.as_secs_f64();
+                let back = match (
+                    self.history.wall_ms(i),
+                    self.history.wall_ms(self.history.len() - 1),
+                ) {
+                    (Some(a), Some(b)) if b >= a => (b - a) as f64 / 1000.0,
+                    _ => (self.history.len() - 1 - i) as f64 * self.interval.as_secs_f64(),
+                };
                 format!("HISTORY -{}", crate::text::fmt::duration(Some(back)))
             }
             (_, true) => "PAUSED".into(),
@@ -224,18 +372,53 @@ impl App {
         }
     }
 
+    /// Replay playback: how long until the next step (`None`: nothing to wait for).
+    pub fn next_tick(&self) -> Option<Duration> {
+        self.playing.map(|_| tick(self.interval, self.speed))
+    }
+
+    /// Replay playback: moves to where the recording's clock has got to.
+    pub fn on_tick(&mut self) -> Effect {
+        let Some(p) = self.playing else {
+            return Effect::None;
+        };
+        let last = self.history.len().saturating_sub(1);
+        let elapsed = p.anchor.elapsed().as_secs_f64() * self.speed * 1000.0;
+        let target = self.history.seek(p.anchor_wall_ms + elapsed as i64);
+        let cur = self.view_index().unwrap_or(0);
+        // Always at least one step per tick at slow speeds with uneven spacing.
+        let target = target.max((cur + 1).min(last));
+        if target == cur {
+            self.playing = None;
+            self.status = Some("end of recording".into());
+            return Effect::Redraw;
+        }
+        self.move_to(target);
+        if target == last {
+            self.playing = None;
+            self.status = Some("end of recording".into());
+        }
+        Effect::Redraw
+    }
+
     pub fn key(&mut self, ev: KeyEvent) -> Effect {
         if self.filter_editing {
             return self.filter_key(ev);
         }
+        if self.goto_input.is_some() {
+            return self.goto_key(ev);
+        }
         if self.tweaks.dialog.is_some() {
             self.status = self.tweaks.key(ev);
+            if let Some(a) = self.tweaks.done.take() {
+                self.note_action(&a);
+            }
             return Effect::Redraw;
         }
         let Some(key) = Key::from_event(&ev) else {
             return Effect::None;
         };
-        match lookup(key, self.help) {
+        match lookup(key, self.help, self.is_replay()) {
             Some(a) => self.apply(a),
             None => Effect::None,
         }
@@ -257,6 +440,65 @@ impl App {
         Effect::Redraw
     }
 
+    fn goto_key(&mut self, ev: KeyEvent) -> Effect {
+        let Some(text) = self.goto_input.as_mut() else {
+            return Effect::None;
+        };
+        match ev.code {
+            KeyCode::Enter => {
+                let text = self.goto_input.take().unwrap_or_default();
+                if !text.trim().is_empty() {
+                    self.goto_text(&text);
+                }
+            }
+            KeyCode::Esc => self.goto_input = None,
+            KeyCode::Backspace => {
+                text.pop();
+            }
+            KeyCode::Char(c) if !c.is_control() && text.len() < 40 => text.push(c),
+            _ => return Effect::None,
+        }
+        Effect::Redraw
+    }
+
+    /// `b`: a typed time, in the forms `perftop dump --from` takes.
+    pub fn goto_text(&mut self, text: &str) {
+        let (Some(first), Some(last)) = (
+            self.history.wall_ms(0),
+            self.history
+                .len()
+                .checked_sub(1)
+                .and_then(|l| self.history.wall_ms(l)),
+        ) else {
+            self.status = Some("no samples yet".into());
+            return;
+        };
+        match crate::record::parse_time(text, first, last) {
+            Err(e) => self.status = Some(format!("{e:#}")),
+            Ok(t) if t < first || t > last + self.interval.as_millis() as i64 => {
+                self.status = Some(format!(
+                    "{} is outside {} .. {} (UTC)",
+                    crate::record::format_clock(t),
+                    crate::record::format_clock(first),
+                    crate::record::format_clock(last)
+                ));
+            }
+            Ok(t) => {
+                let i = self.history.seek(t).max(self.history.first_index());
+                self.jump_to(i);
+            }
+        }
+    }
+
+    /// Writes a tweak applied or undone into the recording started with `R`.
+    pub fn note_action(&mut self, a: &crate::record::Action) {
+        if let Some(r) = self.recording.as_mut() {
+            if let Err(e) = r.rec.action(a) {
+                self.status = Some(format!("recording: action not written: {e}"));
+            }
+        }
+    }
+
     pub fn apply(&mut self, a: Action) -> Effect {
         self.status = None;
         match a {
@@ -273,6 +515,7 @@ impl App {
             }
             Action::Repaint => return Effect::Repaint,
             Action::Suspend => return Effect::Suspend,
+            Action::Pause if self.is_replay() => self.play_pause(),
             Action::Pause => {
                 self.paused = !self.paused;
                 if !self.paused {
@@ -332,6 +575,14 @@ impl App {
             Action::StepBack | Action::Oldest | Action::StepForward | Action::Latest => {
                 self.step(a);
             }
+            Action::GoTo => self.goto_input = Some(String::new()),
+            Action::JumpForward | Action::JumpBack => self.jump_by(a == Action::JumpForward),
+            Action::Slower | Action::Faster => {
+                self.speed = next_speed(self.speed, a == Action::Faster);
+                self.reanchor();
+                self.status = Some(format!("speed {}", speed_label(self.speed)));
+            }
+            Action::Record => self.toggle_record(),
             Action::GovernorToggle => self.status = self.tweaks.governor_toggle(),
             Action::TweakMenu => self.status = self.tweaks.menu(),
             Action::TweakUndo => self.status = self.tweaks.undo(),
@@ -339,12 +590,134 @@ impl App {
         Effect::Redraw
     }
 
+    fn play_pause(&mut self) {
+        if self.playing.take().is_some() {
+            return;
+        }
+        let last = self.history.len().saturating_sub(1);
+        if self.view_index().unwrap_or(0) >= last {
+            self.status = Some("at the end of the recording: Home or b to go back".into());
+            return;
+        }
+        self.reanchor_from_now();
+    }
+
+    fn reanchor_from_now(&mut self) {
+        let at = self
+            .view_index()
+            .and_then(|i| self.history.wall_ms(i))
+            .unwrap_or(0);
+        self.playing = Some(Playback {
+            anchor: std::time::Instant::now(),
+            anchor_wall_ms: at,
+        });
+    }
+
+    /// After a jump or a speed change, playback continues from the sample in view.
+    fn reanchor(&mut self) {
+        if self.playing.is_some() {
+            self.reanchor_from_now();
+        }
+    }
+
+    /// Puts sample `i` on screen (clamped to what exists) and derives it.
+    fn move_to(&mut self, i: usize) {
+        let len = self.history.len();
+        if len == 0 {
+            return;
+        }
+        let i = i.clamp(self.history.first_index().min(len - 1), len - 1);
+        if self.is_replay() {
+            self.view = Some(i);
+        } else if i == len - 1 {
+            // The newest sample: follow live again unless paused.
+            self.view = None;
+        } else {
+            self.paused = true;
+            self.view = Some(i);
+        }
+        self.recompute();
+    }
+
+    /// A jump (b, j, J): moves, keeps playback going from there, and says what lies there.
+    fn jump_to(&mut self, i: usize) {
+        let from = self.view_index().unwrap_or(0);
+        self.move_to(i);
+        self.reanchor();
+        let to = self.view_index().unwrap_or(0);
+        let mut notes = Vec::new();
+        if let Some(t) = self.history.wall_ms(to) {
+            notes.push(format!("at {} UTC", crate::record::format_clock(t)));
+        }
+        // Markers passed on the way, so a jump never hides a gap or a tweak.
+        let (lo, hi) = (from.min(to) + 1, from.max(to));
+        for k in lo..=hi {
+            notes.extend(self.history.notes_before(k));
+        }
+        self.status = Some(notes.join("; "));
+    }
+
+    fn jump_by(&mut self, forward: bool) {
+        let Some(cur) = self.view_index() else { return };
+        let Some(now) = self.history.wall_ms(cur) else {
+            return;
+        };
+        let step = self.jump.as_millis() as i64;
+        let last = self.history.len() - 1;
+        let target = if forward {
+            if cur == last {
+                self.status = Some(if self.is_replay() {
+                    "at the last sample".into()
+                } else {
+                    "already at the newest sample".into()
+                });
+                return;
+            }
+            // The first sample at or after now + step (not before it: a forward jump moves).
+            let i = self.history.seek(now + step);
+            if self.history.wall_ms(i).is_some_and(|w| w < now + step) && i < last {
+                i + 1
+            } else {
+                i
+            }
+            .max(cur + 1)
+        } else {
+            self.history.seek(now - step).min(cur.saturating_sub(1))
+        };
+        self.jump_to(target);
+    }
+
     fn step(&mut self, a: Action) {
         let Some(cur) = self.view_index() else { return };
         let last = self.history.len() - 1;
+        let first = self.history.first_index();
+        if self.is_replay() {
+            // Stepping is frame by frame: it stops playback.
+            if matches!(a, Action::StepBack | Action::StepForward) {
+                self.playing = None;
+            }
+            let target = match a {
+                Action::StepBack => cur.saturating_sub(1),
+                Action::Oldest => first,
+                Action::StepForward => (cur + 1).min(last),
+                _ => last,
+            };
+            if target == cur {
+                self.status = Some(
+                    if a == Action::StepBack {
+                        "first sample"
+                    } else {
+                        "last sample"
+                    }
+                    .into(),
+                );
+            }
+            self.jump_to(target);
+            return;
+        }
         let target = match a {
-            Action::StepBack => cur.saturating_sub(1).max(self.oldest_index()),
-            Action::Oldest => self.oldest_index(),
+            Action::StepBack => cur.saturating_sub(1).max(first),
+            Action::Oldest => first,
             Action::StepForward => (cur + 1).min(last),
             _ => last,
         };
@@ -359,6 +732,83 @@ impl App {
             self.status = Some("oldest sample in memory".into());
         }
         self.recompute();
+    }
+
+    /// `R`: starts recording the live stream to a new file in `record_dir`, or stops it.
+    fn toggle_record(&mut self) {
+        if let Some(r) = self.recording.take() {
+            let (n, bytes) = (r.rec.samples, r.rec.bytes);
+            self.status = Some(match r.rec.finish("stop") {
+                Ok(()) => format!(
+                    "recording stopped: {} ({n} samples, {})",
+                    r.path.display(),
+                    crate::text::fmt::kb(Some(bytes / 1024))
+                ),
+                Err(e) => format!("recording stopped with an error: {}: {e}", r.path.display()),
+            });
+            return;
+        }
+        let History::Live(ring) = &self.history else {
+            return;
+        };
+        let Some(newest) = ring.newest() else {
+            self.status = Some("no sample yet to record".into());
+            return;
+        };
+        let host = newest
+            .host
+            .hostname
+            .as_deref()
+            .unwrap_or("host")
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect::<String>();
+        let stamp: String = crate::record::format_rfc3339(newest.time.wall_ms)
+            .chars()
+            .take(19)
+            .filter(|c| c.is_ascii_digit() || *c == 'T')
+            .collect();
+        let path = self
+            .record_dir
+            .join(format!("perftop-{host}-{stamp}.ptrec"));
+        let path = std::path::absolute(&path).unwrap_or(path);
+        let started = crate::record::Recorder::create(
+            &path,
+            newest,
+            self.interval,
+            crate::record::Retention::default(),
+        )
+        .and_then(|mut rec| {
+            // The sample on screen is the recording's first.
+            rec.sample(newest)
+                .map_err(anyhow::Error::from)
+                .map(|()| rec)
+        });
+        match started {
+            Ok(rec) => {
+                self.status = Some(format!("recording to {} (R stops)", path.display()));
+                self.recording = Some(LiveRecording { rec, path });
+            }
+            Err(e) => self.status = Some(format!("cannot record: {e:#}")),
+        }
+    }
+
+    /// Ends a recording on quit with a `stop` marker, so replay shows where it ended.
+    pub fn stop_recording(&mut self) -> Option<String> {
+        let r = self.recording.take()?;
+        Some(match r.rec.finish("stop") {
+            Ok(()) => format!("perftop: recorded to {}", r.path.display()),
+            Err(e) => format!(
+                "perftop: recording {} ended with an error: {e}",
+                r.path.display()
+            ),
+        })
     }
 }
 
@@ -385,12 +835,15 @@ mod tests {
     #[test]
     fn ring_pause_and_step() {
         let mut app = App::new(Duration::from_secs(1), Duration::from_secs(3));
-        assert_eq!(app.history.capacity(), 3);
+        let History::Live(ring) = &app.history else {
+            panic!("live app has a ring")
+        };
+        assert_eq!(ring.capacity(), 3);
         for i in 0..5u64 {
             app.push_sample(sample(10.0 + i as f64, 10 * i));
         }
         assert_eq!(app.history.len(), 3);
-        assert!(app.trimmed);
+        assert_eq!(app.history.first_index(), 1, "trimmed ring");
         assert_eq!(app.mode_label(), "LIVE");
         app.apply(Action::StepBack);
         assert!(app.paused);

@@ -28,6 +28,15 @@ pub enum Action {
     GovernorToggle,
     TweakMenu,
     TweakUndo,
+    /// Time travel (live pause ring and replay): go to a typed time, jump by the jump step.
+    GoTo,
+    JumpForward,
+    JumpBack,
+    /// Replay speed down / up.
+    Slower,
+    Faster,
+    /// Start / stop recording the live stream to a file.
+    Record,
 }
 
 /// Where a binding applies. `Any` bindings work everywhere, including the help screen.
@@ -81,8 +90,27 @@ impl Key {
     }
 }
 
+/// Which dashboards a binding exists in: the live one, replay, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Both,
+    Live,
+    Replay,
+}
+
+impl Mode {
+    fn admits(self, replay: bool) -> bool {
+        match self {
+            Mode::Both => true,
+            Mode::Live => !replay,
+            Mode::Replay => replay,
+        }
+    }
+}
+
 pub struct Binding {
     pub context: Context,
+    pub mode: Mode,
     pub keys: &'static [Key],
     pub action: Action,
     pub description: &'static str,
@@ -99,6 +127,7 @@ const fn b(
 ) -> Binding {
     Binding {
         context,
+        mode: Mode::Both,
         keys,
         action,
         description,
@@ -106,10 +135,22 @@ const fn b(
     }
 }
 
+/// Only in the live dashboard (tweaks, the sampling interval, recording).
+const fn live(mut x: Binding) -> Binding {
+    x.mode = Mode::Live;
+    x
+}
+
+/// Only in replay.
+const fn replay(mut x: Binding) -> Binding {
+    x.mode = Mode::Replay;
+    x
+}
+
 use Context::*;
 use Key::*;
 
-/// Every key perftop answers to. g, a, u are the tweak keys; R, b, j and J are kept free for recording.
+/// Every key perftop answers to, in the live dashboard and in replay.
 pub const KEYMAP: &[Binding] = &[
     b(
         Any,
@@ -146,13 +187,20 @@ pub const KEYMAP: &[Binding] = &[
         "suspend to the shell (fg to resume)",
         None,
     ),
-    b(
+    live(b(
         Dashboard,
         &[Char(' ')],
         Action::Pause,
         "pause / resume live updates",
         Some("pause"),
-    ),
+    )),
+    replay(b(
+        Dashboard,
+        &[Char(' ')],
+        Action::Pause,
+        "play / pause the recording",
+        Some("play"),
+    )),
     b(
         Dashboard,
         &[Tab],
@@ -216,20 +264,20 @@ pub const KEYMAP: &[Binding] = &[
         "zoom the focused pane (detail view)",
         Some("zoom"),
     ),
-    b(
+    live(b(
         Dashboard,
         &[Char('+')],
         Action::IntervalUp,
         "longer sampling interval",
         None,
-    ),
-    b(
+    )),
+    live(b(
         Dashboard,
         &[Char('-')],
         Action::IntervalDown,
         "shorter sampling interval",
         None,
-    ),
+    )),
     b(
         Dashboard,
         &[Char('s')],
@@ -265,84 +313,137 @@ pub const KEYMAP: &[Binding] = &[
         "step forward one sample",
         None,
     ),
-    b(
+    live(b(
         History,
         &[Home],
         Action::Oldest,
         "oldest sample in memory",
         None,
-    ),
-    b(History, &[End], Action::Latest, "back to live", None),
+    )),
+    replay(b(History, &[Home], Action::Oldest, "first sample", None)),
+    live(b(History, &[End], Action::Latest, "back to live", None)),
+    replay(b(History, &[End], Action::Latest, "last sample", None)),
     b(
+        History,
+        &[Char('b')],
+        Action::GoTo,
+        "go to a time: 14:05[:30], 10m ago, +5m (from the start), @unix",
+        Some("go to"),
+    ),
+    b(
+        History,
+        &[Char('j')],
+        Action::JumpForward,
+        "jump forward by the jump step (--jump, default 1m)",
+        None,
+    ),
+    b(
+        History,
+        &[Char('J')],
+        Action::JumpBack,
+        "jump back by the jump step",
+        None,
+    ),
+    replay(b(
+        History,
+        &[Char('[')],
+        Action::Slower,
+        "play slower (0.25x .. 1024x)",
+        None,
+    )),
+    replay(b(
+        History,
+        &[Char(']')],
+        Action::Faster,
+        "play faster",
+        Some("speed"),
+    )),
+    live(b(
+        Dashboard,
+        &[Char('R')],
+        Action::Record,
+        "start / stop recording to a file (--record-dir)",
+        Some("rec"),
+    )),
+    live(b(
         Dashboard,
         &[Char('g')],
         Action::GovernorToggle,
         "governor: performance <-> previous (preview, y applies)",
         None,
-    ),
-    b(
+    )),
+    live(b(
         Dashboard,
         &[Char('a')],
         Action::TweakMenu,
         "tweaks menu: knobs and why some are disabled",
         None,
-    ),
-    b(
+    )),
+    live(b(
         Dashboard,
         &[Char('u')],
         Action::TweakUndo,
         "undo the last tweak (preview, y restores)",
         None,
-    ),
+    )),
 ];
 
-/// The action bound to `key` in a context (`Any` bindings match everywhere).
-pub fn lookup(key: Key, help_open: bool) -> Option<Action> {
+/// The action bound to `key` in a context (`Any` bindings match everywhere), live or replay.
+pub fn lookup(key: Key, help_open: bool, replay: bool) -> Option<Action> {
     KEYMAP
         .iter()
+        .filter(|bnd| bnd.mode.admits(replay))
         .filter(|bnd| !help_open || bnd.context == Any)
         .find(|bnd| bnd.keys.contains(&key))
         .map(|bnd| bnd.action)
 }
 
 /// `key label` pairs for the footer, in table order.
-pub fn footer_hints() -> Vec<(String, &'static str)> {
+pub fn footer_hints(replay: bool) -> Vec<(String, &'static str)> {
     KEYMAP
         .iter()
+        .filter(|bnd| bnd.mode.admits(replay))
         .filter_map(|bnd| Some((bnd.keys[0].label(), bnd.hint?)))
         .collect()
 }
 
-/// Help screen rows: keys and description, in table order. The six pane-focus keys share one
-/// row so the whole screen fits in 80x24.
-pub fn help_rows() -> Vec<(String, &'static str)> {
+/// Help screen rows: keys and description, in table order. Pairs (t/T, j/J, Home/End, ...) and
+/// the six pane-focus keys share a row so the whole screen fits in 80x24.
+pub fn help_rows(replay: bool) -> Vec<(String, &'static str)> {
     let mut rows: Vec<(String, &'static str)> = Vec::new();
-    for bnd in KEYMAP {
+    for bnd in KEYMAP.iter().filter(|bnd| bnd.mode.admits(replay)) {
         let keys: Vec<String> = bnd.keys.iter().map(|k| k.label()).collect();
-        if matches!(bnd.action, Action::TweakMenu | Action::TweakUndo) {
-            continue;
-        }
-        if bnd.action == Action::GovernorToggle {
-            rows.push((
-                "g a u".into(),
-                "tweaks: governor toggle, menu, undo (y applies)",
-            ));
-            continue;
-        }
-        if let Action::Focus(i) = bnd.action {
-            if i > 0 {
-                if let Some(last) = rows.last_mut() {
-                    last.0.push_str(&keys.join(" "));
-                }
-                continue;
+        let joins_previous = matches!(
+            bnd.action,
+            Action::FocusPrev
+                | Action::IntervalDown
+                | Action::StepForward
+                | Action::Latest
+                | Action::JumpBack
+                | Action::Faster
+                | Action::TweakMenu
+                | Action::TweakUndo
+        ) || matches!(bnd.action, Action::Focus(i) if i > 0);
+        if joins_previous {
+            if let Some(last) = rows.last_mut() {
+                last.0.push(' ');
+                last.0.push_str(&keys.join(" "));
             }
-            rows.push((
-                keys.join(" "),
-                "focus CPU, NUMA, HugePages, Dirty, Disks, Softirq",
-            ));
             continue;
         }
-        rows.push((keys.join(" "), bnd.description));
+        let description = match bnd.action {
+            Action::FocusNext => "focus next / previous pane",
+            Action::Focus(_) => "focus CPU, NUMA, HugePages, Dirty, Disks, Softirq",
+            Action::IntervalUp => "longer / shorter sampling interval",
+            Action::StepBack => "step back / forward one sample (pauses)",
+            Action::Oldest if replay => "first / last sample",
+            Action::Oldest => "oldest sample in memory / back to live",
+            Action::JumpForward => "jump forward / back by the jump step (--jump, default 1m)",
+            Action::Slower => "play slower / faster (0.25x .. 1024x)",
+            Action::GovernorToggle => "tweaks: governor toggle, menu, undo (y applies)",
+            _ => bnd.description,
+        };
+        rows.push((keys.join(" "), description));
     }
     rows
 }
@@ -353,28 +454,52 @@ mod tests {
 
     #[test]
     fn every_key_is_bound_once_per_context() {
-        let mut seen: Vec<(Key, bool)> = Vec::new();
-        for bnd in KEYMAP {
-            for &k in bnd.keys {
-                let any = bnd.context == Any;
-                assert!(!seen.contains(&(k, any)), "{k:?} bound twice");
-                seen.push((k, any));
+        for replay in [false, true] {
+            let mut seen: Vec<(Key, bool)> = Vec::new();
+            for bnd in KEYMAP.iter().filter(|b| b.mode.admits(replay)) {
+                for &k in bnd.keys {
+                    let any = bnd.context == Any;
+                    assert!(!seen.contains(&(k, any)), "{k:?} bound twice");
+                    seen.push((k, any));
+                }
             }
         }
     }
 
     #[test]
-    fn reserved_keys_stay_free() {
-        for c in ['R', 'b', 'j', 'J'] {
-            assert_eq!(lookup(Char(c), false), None, "{c} is reserved");
+    fn live_only_and_replay_only_keys() {
+        assert_eq!(lookup(Char('R'), false, false), Some(Action::Record));
+        assert_eq!(
+            lookup(Char('R'), false, true),
+            None,
+            "no recording a replay"
+        );
+        assert_eq!(lookup(Char('g'), false, true), None, "no tweaks in replay");
+        assert_eq!(lookup(Char(']'), false, true), Some(Action::Faster));
+        assert_eq!(lookup(Char(']'), false, false), None);
+        assert_eq!(lookup(Char('b'), false, false), Some(Action::GoTo));
+        assert_eq!(lookup(Char('J'), false, true), Some(Action::JumpBack));
+    }
+
+    #[test]
+    fn help_fits_80x24_in_both_modes() {
+        for replay in [false, true] {
+            let rows = help_rows(replay);
+            // Border, footnote and blank margin: 4 rows of the 24.
+            assert!(rows.len() + 4 <= 24, "{} help rows", rows.len());
+            assert!(rows.iter().any(|(k, _)| k == "t T"));
+            assert!(rows.iter().any(|(k, _)| k == "j J"));
         }
+        assert!(help_rows(true).iter().any(|(k, _)| k == "[ ]"));
+        assert!(help_rows(false).iter().any(|(k, _)| k == "g a u"));
+        assert!(!help_rows(true).iter().any(|(k, _)| k == "g a u"));
     }
 
     #[test]
     fn help_only_answers_global_keys() {
-        assert_eq!(lookup(Char('q'), true), Some(Action::Quit));
-        assert_eq!(lookup(Char(' '), true), None);
-        assert_eq!(lookup(Enter, false), Some(Action::Zoom));
-        assert_eq!(lookup(Char('e'), false), Some(Action::Zoom));
+        assert_eq!(lookup(Char('q'), true, false), Some(Action::Quit));
+        assert_eq!(lookup(Char(' '), true, false), None);
+        assert_eq!(lookup(Enter, false, false), Some(Action::Zoom));
+        assert_eq!(lookup(Char('e'), false, true), Some(Action::Zoom));
     }
 }

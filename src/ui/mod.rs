@@ -9,6 +9,7 @@ pub mod ring;
 pub mod selfcost;
 pub mod term;
 pub mod theme;
+pub mod timeline;
 
 use crate::root::Root;
 use crate::sample::Sample;
@@ -35,6 +36,23 @@ pub struct Options {
     pub read_only: bool,
     /// Tweak state directory (`--state-dir`; default /run/perftop).
     pub state_dir: Option<std::path::PathBuf>,
+    /// Where `R` writes recordings.
+    pub record_dir: std::path::PathBuf,
+    /// `j`/`J` step.
+    pub jump: Duration,
+}
+
+/// `perftop replay`: the recording, and where to start.
+pub struct ReplayOptions {
+    pub path: std::path::PathBuf,
+    /// `--at`: a time in the forms `b` takes.
+    pub at: Option<String>,
+    pub speed: f64,
+    pub jump: Duration,
+    pub theme: String,
+    pub color: Option<String>,
+    pub glyphs: Option<String>,
+    pub thresholds: crate::findings::Thresholds,
 }
 
 enum Msg {
@@ -44,19 +62,106 @@ enum Msg {
 }
 
 /// Theme from the options and the environment (NO_COLOR, COLORTERM, TERM, locale).
-pub fn theme_from(opts: &Options) -> Result<Theme> {
+pub fn theme_from(name: &str, color: Option<&str>, glyphs: Option<&str>) -> Result<Theme> {
     let env = |k: &str| std::env::var(k).ok();
-    let depth = ColorDepth::detect(opts.color.as_deref(), &env)?;
-    let glyphs = GlyphSet::detect(opts.glyphs.as_deref(), &env)?;
-    Theme::load(&opts.theme, depth, glyphs)
+    let depth = ColorDepth::detect(color, &env)?;
+    let glyphs = GlyphSet::detect(glyphs, &env)?;
+    Theme::load(name, depth, glyphs)
+}
+
+fn need_terminal(pipe_hint: &str) -> Result<()> {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        bail!("the dashboard needs a terminal; for pipes use `{pipe_hint}`");
+    }
+    Ok(())
+}
+
+/// Opens a recording for replay: the app stopped on `--at` (or the first sample), and the
+/// reader's warnings about damaged parts, for the status line.
+pub fn replay_app(opts: &ReplayOptions) -> Result<App> {
+    let rec = crate::record::Recording::open(&opts.path)?;
+    if rec.is_empty() {
+        let why = rec
+            .warnings
+            .first()
+            .map(|w| format!(" ({w})"))
+            .unwrap_or_default();
+        bail!(
+            "{}: the recording holds no complete sample{why}",
+            opts.path.display()
+        );
+    }
+    let first = rec.samples.first().map_or(0, |s| s.wall_ms);
+    let last = rec.samples.last().map_or(0, |s| s.wall_ms);
+    let at = match &opts.at {
+        Some(t) => {
+            let t = crate::record::parse_time(t, first, last)?;
+            if t < first || t > last {
+                bail!(
+                    "--at {} is outside the recording ({} .. {} UTC)",
+                    crate::record::format_clock(t),
+                    crate::record::format_rfc3339(first),
+                    crate::record::format_rfc3339(last)
+                );
+            }
+            rec.seek(t)
+        }
+        None => 0,
+    };
+    let warnings = rec.warnings.clone();
+    let mut app = App::replay(rec, opts.path.display().to_string(), at);
+    app.set_thresholds(opts.thresholds.clone());
+    // The file name only: the path was typed by the user and would crowd the row.
+    let name = opts.path.file_name().map_or_else(
+        || opts.path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    app.privilege = format!("replay {name} · tweaks off");
+    app.speed = opts.speed;
+    app.jump = opts.jump;
+    if let Some(w) = warnings.first() {
+        app.status = Some(if warnings.len() == 1 {
+            w.clone()
+        } else {
+            format!(
+                "{w} (+{} more warnings; perftop dump lists them)",
+                warnings.len() - 1
+            )
+        });
+    }
+    Ok(app)
+}
+
+pub fn run_replay(opts: ReplayOptions) -> Result<()> {
+    let theme = theme_from(&opts.theme, opts.color.as_deref(), opts.glyphs.as_deref())?;
+    let mut app = replay_app(&opts)?;
+    need_terminal("perftop dump")?;
+    let (tx, rx) = mpsc::channel::<Msg>();
+    // Replay has no sampler: the interval control goes nowhere.
+    let (ctl_tx, _) = mpsc::channel::<Duration>();
+    spawn_input(tx.clone())?;
+    spawn_signals(tx)?;
+    drive(&mut app, &theme, &rx, &ctl_tx)
+}
+
+/// Takes the terminal, runs the event loop, and gives the terminal back (also on error).
+fn drive(app: &mut App, theme: &Theme, rx: &Receiver<Msg>, ctl: &Sender<Duration>) -> Result<()> {
+    let guard = term::TerminalGuard::enter()?;
+    let backend = CrosstermBackend::new(term::FrameWriter::new(std::io::stdout()));
+    let mut terminal = Terminal::new(backend).context("starting the terminal backend")?;
+    repaint(&mut terminal).context("clearing the screen")?;
+    let result = event_loop(&mut terminal, app, theme, rx, ctl);
+    drop(terminal);
+    drop(guard);
+    result
 }
 
 pub fn run(opts: Options) -> Result<()> {
-    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
-        bail!("the dashboard needs a terminal; for pipes use `perftop batch`");
-    }
-    let theme = theme_from(&opts)?;
+    need_terminal("perftop batch")?;
+    let theme = theme_from(&opts.theme, opts.color.as_deref(), opts.glyphs.as_deref())?;
     let mut app = App::new(opts.interval, opts.keep);
+    app.record_dir = opts.record_dir.clone();
+    app.jump = opts.jump;
     app.set_thresholds(opts.thresholds.clone());
     app.privilege = if rustix::process::geteuid().is_root() {
         "root".into()
@@ -81,14 +186,11 @@ pub fn run(opts: Options) -> Result<()> {
     )?;
     spawn_input(tx.clone())?;
     spawn_signals(tx)?;
-
-    let guard = term::TerminalGuard::enter()?;
-    let backend = CrosstermBackend::new(term::FrameWriter::new(std::io::stdout()));
-    let mut terminal = Terminal::new(backend).context("starting the terminal backend")?;
-    repaint(&mut terminal).context("clearing the screen")?;
-    let result = event_loop(&mut terminal, &mut app, &theme, &rx, &ctl_tx);
-    drop(terminal);
-    drop(guard);
+    let result = drive(&mut app, &theme, &rx, &ctl_tx);
+    // After the terminal is back, so the message stays on screen.
+    if let Some(msg) = app.stop_recording() {
+        eprintln!("{msg}");
+    }
     result
 }
 
@@ -99,14 +201,40 @@ fn event_loop(
     rx: &Receiver<Msg>,
     ctl: &Sender<Duration>,
 ) -> Result<()> {
+    // Replay has its first frame before any message arrives.
+    terminal
+        .draw(|f| render::draw(f, app, theme))
+        .context("drawing")?;
+    // Replay playback steps on its own clock; live mode only ever waits for messages.
+    let mut next_step: Option<Instant> = None;
     loop {
-        let Ok(first) = rx.recv() else {
-            return Ok(());
+        let first = match (app.next_tick(), next_step) {
+            (Some(period), due) => {
+                let due = *next_step.insert(due.unwrap_or_else(|| Instant::now() + period));
+                match rx.recv_timeout(due.saturating_duration_since(Instant::now())) {
+                    Ok(m) => Some(m),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => return Ok(()),
+                }
+            }
+            (None, _) => {
+                next_step = None;
+                match rx.recv() {
+                    Ok(m) => Some(m),
+                    Err(_) => return Ok(()),
+                }
+            }
         };
         let mut redraw = false;
         let mut repaint = false;
+        if let (Some(period), Some(due)) = (app.next_tick(), next_step) {
+            if Instant::now() >= due {
+                next_step = Some(Instant::now() + period);
+                redraw |= app.on_tick() != Effect::None;
+            }
+        }
         // Handle everything already queued before drawing once.
-        for msg in std::iter::once(first).chain(rx.try_iter()) {
+        for msg in first.into_iter().chain(rx.try_iter()) {
             match msg {
                 Msg::Sample(s) => {
                     app.push_sample(*s);

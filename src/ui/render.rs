@@ -104,7 +104,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     rows.push(footer);
     f.render_widget(Paragraph::new(rows), area);
     if app.help {
-        help(f, area, theme);
+        help(f, area, theme, app.is_replay());
     }
     if let Some(dlg) = &app.tweaks.dialog {
         tweak_dialog(f, area, dlg, theme);
@@ -242,12 +242,23 @@ fn header(
         h.kernel.as_deref().unwrap_or("-"),
     );
     let right = format!(" {} {:.2}s ", mode, app.interval.as_secs_f64());
-    let room = width.saturating_sub(right.len());
-    rows.push(Line::from(vec![
-        span(format!("{:<room$}", fit(&left, room)), t.headline),
-        span(right, mode_style),
-    ]));
+    let rec = app
+        .recording
+        .as_ref()
+        .map(|r| format!(" REC {}", crate::text::fmt::kb(Some(r.rec.bytes / 1024))));
+    let rec_len = rec.as_ref().map_or(0, |r| r.chars().count());
+    let room = width.saturating_sub(right.chars().count() + rec_len);
+    let mut first = vec![span(format!("{:<room$}", fit(&left, room)), t.headline)];
+    if let Some(r) = rec {
+        first.push(span(r, t.crit));
+    }
+    first.push(span(right, mode_style));
+    rows.push(Line::from(first));
+    let travelling = app.is_replay() || app.view.is_some();
     if tier == Tier::Compact {
+        if travelling {
+            rows.push(timeline_row(app, t, width));
+        }
         return;
     }
     let mut second: Vec<Span<'static>> = Vec::new();
@@ -277,6 +288,81 @@ fn header(
         ));
     }
     rows.push(Line::from(second));
+    if travelling {
+        rows.push(timeline_row(app, t, width));
+    }
+}
+
+/// `14:30:12  14:05:30 ━━━━●────◆──╳── 15:05:30  1234/3600 j±1m`: where the view is in the
+/// history (the ring, or the recording with its gaps and tweak actions).
+fn timeline_row(app: &App, t: &Theme, width: usize) -> Line<'static> {
+    use super::timeline::{bar, Cell, Mark};
+    use crate::record::format_clock;
+    let h = &app.history;
+    let n = h.len();
+    let (Some(i), Some(first), Some(last)) = (
+        app.view_index(),
+        h.wall_ms(0),
+        n.checked_sub(1).and_then(|l| h.wall_ms(l)),
+    ) else {
+        return Line::default();
+    };
+    let at = h.wall_ms(i).unwrap_or(first);
+    let left = format!("{} ", format_clock(at));
+    let ends = (
+        format!("{} ", format_clock(first)),
+        format!(" {}", format_clock(last)),
+    );
+    let right = format!(
+        "  {}/{n} j±{}",
+        i + 1,
+        duration(Some(app.jump.as_secs_f64()))
+    );
+    let fixed = left.len() + ends.0.len() + ends.1.len() + right.chars().count();
+    let mut spans = vec![span(left, t.headline)];
+    // Below 8 columns a bar says nothing: keep the numbers.
+    let bar_w = width.saturating_sub(fixed);
+    if bar_w >= 8 {
+        let [played, ahead, cursor, gap, action] = t.glyphs.timeline();
+        spans.push(span(ends.0, t.dim));
+        let glyph = |c: Cell| match c {
+            Cell::Played => played,
+            Cell::Ahead => ahead,
+            Cell::Cursor => cursor,
+            Cell::Mark(Mark::Gap) => gap,
+            Cell::Mark(Mark::Action) => action,
+        };
+        // One span per run of equal cells keeps the frame small.
+        let mut run: Option<(Cell, String)> = None;
+        for c in bar(first, last, at, &h.marks(), bar_w) {
+            match &mut run {
+                Some((k, s)) if *k == c => s.push(glyph(c)),
+                _ => {
+                    if let Some((k, s)) = run.take() {
+                        spans.push(span(s, cell_style(k, t)));
+                    }
+                    run = Some((c, glyph(c).to_string()));
+                }
+            }
+        }
+        if let Some((k, s)) = run {
+            spans.push(span(s, cell_style(k, t)));
+        }
+        spans.push(span(ends.1, t.dim));
+    }
+    spans.push(span(right, t.dim));
+    Line::from(spans)
+}
+
+fn cell_style(c: super::timeline::Cell, t: &Theme) -> Style {
+    use super::timeline::{Cell, Mark};
+    match c {
+        Cell::Played => t.info,
+        Cell::Ahead => t.dim,
+        Cell::Cursor => t.focus,
+        Cell::Mark(Mark::Gap) => t.crit,
+        Cell::Mark(Mark::Action) => t.warn,
+    }
 }
 
 /// Live: the tracker's raised findings. Stepping through history: the rules that hold for the
@@ -332,6 +418,16 @@ fn findings_strip(
 }
 
 fn footer(app: &App, t: &Theme, width: usize) -> Line<'static> {
+    if let Some(text) = &app.goto_input {
+        return Line::from(vec![
+            span("go to: ", t.title),
+            span(format!("{text}_"), t.selection),
+            span(
+                "  14:05[:30] UTC, 10m ago, +5m, @unix; Enter goes, Esc cancels",
+                t.dim,
+            ),
+        ]);
+    }
     if app.filter_editing {
         return Line::from(vec![
             span("filter: ", t.title),
@@ -346,7 +442,7 @@ fn footer(app: &App, t: &Theme, width: usize) -> Line<'static> {
         .clone()
         .or_else(|| (!app.filter.is_empty()).then(|| format!("filter {:?}", app.filter)));
     let reserve = status.as_ref().map_or(0, |s| s.len() + 2);
-    for (key, hint) in footer_hints() {
+    for (key, hint) in footer_hints(app.is_replay()) {
         let piece = format!("{key} {hint}  ");
         if used + piece.len() + reserve > width {
             break;
@@ -361,8 +457,8 @@ fn footer(app: &App, t: &Theme, width: usize) -> Line<'static> {
     Line::from(spans)
 }
 
-fn help(f: &mut Frame, area: Rect, t: &Theme) {
-    let rows = help_rows();
+fn help(f: &mut Frame, area: Rect, t: &Theme, replay: bool) {
+    let rows = help_rows(replay);
     let w = area.width.min(72);
     let h = area.height.min(rows.len() as u16 + 4);
     let r = Rect::new(

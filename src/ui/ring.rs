@@ -10,6 +10,8 @@ pub const DEFAULT_BUDGET_BYTES: usize = 32 * 1024 * 1024;
 
 pub struct SampleRing {
     frames: VecDeque<Vec<u8>>,
+    /// Each kept sample's wall clock (ms since the epoch), for jumping to a time.
+    walls: VecDeque<i64>,
     bytes: usize,
     max_len: usize,
     budget: usize,
@@ -26,6 +28,7 @@ impl SampleRing {
     pub fn new(max_len: usize, budget: usize) -> SampleRing {
         SampleRing {
             frames: VecDeque::new(),
+            walls: VecDeque::new(),
             bytes: 0,
             max_len: max_len.max(2),
             budget,
@@ -67,6 +70,7 @@ impl SampleRing {
         };
         self.bytes += frame.len();
         self.frames.push_back(frame);
+        self.walls.push_back(s.time.wall_ms);
         self.newest = Some(s);
         let mut dropped = 0;
         while self.frames.len() > 2
@@ -75,6 +79,7 @@ impl SampleRing {
             if let Some(f) = self.frames.pop_front() {
                 self.bytes -= f.len();
             }
+            self.walls.pop_front();
             dropped += 1;
         }
         self.dropped += dropped as u64;
@@ -90,6 +95,18 @@ impl SampleRing {
         // Samples are small; a generous bound guards against a corrupt length.
         let json = zstd::bulk::decompress(frame, 512 * 1024 * 1024).ok()?;
         serde_json::from_slice(&json).ok()
+    }
+
+    /// Wall clock of sample `i` (ms since the epoch).
+    pub fn wall_ms(&self, i: usize) -> Option<i64> {
+        self.walls.get(i).copied()
+    }
+
+    /// Index of the last sample at or before `wall_ms` (0 when all are after it).
+    pub fn seek(&self, wall_ms: i64) -> usize {
+        self.walls
+            .partition_point(|&w| w <= wall_ms)
+            .saturating_sub(1)
     }
 
     /// Moves the decoded newest sample out (its compressed copy stays in the ring).

@@ -106,6 +106,16 @@ impl GlyphSet {
         }
     }
 
+    /// Timeline bar cells: (played, ahead, cursor, gap, action). The Linux console font has the
+    /// CP437 block and line glyphs but not the geometric shapes.
+    pub fn timeline(self) -> [char; 5] {
+        match self {
+            GlyphSet::Unicode => ['━', '─', '●', '╳', '◆'],
+            GlyphSet::Tty => ['═', '─', '█', 'x', '*'],
+            GlyphSet::Ascii => ['=', '-', '|', 'x', '*'],
+        }
+    }
+
     pub fn level(self, frac: f64) -> char {
         let l = self.levels();
         let f = if frac.is_finite() {

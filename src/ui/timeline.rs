@@ -1,0 +1,293 @@
+//! Where the screen is in time: the history behind the view (the live ring or a recording), the
+//! moves over it that live pause and replay share (step, jump to a time, jump by a duration,
+//! oldest/newest), replay playback at a speed, and the timeline bar's contents.
+
+use super::ring::SampleRing;
+use crate::record::{Decoder, EventKind, Recording};
+use crate::sample::Sample;
+use std::time::{Duration, Instant};
+
+/// A recording opened for replay, with its decoder state (keyframe dictionary) kept between
+/// moves so stepping decodes at most one delta.
+pub struct Replayed {
+    pub rec: Recording,
+    dec: Decoder,
+    /// What the header calls it (the path given on the command line).
+    pub label: String,
+}
+
+/// The samples the view moves over.
+// One per process, and the live ring is used on every sample: no point boxing it.
+#[allow(clippy::large_enum_variant)]
+pub enum History {
+    Live(SampleRing),
+    Replay(Box<Replayed>),
+}
+
+/// A mark on the timeline bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// Recorder stopped and started again (or died): no rates across it.
+    Gap,
+    /// A tweak applied or undone.
+    Action,
+}
+
+/// Replay speeds for `[` and `]`: a day at 1024x takes 84 s.
+pub const SPEEDS: [f64; 13] = [
+    0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0,
+];
+
+/// Replay playback: the recording's clock runs at `speed` times the real one from `anchor`.
+#[derive(Debug, Clone, Copy)]
+pub struct Playback {
+    pub anchor: Instant,
+    pub anchor_wall_ms: i64,
+}
+
+/// Redraw often enough to look smooth at high speed, never faster than this.
+const MIN_TICK: Duration = Duration::from_millis(100);
+
+impl History {
+    pub fn replay(rec: Recording, label: String) -> History {
+        History::Replay(Box::new(Replayed {
+            rec,
+            dec: Decoder::default(),
+            label,
+        }))
+    }
+
+    pub fn is_replay(&self) -> bool {
+        matches!(self, History::Replay(_))
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            History::Live(r) => r.len(),
+            History::Replay(r) => r.rec.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn wall_ms(&self, i: usize) -> Option<i64> {
+        match self {
+            History::Live(r) => r.wall_ms(i),
+            History::Replay(r) => r.rec.samples.get(i).map(|s| s.wall_ms),
+        }
+    }
+
+    /// The first sample the view may show. A trimmed live ring's first sample lost its
+    /// predecessor, so it could only show since-boot averages; a recording's first sample is
+    /// shown (labelled since-boot), as is any sample after a gap.
+    pub fn first_index(&self) -> usize {
+        match self {
+            History::Live(r) => usize::from(r.dropped > 0 && r.len() > 1),
+            History::Replay(_) => 0,
+        }
+    }
+
+    /// Sample `i`, decoded; `None` when it is not there or cannot be decoded (replay reports
+    /// why through `sample_err`).
+    pub fn sample(&mut self, i: usize) -> Result<Sample, String> {
+        match self {
+            History::Live(r) => r.get(i).ok_or_else(|| format!("sample {i} is gone")),
+            History::Replay(r) => r
+                .rec
+                .decode(i, &mut r.dec)
+                .map_err(|e| format!("sample {i}: {e:#}")),
+        }
+    }
+
+    /// True when sample `i` may be derived against sample `i - 1` (no recorder stop between).
+    pub fn has_prev(&self, i: usize) -> bool {
+        i > 0
+            && match self {
+                History::Live(_) => true,
+                History::Replay(r) => !r.rec.gap_before(i),
+            }
+    }
+
+    /// Index of the last sample at or before `wall_ms` (the first when all are later).
+    pub fn seek(&self, wall_ms: i64) -> usize {
+        match self {
+            History::Live(r) => r.seek(wall_ms),
+            History::Replay(r) => r.rec.seek(wall_ms),
+        }
+    }
+
+    /// Gap and action marks with their times (replay only; the live ring has none).
+    pub fn marks(&self) -> Vec<(i64, Mark)> {
+        match self {
+            History::Live(_) => Vec::new(),
+            History::Replay(r) => r
+                .rec
+                .events
+                .iter()
+                .filter_map(|e| match &e.kind {
+                    EventKind::Action(_) => Some((e.wall_ms, Mark::Action)),
+                    EventKind::Gap(_) if e.breaks_interval() && e.before > 0 => {
+                        Some((e.wall_ms, Mark::Gap))
+                    }
+                    EventKind::Gap(_) => None,
+                })
+                .collect(),
+        }
+    }
+
+    /// The markers placed before sample `i`, in words (for the status line when landing there).
+    pub fn notes_before(&self, i: usize) -> Vec<String> {
+        let History::Replay(r) = self else {
+            return Vec::new();
+        };
+        r.rec
+            .events
+            .iter()
+            .filter(|e| e.before == i)
+            .filter_map(|e| match &e.kind {
+                EventKind::Action(a) => Some(format!(
+                    "{} {} {} -> {}",
+                    a.kind,
+                    a.name,
+                    a.from.as_deref().unwrap_or("?"),
+                    a.to.as_deref().unwrap_or("?")
+                )),
+                EventKind::Gap(g) if i > 0 && e.breaks_interval() => Some(format!(
+                    "gap: recorder {}{}",
+                    g.reason,
+                    g.detail
+                        .as_deref()
+                        .map(|d| format!(" ({d})"))
+                        .unwrap_or_default()
+                )),
+                EventKind::Gap(_) => None,
+            })
+            .collect()
+    }
+
+    /// The typical spacing of samples, for the header and playback ticks.
+    pub fn typical_interval(&self) -> Option<Duration> {
+        let n = self.len();
+        if n < 2 {
+            return None;
+        }
+        // Median of up to 64 spacings from the middle: robust to gaps and a restart.
+        let mid = n / 2;
+        let lo = mid.saturating_sub(32).max(1);
+        let hi = (mid + 32).min(n);
+        let mut d: Vec<i64> = (lo..hi)
+            .filter_map(|i| Some(self.wall_ms(i)? - self.wall_ms(i - 1)?))
+            .filter(|&d| d > 0)
+            .collect();
+        d.sort_unstable();
+        let m = *d.get(d.len() / 2)?;
+        Some(Duration::from_millis(m as u64))
+    }
+}
+
+/// How long to wait before the next playback step at `speed` for samples `interval` apart.
+pub fn tick(interval: Duration, speed: f64) -> Duration {
+    interval
+        .div_f64(speed.max(0.01))
+        .clamp(MIN_TICK, Duration::from_secs(60))
+}
+
+/// The next speed up or down the `SPEEDS` ladder.
+pub fn next_speed(speed: f64, up: bool) -> f64 {
+    let pos = SPEEDS
+        .iter()
+        .position(|&s| s >= speed - 1e-9)
+        .unwrap_or(SPEEDS.len() - 1);
+    if up {
+        SPEEDS[(pos + 1).min(SPEEDS.len() - 1)]
+    } else {
+        SPEEDS[pos.saturating_sub(1)]
+    }
+}
+
+/// `4x`, `0.25x`.
+pub fn speed_label(speed: f64) -> String {
+    if speed >= 1.0 {
+        format!("{speed:.0}x")
+    } else {
+        format!("{speed}x")
+    }
+}
+
+/// One column of the timeline bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cell {
+    Played,
+    Ahead,
+    Cursor,
+    Mark(Mark),
+}
+
+/// The bar's cells for `width` columns over `first..=last`, with the cursor at `at`. A column
+/// holding a mark shows it (a gap wins over an action); the cursor wins over both so the
+/// position is never hidden.
+pub fn bar(first: i64, last: i64, at: i64, marks: &[(i64, Mark)], width: usize) -> Vec<Cell> {
+    if width == 0 {
+        return Vec::new();
+    }
+    let span = (last - first).max(1) as f64;
+    let col = |t: i64| -> usize {
+        let f = (t - first) as f64 / span;
+        ((f * (width - 1) as f64).round().max(0.0) as usize).min(width - 1)
+    };
+    let cur = col(at);
+    let mut cells: Vec<Cell> = (0..width)
+        .map(|c| if c < cur { Cell::Played } else { Cell::Ahead })
+        .collect();
+    for &(t, m) in marks {
+        let c = col(t);
+        if cells[c] != Cell::Mark(Mark::Gap) {
+            cells[c] = Cell::Mark(m);
+        }
+    }
+    cells[cur] = Cell::Cursor;
+    cells
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn speeds_and_ticks() {
+        assert_eq!(next_speed(1.0, true), 2.0);
+        assert_eq!(next_speed(1.0, false), 0.5);
+        assert_eq!(next_speed(0.25, false), 0.25);
+        assert_eq!(next_speed(1024.0, true), 1024.0);
+        assert_eq!(next_speed(3.0, true), 8.0, "an off-ladder speed snaps up");
+        assert_eq!(tick(Duration::from_secs(1), 1.0), Duration::from_secs(1));
+        assert_eq!(
+            tick(Duration::from_secs(1), 4.0),
+            Duration::from_millis(250)
+        );
+        assert_eq!(tick(Duration::from_secs(1), 64.0), MIN_TICK);
+        assert_eq!(speed_label(0.25), "0.25x");
+        assert_eq!(speed_label(16.0), "16x");
+    }
+
+    #[test]
+    fn bar_places_cursor_and_marks() {
+        // 0..=100 over 11 columns: one column per 10 ms.
+        let marks = [(30, Mark::Action), (30, Mark::Gap), (80, Mark::Action)];
+        let b = bar(0, 100, 50, &marks, 11);
+        assert_eq!(b[0], Cell::Played);
+        assert_eq!(b[3], Cell::Mark(Mark::Gap), "a gap wins over an action");
+        assert_eq!(b[5], Cell::Cursor);
+        assert_eq!(b[6], Cell::Ahead);
+        assert_eq!(b[8], Cell::Mark(Mark::Action));
+        // The cursor is never hidden by a mark, and a single-sample recording still draws.
+        assert_eq!(bar(0, 100, 80, &marks, 11)[8], Cell::Cursor);
+        assert_eq!(
+            bar(5, 5, 5, &[], 3),
+            vec![Cell::Cursor, Cell::Ahead, Cell::Ahead]
+        );
+        assert!(bar(0, 1, 0, &[], 0).is_empty());
+    }
+}

@@ -1,0 +1,94 @@
+//! `R` in the dashboard when the disk fills: the recording stops with a clear message, the
+//! dashboard keeps going, and the file reads back to its last complete record.
+//!
+//! A file size limit (RLIMIT_FSIZE) stands in for a full disk: writes past it fail with EFBIG
+//! just as they fail with ENOSPC on a full filesystem, without needing root or a tmpfs. It is
+//! its own test binary because the limit applies to the whole process.
+
+use perftop::record::Recording;
+use perftop::root::Root;
+use perftop::source::Reader;
+use perftop::synth::{write_host, SynthSpec};
+use perftop::ui::app::App;
+use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[test]
+fn r_recording_stops_cleanly_when_the_file_cannot_grow() {
+    let spec = SynthSpec {
+        cpus: 2,
+        nodes: 1,
+        disks: 2,
+        queues: 2,
+    };
+    let host = tempfile::tempdir().expect("tempdir");
+    let mut reader = Reader::new(Root::new(host.path()));
+    let samples: Vec<_> = (0..150u64)
+        .map(|t| {
+            write_host(host.path(), &spec, t).expect("synth");
+            let mut s = reader.sample();
+            s.time.wall_ms = 1_763_733_930_000 + t as i64 * 1000;
+            s
+        })
+        .collect();
+    let out = tempfile::tempdir().expect("tempdir");
+    let mut app = App::new(Duration::from_secs(1), Duration::from_secs(600));
+    app.record_dir = out.path().to_path_buf();
+    app.push_sample(samples[0].clone());
+    app.apply(perftop::ui::keymap::Action::Record);
+    let path = app.recording.as_ref().expect("recording").path.clone();
+
+    // Writes past the limit raise SIGXFSZ, which would end the test; with a handler installed
+    // they fail with EFBIG instead.
+    signal_hook::flag::register(
+        signal_hook::consts::SIGXFSZ,
+        Arc::new(AtomicBool::new(false)),
+    )
+    .expect("SIGXFSZ handler");
+    let old = getrlimit(Resource::Fsize);
+    let limit = std::fs::metadata(&path).expect("file").len() + 12_000;
+    setrlimit(
+        Resource::Fsize,
+        Rlimit {
+            current: Some(limit),
+            maximum: old.maximum,
+        },
+    )
+    .expect("setrlimit");
+    let mut pushed = 1;
+    for s in &samples[1..] {
+        app.push_sample(s.clone());
+        pushed += 1;
+        if app.recording.is_none() {
+            break;
+        }
+    }
+    setrlimit(Resource::Fsize, old).expect("restore rlimit");
+
+    assert!(app.recording.is_none(), "recording never hit the limit");
+    let status = app.status.clone().unwrap_or_default();
+    assert!(
+        status.starts_with("recording stopped: file size limit reached: ")
+            && status.contains(&path.display().to_string()),
+        "{status}"
+    );
+    // The dashboard carries on with the next sample.
+    let before = app.history.len();
+    app.push_sample(samples[pushed].clone());
+    assert_eq!(app.history.len(), before + 1);
+    assert!(app.derived.is_some());
+    // Every sample fully written reads back; at most the torn one is lost.
+    let rec = Recording::open(&path).expect("readable after the failed write");
+    assert!(
+        rec.len() >= 2 && rec.len() < pushed,
+        "{} of {pushed}",
+        rec.len()
+    );
+    let mut dec = perftop::record::Decoder::default();
+    for (i, want) in samples.iter().enumerate().take(rec.len()) {
+        let s = rec.decode(i, &mut dec).expect("decode");
+        assert_eq!(s.time.wall_ms, want.time.wall_ms);
+    }
+}
