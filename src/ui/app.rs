@@ -473,9 +473,12 @@ impl App {
             self.status = Some("no samples yet".into());
             return;
         };
+        // Up to one interval either side counts as the edge: "10m ago" on a ten-minute
+        // recording means its start, whatever the milliseconds say.
+        let slack = (self.interval.as_millis() as i64).max(1000);
         match crate::record::parse_time(text, first, last) {
             Err(e) => self.status = Some(format!("{e:#}")),
-            Ok(t) if t < first || t > last + self.interval.as_millis() as i64 => {
+            Ok(t) if t < first - slack || t > last + slack => {
                 self.status = Some(format!(
                     "{} is outside {} .. {} (UTC)",
                     crate::record::format_clock(t),

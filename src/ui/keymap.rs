@@ -327,7 +327,7 @@ pub const KEYMAP: &[Binding] = &[
         History,
         &[Char('b')],
         Action::GoTo,
-        "go to a time: 14:05[:30], 10m ago, +5m (from the start), @unix",
+        "go to a time: 14:05[:30] UTC, 10m ago, +5m, @unix",
         Some("go to"),
     ),
     b(
