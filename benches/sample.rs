@@ -7,6 +7,15 @@
 //! reader: statics and the ksoftirqd scan included), so linearity is visible at a glance.
 //!
 //! `cargo bench --bench sample`
+//!
+//! Two plain modes skip criterion (for before/after comparisons and for profilers):
+//! - `cargo bench --bench sample -- live [N] [SLEEP_MS]`: N samples (default 200) of the live
+//!   `/proc` and `/sys` with one warm reader, SLEEP_MS (default 100) apart, and the process CPU
+//!   time (user + system, all threads) per `Reader::sample()`: what the recorder pays per tick
+//!   before encoding.
+//! - `cargo bench --bench sample -- host CPUS [RUNS]`: one synthetic host of CPUS CPUs (scaled
+//!   like the table), RUNS (default 21) warm read + derive steps: wall median/best, process CPU
+//!   median.
 
 use criterion::{BenchmarkId, Criterion};
 use perftop::derive::derive;
@@ -64,20 +73,89 @@ fn one(reader: &mut Reader, prev: &Sample) -> usize {
     d.cpus.len() + d.disks.len()
 }
 
-/// This thread's CPU time (user + system): unlike wall time, not inflated by other work on a
-/// shared machine.
-fn cpu_time() -> Duration {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+/// CPU time (user + system) of the whole process, reader threads included.
+fn process_cpu_time() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
     Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+/// `live [N] [SLEEP_MS]`: CPU per sample of the running system.
+fn live(args: &[String]) {
+    let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(200);
+    let sleep = Duration::from_millis(args.get(1).and_then(|a| a.parse().ok()).unwrap_or(100));
+    let mut reader = Reader::new(Root::new("/"));
+    // The first sample fills the static caches and scans /proc for ksoftirqd; a recorder pays
+    // that once, so it is left out (and reported on its own).
+    let c0 = process_cpu_time();
+    let first = reader.sample();
+    let first_cpu = process_cpu_time().saturating_sub(c0);
+    let mut per: Vec<Duration> = Vec::with_capacity(n);
+    let mut problems = first.problems.len();
+    let (w0, c0) = (Instant::now(), process_cpu_time());
+    let mut busy = Duration::ZERO;
+    for _ in 0..n {
+        std::thread::sleep(sleep);
+        let (c, w) = (process_cpu_time(), Instant::now());
+        let s = black_box(reader.sample());
+        busy += w.elapsed();
+        per.push(process_cpu_time().saturating_sub(c));
+        problems = problems.max(s.problems.len());
+    }
+    let total = process_cpu_time().saturating_sub(c0);
+    per.sort_unstable();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "live: {n} samples, {:.0} ms apart, in {:.1} s; first sample {:.3} ms CPU",
+        ms(sleep),
+        w0.elapsed().as_secs_f64(),
+        ms(first_cpu)
+    );
+    println!(
+        "CPU per sample (process user+sys): mean {:.3} ms, median {:.3}, p10 {:.3}, p90 {:.3}; wall in sample() mean {:.3} ms; {problems} problem(s) listed",
+        ms(total) / n as f64,
+        ms(per[n / 2]),
+        ms(per[n / 10]),
+        ms(per[n * 9 / 10]),
+        ms(busy) / n as f64,
+    );
+}
+
+/// `host CPUS [RUNS]`: one synthetic host, warm read + derive.
+fn one_host(args: &[String]) {
+    let cpus: u32 = args.first().and_then(|a| a.parse().ok()).unwrap_or(4096);
+    let runs: usize = args
+        .get(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(21)
+        .max(1);
+    let mut h = host(cpus);
+    let mut wall = Vec::with_capacity(runs);
+    let mut cpu = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let (w, c) = (Instant::now(), process_cpu_time());
+        black_box(one(&mut h.reader, &h.prev));
+        wall.push(w.elapsed());
+        cpu.push(process_cpu_time().saturating_sub(c));
+    }
+    wall.sort_unstable();
+    cpu.sort_unstable();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "{cpus} CPUs, {runs} warm read+derive: wall median {:.1} ms, best {:.1}, worst {:.1}; process CPU median {:.1} ms",
+        ms(wall[runs / 2]),
+        ms(wall[0]),
+        ms(wall[runs - 1]),
+        ms(cpu[runs / 2])
+    );
 }
 
 /// Median wall time, fastest wall time and median CPU time of `n` runs of `f`.
 fn timed(n: usize, mut f: impl FnMut()) -> (Duration, Duration, Duration) {
     let (mut wall, mut cpu): (Vec<Duration>, Vec<Duration>) = (0..n)
         .map(|_| {
-            let (s, c) = (Instant::now(), cpu_time());
+            let (s, c) = (Instant::now(), process_cpu_time());
             f();
-            (s.elapsed(), cpu_time().saturating_sub(c))
+            (s.elapsed(), process_cpu_time().saturating_sub(c))
         })
         .unzip();
     wall.sort_unstable();
@@ -86,6 +164,15 @@ fn timed(n: usize, mut f: impl FnMut()) -> (Duration, Duration, Duration) {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    match args.first().map(String::as_str) {
+        Some("live") => return live(&args[1..]),
+        Some("host") => return one_host(&args[1..]),
+        _ => {}
+    }
     let mut c = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(4))
@@ -111,7 +198,9 @@ fn main() {
         return;
     }
     println!();
-    println!("read + derive per sample, ms: warm reader (wall median, best, CPU time median,");
+    println!(
+        "read + derive per sample, ms: warm reader (wall median, best, process CPU time median,"
+    );
     println!("median wall per 1000 CPUs) and a new reader each time (wall median)");
     println!(
         "{:>6} {:>6} {:>6} {:>6} {:>9} {:>9} {:>9} {:>10} {:>9}",
