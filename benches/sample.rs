@@ -16,6 +16,9 @@
 //! - `cargo bench --bench sample -- host CPUS [RUNS]`: one synthetic host of CPUS CPUs (scaled
 //!   like the table), RUNS (default 21) warm read + derive steps: wall median/best, process CPU
 //!   median.
+//! - `cargo bench --bench sample -- json ROOT [N]`: the N-th sample (default 3) of one warm
+//!   reader over ROOT as JSON, wall clock removed: diff it before and after a reader change
+//!   to see that caching did not change what is read.
 
 use criterion::{BenchmarkId, Criterion};
 use perftop::derive::derive;
@@ -149,6 +152,23 @@ fn one_host(args: &[String]) {
     );
 }
 
+/// `json ROOT [N]`: the N-th sample of one reader, for before/after diffs.
+fn warm_json(args: &[String]) {
+    let root = Root::new(args.first().map_or("/", String::as_str));
+    let n: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(3).max(1);
+    let mut reader = Reader::new(root);
+    let mut s = reader.sample();
+    for _ in 1..n {
+        s = reader.sample();
+    }
+    s.time.wall_ms = 0;
+    s.time.boottime_ns = None;
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&s).expect("a sample serializes")
+    );
+}
+
 /// Median wall time, fastest wall time and median CPU time of `n` runs of `f`.
 fn timed(n: usize, mut f: impl FnMut()) -> (Duration, Duration, Duration) {
     let (mut wall, mut cpu): (Vec<Duration>, Vec<Duration>) = (0..n)
@@ -171,6 +191,7 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("live") => return live(&args[1..]),
         Some("host") => return one_host(&args[1..]),
+        Some("json") => return warm_json(&args[1..]),
         _ => {}
     }
     let mut c = Criterion::default()
