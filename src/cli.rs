@@ -268,14 +268,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 path,
                 at,
                 speed,
-                jump: jump_step(&display.jump)?,
-                theme: display
-                    .theme
-                    .or(config.theme.clone())
-                    .unwrap_or_else(|| "dark".into()),
-                color: display.color,
-                glyphs: display.glyphs,
-                thresholds: config.findings.clone(),
+                look: look(display, &config)?,
             })
         }
         Some(Command::Synth {
@@ -303,20 +296,26 @@ pub fn run(cli: Cli) -> Result<()> {
             },
             interval: checked_interval(cli.interval)?,
             keep: Duration::from_secs(cli.keep.clamp(10, 86_400)),
-            jump: jump_step(&cli.display.jump)?,
+            look: look(cli.display, &config)?,
             record_dir: cli.record_dir,
-            theme: cli
-                .display
-                .theme
-                .or(config.theme.clone())
-                .unwrap_or_else(|| "dark".into()),
-            thresholds: config.findings.clone(),
-            color: cli.display.color,
-            glyphs: cli.display.glyphs,
             read_only: cli.read_only,
             state_dir: cli.state_dir,
         }),
     }
+}
+
+/// Display options and the config file's theme and thresholds, for the live and replay views.
+fn look(d: DisplayArgs, config: &crate::config::Config) -> Result<crate::ui::Look> {
+    Ok(crate::ui::Look {
+        theme: d
+            .theme
+            .or(config.theme.clone())
+            .unwrap_or_else(|| "dark".into()),
+        color: d.color,
+        glyphs: d.glyphs,
+        thresholds: config.findings.clone(),
+        jump: jump_step(&d.jump)?,
+    })
 }
 
 fn tweak(root: Root, cmd: TweakCmd, read_only: bool) -> Result<()> {

@@ -13,7 +13,7 @@ use perftop::ui::app::{App, Effect};
 use perftop::ui::render;
 use perftop::ui::theme::{ColorDepth, GlyphSet, Theme};
 use perftop::ui::timeline::Playback;
-use perftop::ui::{replay_app, ReplayOptions};
+use perftop::ui::{replay_app, Look, ReplayOptions};
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
@@ -32,11 +32,11 @@ fn opts(path: &Path) -> ReplayOptions {
         path: path.to_path_buf(),
         at: None,
         speed: 1.0,
-        jump: Duration::from_secs(60),
-        theme: "dark".into(),
-        color: None,
-        glyphs: None,
-        thresholds: Default::default(),
+        look: Look {
+            theme: "dark".into(),
+            jump: Duration::from_secs(60),
+            ..Look::default()
+        },
     }
 }
 

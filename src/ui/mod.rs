@@ -24,22 +24,40 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 use theme::{ColorDepth, GlyphSet, Theme};
 
+/// How the dashboard looks and judges, live or in replay.
+#[derive(Debug, Clone, Default)]
+pub struct Look {
+    /// Theme name or .toml path.
+    pub theme: String,
+    /// `--color` and `--glyphs` (None: detect from the environment).
+    pub color: Option<String>,
+    pub glyphs: Option<String>,
+    pub thresholds: crate::findings::Thresholds,
+    /// `j`/`J` step.
+    pub jump: Duration,
+}
+
+impl Look {
+    /// Theme from the options and the environment (NO_COLOR, COLORTERM, TERM, locale).
+    pub fn theme(&self) -> Result<Theme> {
+        let env = |k: &str| std::env::var(k).ok();
+        let depth = ColorDepth::detect(self.color.as_deref(), &env)?;
+        let glyphs = GlyphSet::detect(self.glyphs.as_deref(), &env)?;
+        Theme::load(&self.theme, depth, glyphs)
+    }
+}
+
 pub struct Options {
     pub root: Root,
     pub interval: Duration,
     pub keep: Duration,
-    pub theme: String,
-    pub color: Option<String>,
-    pub glyphs: Option<String>,
-    pub thresholds: crate::findings::Thresholds,
+    pub look: Look,
     /// `--read-only`: every tweak disabled.
     pub read_only: bool,
     /// Tweak state directory (`--state-dir`; default /run/perftop).
     pub state_dir: Option<std::path::PathBuf>,
     /// Where `R` writes recordings.
     pub record_dir: std::path::PathBuf,
-    /// `j`/`J` step.
-    pub jump: Duration,
 }
 
 /// `perftop replay`: the recording, and where to start.
@@ -48,25 +66,13 @@ pub struct ReplayOptions {
     /// `--at`: a time in the forms `b` takes.
     pub at: Option<String>,
     pub speed: f64,
-    pub jump: Duration,
-    pub theme: String,
-    pub color: Option<String>,
-    pub glyphs: Option<String>,
-    pub thresholds: crate::findings::Thresholds,
+    pub look: Look,
 }
 
 enum Msg {
     Sample(Box<Sample>),
     Input(Event),
     Signal(i32),
-}
-
-/// Theme from the options and the environment (NO_COLOR, COLORTERM, TERM, locale).
-pub fn theme_from(name: &str, color: Option<&str>, glyphs: Option<&str>) -> Result<Theme> {
-    let env = |k: &str| std::env::var(k).ok();
-    let depth = ColorDepth::detect(color, &env)?;
-    let glyphs = GlyphSet::detect(glyphs, &env)?;
-    Theme::load(name, depth, glyphs)
 }
 
 fn need_terminal(pipe_hint: &str) -> Result<()> {
@@ -110,7 +116,7 @@ pub fn replay_app(opts: &ReplayOptions) -> Result<App> {
     };
     let warnings = rec.warnings.clone();
     let mut app = App::replay(rec, opts.path.display().to_string(), at);
-    app.set_thresholds(opts.thresholds.clone());
+    app.set_thresholds(opts.look.thresholds.clone());
     // The file name only: the path was typed by the user and would crowd the row.
     let name = opts.path.file_name().map_or_else(
         || opts.path.display().to_string(),
@@ -118,7 +124,7 @@ pub fn replay_app(opts: &ReplayOptions) -> Result<App> {
     );
     app.privilege = format!("replay {name} · tweaks off");
     app.speed = opts.speed;
-    app.jump = opts.jump;
+    app.jump = opts.look.jump;
     if let Some(w) = warnings.first() {
         app.status = Some(if warnings.len() == 1 {
             w.clone()
@@ -133,7 +139,7 @@ pub fn replay_app(opts: &ReplayOptions) -> Result<App> {
 }
 
 pub fn run_replay(opts: ReplayOptions) -> Result<()> {
-    let theme = theme_from(&opts.theme, opts.color.as_deref(), opts.glyphs.as_deref())?;
+    let theme = opts.look.theme()?;
     let mut app = replay_app(&opts)?;
     need_terminal("perftop dump")?;
     let (tx, rx) = mpsc::channel::<Msg>();
@@ -158,11 +164,11 @@ fn drive(app: &mut App, theme: &Theme, rx: &Receiver<Msg>, ctl: &Sender<Duration
 
 pub fn run(opts: Options) -> Result<()> {
     need_terminal("perftop batch")?;
-    let theme = theme_from(&opts.theme, opts.color.as_deref(), opts.glyphs.as_deref())?;
+    let theme = opts.look.theme()?;
     let mut app = App::new(opts.interval, opts.keep);
     app.record_dir = opts.record_dir.clone();
-    app.jump = opts.jump;
-    app.set_thresholds(opts.thresholds.clone());
+    app.jump = opts.look.jump;
+    app.set_thresholds(opts.look.thresholds.clone());
     app.privilege = if rustix::process::geteuid().is_root() {
         "root".into()
     } else {
