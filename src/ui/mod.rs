@@ -104,7 +104,7 @@ pub fn replay_app(opts: &ReplayOptions) -> Result<App> {
             let t = crate::record::parse_time(t, first, last)?;
             if t < first || t > last {
                 bail!(
-                    "--at {} is outside the recording ({} .. {} UTC)",
+                    "--at {} is outside the recording ({} .. {})",
                     crate::record::format_clock(t),
                     crate::record::format_rfc3339(first),
                     crate::record::format_rfc3339(last)
