@@ -11,6 +11,25 @@ use std::collections::BTreeMap;
 
 const CPU_DIR: &str = "sys/devices/system/cpu";
 
+/// What is read once per refresh for one CPU: topology and its idle states' names.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CpuStatic {
+    package: Option<u32>,
+    die: Option<u32>,
+    core: Option<u32>,
+    /// Idle states that have a name; listed the first time the CPU is read online.
+    idle: Option<Vec<StateStatic>>,
+}
+
+#[derive(Debug, Clone)]
+struct StateStatic {
+    index: u32,
+    dir: String,
+    name: String,
+    latency_us: Option<u64>,
+    target_residency_us: Option<u64>,
+}
+
 pub fn read_cpu(probe: &mut Probe, nodes: &[NodeSample]) -> CpuSample {
     let mut out = CpuSample {
         online: cpu_list(probe, &format!("{CPU_DIR}/online")),
@@ -22,20 +41,21 @@ pub fn read_cpu(probe: &mut Probe, nodes: &[NodeSample]) -> CpuSample {
             .or_else(|| probe.line(&format!("{CPU_DIR}/cpuidle/current_governor_ro"))),
         ..CpuSample::default()
     };
+    hotplug(probe, &out);
 
     let mut per_cpu: BTreeMap<u32, CpuTimes> = BTreeMap::new();
-    if let Some(text) = probe.required("proc/stat") {
-        parse_stat(probe, &text, &mut out, &mut per_cpu);
+    probe.with_text("proc/stat", true, |probe, text| {
+        parse_stat(probe, text, &mut out, &mut per_cpu);
         if out.total.is_none() && per_cpu.is_empty() {
             // An empty or cut /proc/stat: every CPU time is unknown, so say why.
             probe.note("proc/stat", "no cpu lines");
         }
-    }
+    });
 
     // Every CPU we know of: present, plus the cpuN directories, plus any with a /proc/stat
     // line. A `present` far larger than what else we see is garbled: probing thousands of CPUs
     // that do not exist would make one sample take seconds.
-    let mut ids = probe.root.numbered_entries(CPU_DIR, "cpu");
+    let mut ids = probe.static_entries(CPU_DIR, "cpu");
     let seen = ids.len().max(per_cpu.len());
     match &out.present {
         Some(p) if p.len() <= 4 * seen + 64 => ids.extend(p.ids()),
@@ -55,7 +75,7 @@ pub fn read_cpu(probe: &mut Probe, nodes: &[NodeSample]) -> CpuSample {
             .find(|n| n.cpus.as_ref().is_some_and(|c| c.contains(cpu)))
             .map(|n| n.id)
     };
-    let known: Vec<(u32, bool, Option<CpuTimes>, Option<u32>)> = ids
+    let known: Vec<_> = ids
         .into_iter()
         .map(|id| {
             let times = per_cpu.get(&id).copied();
@@ -64,29 +84,83 @@ pub fn read_cpu(probe: &mut Probe, nodes: &[NodeSample]) -> CpuSample {
                 Some(list) => list.contains(id),
                 None => times.is_some(),
             };
-            (id, online, times, node_of(id))
+            let cached = probe.cache.cpus.remove(&id);
+            (id, online, times, node_of(id), cached)
         })
         .collect();
-    out.cpus = probe.par_map(&known, |probe, &(id, online, times, node)| {
+    let read = probe.par_map(known, |probe, (id, online, times, node, cached)| {
         let dir = format!("{CPU_DIR}/cpu{id}");
+        let fresh = cached.is_none();
+        let mut st = cached.unwrap_or_default();
         let idle_states = if online {
-            read_idle_states(probe, &dir)
+            let states = st.idle.get_or_insert_with(|| idle_state_names(probe, &dir));
+            read_idle_states(probe, states)
         } else {
             Vec::new()
         };
-        CpuEntry {
+        if fresh {
+            st.package = small_id(quiet_u64(probe, &dir, "topology/physical_package_id"));
+            st.die = small_id(quiet_u64(probe, &dir, "topology/die_id"));
+            st.core = small_id(quiet_u64(probe, &dir, "topology/core_id"));
+        }
+        let entry = CpuEntry {
             id,
             online,
             times,
-            package: small_id(probe.static_u64(&format!("{dir}/topology/physical_package_id"))),
-            die: small_id(probe.static_u64(&format!("{dir}/topology/die_id"))),
-            core: small_id(probe.static_u64(&format!("{dir}/topology/core_id"))),
+            package: st.package,
+            die: st.die,
+            core: st.core,
             node,
             idle_states,
-        }
+        };
+        (entry, st)
     });
+    out.cpus = Vec::with_capacity(read.len());
+    for (entry, st) in read {
+        probe.cache.cpus.insert(entry.id, st);
+        out.cpus.push(entry);
+    }
     out.freq = read_freq(probe, &out.cpus);
     out
+}
+
+/// Drops what depends on the set of online or present CPUs when that set changed since the
+/// last sample: the `cpuN` and policy listings, `affected_cpus`, `cpuN/cpufreq` directories
+/// and the cached idle states of CPUs that went on- or offline. Hotplug is seen at once.
+fn hotplug(probe: &mut Probe, out: &CpuSample) {
+    let now = (out.online.clone(), out.present.clone());
+    let Some(before) = probe.cache.hotplug.replace(now) else {
+        return;
+    };
+    if before.0 == out.online && before.1 == out.present {
+        return;
+    }
+    probe.forget_entries(CPU_DIR, "cpu");
+    probe.forget_entries(&format!("{CPU_DIR}/cpufreq"), "policy");
+    probe.cache.is_dir.clear();
+    for p in probe.cache.policies.values_mut() {
+        p.affected_cpus = None;
+    }
+    match (&before.0, &out.online) {
+        (Some(a), Some(b)) => {
+            let flipped: Vec<u32> = a
+                .ids()
+                .iter()
+                .chain(b.ids())
+                .copied()
+                .filter(|&id| a.contains(id) != b.contains(id))
+                .collect();
+            for id in flipped {
+                probe.cache.cpus.remove(&id);
+            }
+        }
+        _ => probe.cache.cpus.clear(),
+    }
+}
+
+/// A number from a file read once per refresh: unreadable is noted, garbled is unknown.
+fn quiet_u64(probe: &mut Probe, dir: &str, name: &str) -> Option<u64> {
+    probe.line_in(dir, name)?.parse().ok()
 }
 
 /// Topology ids are small; `-1` (seen on some arm boxes) does not parse and stays unknown.
@@ -165,53 +239,82 @@ fn parse_times<'a>(it: impl Iterator<Item = &'a str>) -> Option<CpuTimes> {
     })
 }
 
-fn read_idle_states(probe: &mut Probe, cpu_dir: &str) -> Vec<IdleState> {
+/// The named idle states of one CPU, with what does not change: name, exit latency and
+/// target residency (a state without a name is skipped).
+fn idle_state_names(probe: &mut Probe, cpu_dir: &str) -> Vec<StateStatic> {
     let base = format!("{cpu_dir}/cpuidle");
     let mut states = Vec::new();
-    for index in probe.static_entries(&base, "state") {
-        let d = format!("{base}/state{index}");
-        let Some(name) = probe.static_line(&format!("{d}/name")) else {
+    for index in probe.root.numbered_entries(&base, "state") {
+        let dir = format!("{base}/state{index}");
+        let Some(name) = probe.line_in(&dir, "name") else {
             continue;
         };
-        states.push(IdleState {
+        states.push(StateStatic {
             index,
+            latency_us: quiet_u64(probe, &dir, "latency"),
+            target_residency_us: quiet_u64(probe, &dir, "residency"),
             name,
-            latency_us: probe.static_u64(&format!("{d}/latency")),
-            target_residency_us: probe.static_u64(&format!("{d}/residency")),
-            usage: probe.u64(&format!("{d}/usage")),
-            time_us: probe.u64(&format!("{d}/time")),
-            above: probe.u64(&format!("{d}/above")),
-            below: probe.u64(&format!("{d}/below")),
-            // `disable` is a bitmask-ish integer on some kernels: any non-zero is disabled.
-            disabled: probe.u64(&format!("{d}/disable")).map(|v| v != 0),
+            dir,
         });
     }
     states
 }
 
+fn read_idle_states(probe: &mut Probe, states: &[StateStatic]) -> Vec<IdleState> {
+    states
+        .iter()
+        .map(|s| IdleState {
+            index: s.index,
+            name: s.name.clone(),
+            latency_us: s.latency_us,
+            target_residency_us: s.target_residency_us,
+            usage: probe.u64_in(&s.dir, "usage"),
+            time_us: probe.u64_in(&s.dir, "time"),
+            above: probe.u64_in(&s.dir, "above"),
+            below: probe.u64_in(&s.dir, "below"),
+            // `disable` is a bitmask-ish integer on some kernels: any non-zero is disabled.
+            disabled: probe.u64_in(&s.dir, "disable").map(|v| v != 0),
+        })
+        .collect()
+}
+
 fn read_freq(probe: &mut Probe, cpus: &[CpuEntry]) -> FreqSample {
     let base = format!("{CPU_DIR}/cpufreq");
     let mut policies = Vec::new();
-    let policy_ids = probe.root.numbered_entries(&base, "policy");
+    let policy_ids = probe.static_entries(&base, "policy");
     if !policy_ids.is_empty() {
         // intel_pstate has one policy per CPU: as many directories as CPUs.
-        policies = probe.par_map(&policy_ids, |probe, id| {
-            read_policy(probe, format!("policy{id}"), format!("{base}/policy{id}"))
+        let items: Vec<_> = policy_ids
+            .into_iter()
+            .map(|id| {
+                let dir = format!("{base}/policy{id}");
+                let cached = probe.cache.policies.remove(&dir);
+                (format!("policy{id}"), dir, cached)
+            })
+            .collect();
+        let read = probe.par_map(items, |probe, (id, dir, cached)| {
+            read_policy(probe, id, dir, cached)
         });
+        for (p, st) in read {
+            probe.cache.policies.insert(p.dir.clone(), st);
+            policies.push(p);
+        }
     } else {
         // Older kernels: a cpufreq directory per CPU, shared CPUs listed in affected_cpus.
         let mut covered = CpuList::default();
         for c in cpus {
             let dir = format!("{CPU_DIR}/cpu{}/cpufreq", c.id);
-            if covered.contains(c.id) || !probe.root.is_dir(&dir) {
+            if covered.contains(c.id) || !probe.static_is_dir(&dir) {
                 continue;
             }
-            let p = read_policy(probe, format!("cpu{}", c.id), dir);
+            let cached = probe.cache.policies.remove(&dir);
+            let (p, st) = read_policy(probe, format!("cpu{}", c.id), dir, cached);
             if let Some(aff) = &p.affected_cpus {
                 let mut ids = covered.ids().to_vec();
                 ids.extend(aff.ids());
                 covered = CpuList::from_ids(ids);
             }
+            probe.cache.policies.insert(p.dir.clone(), st);
             policies.push(p);
         }
     }
@@ -225,44 +328,101 @@ fn read_freq(probe: &mut Probe, cpus: &[CpuEntry]) -> FreqSample {
     }
 }
 
-fn read_policy(probe: &mut Probe, id: String, dir: String) -> FreqPolicy {
+/// What is read once per refresh for one cpufreq policy. `affected_cpus` (the online CPUs of
+/// the policy) is kept until the online set changes.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PolicyStatic {
+    related_cpus: Option<CpuList>,
+    driver: Option<String>,
+    available_governors: Vec<String>,
+    available_epp: Vec<String>,
+    hw_min_khz: Option<u64>,
+    hw_max_khz: Option<u64>,
+    /// `None`: not read yet (or dropped by a hotplug); kept only when the file was readable.
+    pub(crate) affected_cpus: Option<Option<CpuList>>,
+}
+
+/// `0 1 2 3` (affected_cpus, related_cpus are space separated, unlike cpulist files).
+fn spaced_list(line: &str) -> Option<CpuList> {
+    CpuList::parse(&line.split_whitespace().collect::<Vec<_>>().join(","))
+}
+
+/// One policy. Files are read in the same order whether cached or not, so the problems of a
+/// first sample are listed in a stable order. Governor and EPP are read every sample: perftop's
+/// own tweaks change them and expect to see the change on the next frame.
+fn read_policy(
+    probe: &mut Probe,
+    id: String,
+    dir: String,
+    cached: Option<PolicyStatic>,
+) -> (FreqPolicy, PolicyStatic) {
+    let fresh = cached.is_none();
+    let mut st = cached.unwrap_or_default();
     let words = |probe: &mut Probe, f: &str| -> Vec<String> {
         probe
-            .static_line(&format!("{dir}/{f}"))
+            .line_in(&dir, f)
             .map(|l| l.split_whitespace().map(str::to_string).collect())
             .unwrap_or_default()
     };
-    FreqPolicy {
-        affected_cpus: probe
-            .line(&format!("{dir}/affected_cpus"))
-            // affected_cpus is space separated ("0 1 2 3"), unlike cpulist files.
-            .and_then(|l| CpuList::parse(&l.split_whitespace().collect::<Vec<_>>().join(","))),
-        related_cpus: probe
-            .static_line(&format!("{dir}/related_cpus"))
-            .and_then(|l| CpuList::parse(&l.split_whitespace().collect::<Vec<_>>().join(","))),
-        driver: probe.static_line(&format!("{dir}/scaling_driver")),
-        governor: probe.line(&format!("{dir}/scaling_governor")),
-        available_governors: words(probe, "scaling_available_governors"),
-        epp: probe.line(&format!("{dir}/energy_performance_preference")),
-        available_epp: words(probe, "energy_performance_available_preferences"),
-        cur_khz: probe.u64(&format!("{dir}/scaling_cur_freq")),
-        min_khz: probe.u64(&format!("{dir}/scaling_min_freq")),
-        max_khz: probe.u64(&format!("{dir}/scaling_max_freq")),
-        hw_min_khz: probe.static_u64(&format!("{dir}/cpuinfo_min_freq")),
-        hw_max_khz: probe.static_u64(&format!("{dir}/cpuinfo_max_freq")),
+    let affected_cpus = match &st.affected_cpus {
+        Some(list) => list.clone(),
+        None => {
+            let line = probe.line_in(&dir, "affected_cpus");
+            let list = line.as_deref().and_then(spaced_list);
+            if line.is_some() {
+                st.affected_cpus = Some(list.clone());
+            }
+            list
+        }
+    };
+    if fresh {
+        st.related_cpus = probe
+            .line_in(&dir, "related_cpus")
+            .and_then(|l| spaced_list(&l));
+        st.driver = probe.line_in(&dir, "scaling_driver");
+    }
+    let governor = probe.line_in(&dir, "scaling_governor");
+    if fresh {
+        st.available_governors = words(probe, "scaling_available_governors");
+    }
+    let epp = probe.line_in(&dir, "energy_performance_preference");
+    if fresh {
+        st.available_epp = words(probe, "energy_performance_available_preferences");
+    }
+    let cur_khz = probe.u64_in(&dir, "scaling_cur_freq");
+    let min_khz = probe.u64_in(&dir, "scaling_min_freq");
+    let max_khz = probe.u64_in(&dir, "scaling_max_freq");
+    if fresh {
+        st.hw_min_khz = quiet_u64(probe, &dir, "cpuinfo_min_freq");
+        st.hw_max_khz = quiet_u64(probe, &dir, "cpuinfo_max_freq");
+    }
+    let policy = FreqPolicy {
+        affected_cpus,
+        related_cpus: st.related_cpus.clone(),
+        driver: st.driver.clone(),
+        governor,
+        available_governors: st.available_governors.clone(),
+        epp,
+        available_epp: st.available_epp.clone(),
+        cur_khz,
+        min_khz,
+        max_khz,
+        hw_min_khz: st.hw_min_khz,
+        hw_max_khz: st.hw_max_khz,
         id,
         dir,
-    }
+    };
+    (policy, st)
 }
 
 /// utime+stime of each `ksoftirqd/N`. Thread ids are found by a scan of `proc/` (cached, and
 /// redone when a thread vanishes) so each sample costs one small read per CPU.
 pub fn read_ksoftirqd(probe: &mut Probe, pids: &mut Option<Vec<(u32, u32)>>) -> Vec<KernelThread> {
     let found = pids.get_or_insert_with(|| scan_ksoftirqd(probe)).clone();
-    let read = probe.par_map(&found, |probe, &(cpu, pid)| {
-        let text = probe.root.read(&format!("proc/{pid}/stat")).ok()?;
+    let read = probe.par_map(found, |probe, (cpu, pid)| {
+        let text = probe.quiet_text(&format!("proc/{pid}"), "stat")?;
         match stat_comm_ticks(&text) {
-            Some((comm, ticks)) if comm == format!("ksoftirqd/{cpu}") => {
+            Some((comm, ticks)) if is_ksoftirqd_of(comm, cpu) => {
                 Some(KernelThread { cpu, pid, ticks })
             }
             _ => None,
@@ -273,6 +433,12 @@ pub fn read_ksoftirqd(probe: &mut Probe, pids: &mut Option<Vec<(u32, u32)>>) -> 
         *pids = None;
     }
     read.into_iter().flatten().collect()
+}
+
+/// `comm == format!("ksoftirqd/{cpu}")`, without formatting a string per thread per sample.
+fn is_ksoftirqd_of(comm: &str, cpu: u32) -> bool {
+    comm.strip_prefix("ksoftirqd/")
+        .is_some_and(|n| (n == "0" || !n.starts_with('0')) && dec(n) == Some(u64::from(cpu)))
 }
 
 /// `comm` and utime+stime of a `/proc/PID/stat` line. Parsed here because procfs-core's `Stat`
