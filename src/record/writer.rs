@@ -2,8 +2,8 @@
 //! full disk) and the segmented file recorder ([`Recorder`]) with size/age retention.
 
 use super::format::{
-    encode_frame, Action, Gap, Header, RecordType, DEFAULT_KEYFRAME_EVERY, FILE_MAGIC,
-    FORMAT_VERSION, ZSTD_LEVEL,
+    encode_frame, zstd_level, Action, Gap, Header, RecordType, DEFAULT_KEYFRAME_EVERY, FILE_MAGIC,
+    FORMAT_VERSION, ZSTD_DELTA_MIN_MATCH, ZSTD_LEVEL,
 };
 use crate::sample::{Sample, SAMPLE_VERSION};
 use anyhow::{Context, Result};
@@ -11,6 +11,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
+use zstd::zstd_safe::CParameter;
 
 /// The keyframe deltas are compressed against.
 struct Key {
@@ -28,6 +29,9 @@ pub struct Writer<W: Write> {
     since_key: u32,
     key: Option<Key>,
     plain: zstd::bulk::Compressor<'static>,
+    /// Reused across samples: the sample's JSON, the frame payload, the whole frame.
+    json: Vec<u8>,
+    payload: Vec<u8>,
     buf: Vec<u8>,
     failed: bool,
     samples: u64,
@@ -79,7 +83,9 @@ impl<W: Write> Writer<W> {
             keyframe_every: header.keyframe_every.max(1),
             since_key: 0,
             key: None,
-            plain: zstd::bulk::Compressor::new(ZSTD_LEVEL)?,
+            plain: plain_compressor()?,
+            json: Vec::with_capacity(16 << 10),
+            payload: Vec::with_capacity(4096),
             buf: Vec::with_capacity(4096),
             failed: false,
             samples: 0,
@@ -123,30 +129,35 @@ impl<W: Write> Writer<W> {
     /// Appends one sample: a keyframe every `keyframe_every` samples, a delta otherwise.
     /// Returns the bytes written.
     pub fn sample(&mut self, s: &Sample, mono_ns: u64) -> io::Result<usize> {
-        let json = serde_json::to_vec(s).map_err(io::Error::other)?;
+        self.json.clear();
+        serde_json::to_writer(&mut self.json, s).map_err(io::Error::other)?;
+        let json = &self.json;
         let raw_len = u32::try_from(json.len()).map_err(io::Error::other)?;
-        let mut payload = Vec::with_capacity(json.len() / 4 + 16);
+        let payload = &mut self.payload;
+        payload.clear();
         payload.extend_from_slice(&raw_len.to_le_bytes());
         let kind = match &mut self.key {
             Some(key) if self.since_key < self.keyframe_every => {
                 payload.extend_from_slice(&key.offset.to_le_bytes());
-                payload.extend_from_slice(&key.comp.compress(&json)?);
+                compress_into(&mut key.comp, json, payload)?;
                 self.since_key += 1;
                 RecordType::Delta
             }
             _ => {
-                payload.extend_from_slice(&self.plain.compress(&json)?);
+                self.plain
+                    .set_parameter(CParameter::CompressionLevel(zstd_level(json.len())))?;
+                compress_into(&mut self.plain, json, payload)?;
                 RecordType::Keyframe
             }
         };
         let offset = self.pos;
         self.buf.clear();
-        encode_frame(&mut self.buf, kind, s.time.wall_ms, mono_ns, &payload);
+        encode_frame(&mut self.buf, kind, s.time.wall_ms, mono_ns, &self.payload);
         self.emit()?;
         if kind == RecordType::Keyframe {
             self.key = Some(Key {
                 offset,
-                comp: zstd::bulk::Compressor::with_dictionary(ZSTD_LEVEL, &json)?,
+                comp: delta_compressor(&self.json)?,
             });
             self.since_key = 1;
         }
@@ -187,6 +198,35 @@ impl<W: Write> Writer<W> {
     pub fn into_inner(self) -> W {
         self.out
     }
+}
+
+/// The keyframe compressor. The frame content size is left out: the payload's `raw_len` holds it.
+fn plain_compressor() -> io::Result<zstd::bulk::Compressor<'static>> {
+    let mut c = zstd::bulk::Compressor::new(ZSTD_LEVEL)?;
+    c.include_contentsize(false)?;
+    Ok(c)
+}
+
+/// The compressor for the deltas after the keyframe whose JSON is `key` (a raw-content
+/// dictionary, copied into the compressor).
+fn delta_compressor(key: &[u8]) -> io::Result<zstd::bulk::Compressor<'static>> {
+    let mut c = zstd::bulk::Compressor::with_dictionary(zstd_level(key.len()), key)?;
+    c.include_contentsize(false)?;
+    c.set_parameter(CParameter::MinMatch(ZSTD_DELTA_MIN_MATCH))?;
+    Ok(c)
+}
+
+/// Appends the compressed `src` to `out` without an intermediate buffer.
+fn compress_into(
+    c: &mut zstd::bulk::Compressor<'static>,
+    src: &[u8],
+    out: &mut Vec<u8>,
+) -> io::Result<()> {
+    out.reserve(zstd::zstd_safe::compress_bound(src.len()));
+    let mut cur = io::Cursor::new(out);
+    cur.set_position(cur.get_ref().len() as u64);
+    c.compress_to_buffer(src, &mut cur)?;
+    Ok(())
 }
 
 /// Segment `n` of the recording at `base`: `base` itself for 0, `base.N` after.
