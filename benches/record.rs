@@ -1,10 +1,16 @@
 //! Recording size and speed: bytes/sample and encode CPU/sample on synthetic 2-, 64- and
 //! 512-CPU hosts (one tick = one second), then a day-long 2-CPU recording (86,400 samples):
-//! open (checksummed scan + seek index), seek to random times (decode keyframe + delta), and a
-//! full decode of every sample. Prints a plain table; no criterion statistics needed.
+//! open (checksummed scan + seek index), seek to random times (decode keyframe + delta), a
+//! full decode of every sample, and `perftop dump` of the whole day in each format (output
+//! discarded; decoding on every CPU, and on one thread for comparison). Prints plain tables; no
+//! criterion statistics needed.
 //!
-//! `cargo bench --bench record` (add `-- quick` to skip the day-long part)
+//! `cargo bench --bench record` (add `-- quick` to skip the day-long part; `-- live PATH` prints
+//! the bytes/sample of an existing recording, e.g. one made by `perftop record`)
 
+use perftop::findings::Thresholds;
+use perftop::record::dump::{dump, DumpOptions, Format};
+use perftop::record::format::{decode_head, FILE_MAGIC, FRAME_HEADER};
 use perftop::record::writer::header_for;
 use perftop::record::{Decoder, Recording, Writer};
 use perftop::root::Root;
@@ -56,7 +62,43 @@ fn encode(samples: &[Sample]) -> (Vec<u8>, Duration, usize, usize) {
     (w.into_inner(), el, key, delta / nd.max(1))
 }
 
+/// Steady-state bytes/sample of a recording: everything after the first segment's header frame
+/// (and the file magic) over the samples, with the keyframe and delta sizes.
+fn live(path: &str) {
+    let rec = Recording::open(std::path::Path::new(path)).expect("open recording");
+    let total: u64 = rec
+        .segments
+        .iter()
+        .filter_map(|s| std::fs::metadata(&s.path).ok())
+        .map(|m| m.len())
+        .sum();
+    // Each segment's magic and header frame (its length is in the frame head).
+    let header: u64 = rec
+        .segments
+        .iter()
+        .filter_map(|s| std::fs::read(&s.path).ok())
+        .filter_map(|b| decode_head(b.get(FILE_MAGIC.len()..)?))
+        .map(|h| (FILE_MAGIC.len() + FRAME_HEADER) as u64 + u64::from(h.len))
+        .sum();
+    let n = rec.len().max(1) as u64;
+    let keys = rec.samples.iter().filter(|s| s.is_key).count();
+    println!(
+        "{path}: {} samples ({keys} keyframes), {total} bytes, {} bytes/sample without the header ({} with it)",
+        rec.len(),
+        (total - header) / n,
+        total / n
+    );
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "live") {
+        // cargo passes `--bench` along; paths are the other arguments.
+        for p in args[i + 1..].iter().filter(|a| !a.starts_with("--")) {
+            live(p);
+        }
+        return;
+    }
     let quick = std::env::args().any(|a| a == "quick");
     println!("| host | sample JSON | keyframe | delta (mean) | steady state bytes/sample | encode CPU/sample |");
     println!("|---|---|---|---|---|---|");
@@ -144,4 +186,33 @@ fn main() {
         "| full decode of every sample | {:.2} s |",
         full.as_secs_f64()
     );
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for (name, format) in [
+        ("json", Format::Json),
+        ("csv", Format::Csv),
+        ("openmetrics", Format::OpenMetrics),
+        ("text", Format::Text),
+    ] {
+        let mut times = Vec::new();
+        for t in [0, 1] {
+            let opts = DumpOptions {
+                format,
+                from: None,
+                to: None,
+                pane: None,
+                width: 100,
+                thresholds: Thresholds::default(),
+                threads: t,
+            };
+            let mut out = std::io::BufWriter::new(std::io::sink());
+            let start = Instant::now();
+            let n = dump(&rec, &opts, &mut out, &mut |w| panic!("{w}")).expect("dump");
+            assert_eq!(n, day as u64 - 1);
+            times.push(start.elapsed().as_secs_f64());
+        }
+        println!(
+            "| dump --format {name} (decode on {threads} CPUs / on 1) | {:.1} / {:.1} s |",
+            times[0], times[1]
+        );
+    }
 }

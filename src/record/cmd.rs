@@ -157,6 +157,7 @@ pub fn dump_cmd(
         pane,
         width,
         thresholds: thresholds.clone(),
+        threads: 0,
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

@@ -16,10 +16,13 @@ use crate::derive::{derive_with, Derived};
 use crate::findings::Thresholds;
 use crate::sample::Sample;
 use anyhow::{bail, Context, Result};
-use serde_json::{Map, Value};
+use serde::ser::SerializeMap;
+use serde::Serialize;
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write;
+use std::sync::{mpsc, Mutex};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -85,10 +88,14 @@ pub struct DumpOptions {
     pub pane: Option<String>,
     pub width: usize,
     pub thresholds: Thresholds,
+    /// Decoding threads: 0 for one per CPU (at most 8), 1 for none besides the caller.
+    pub threads: usize,
 }
 
-/// Calls `f(n, wall_ms, derived)` for every recorded interval in `from..=to`. Rates are not
-/// computed across a recorder start/stop; undecodable samples are reported through `warn`.
+/// Calls `f(n, wall_ms, derived)` for every recorded interval in `from..=to`, in order. Rates
+/// are not computed across a recorder start/stop; undecodable samples are reported through
+/// `warn`. Decoding and deriving run on up to `available_parallelism` threads (see
+/// [`intervals_with`]); `f` and `warn` always run on the calling thread, in recording order.
 pub fn intervals(
     rec: &Recording,
     from: Option<i64>,
@@ -97,43 +104,215 @@ pub fn intervals(
     warn: &mut dyn FnMut(String),
     f: &mut dyn FnMut(u64, i64, &Derived) -> Result<()>,
 ) -> Result<u64> {
-    let mut start = match from {
-        Some(t) => rec.samples.partition_point(|s| s.wall_ms < t),
-        None => 0,
-    };
-    start = start.saturating_sub(1);
+    intervals_with(rec, from, to, thresholds, 0, warn, f)
+}
+
+/// One recorded interval (its end time and metrics) or a warning, in recording order.
+enum Item {
+    Interval(i64, Box<Derived>),
+    Warn(String),
+}
+
+/// Decodes samples `lo..hi` (and `lo - 1` for the first interval, unless `lo` is `first`) and
+/// passes their intervals and warnings to `sink` in order. The same results whichever way the
+/// range is cut into chunks: an interval needs only its own two samples.
+#[allow(clippy::too_many_arguments)]
+fn chunk(
+    rec: &Recording,
+    first: usize,
+    lo: usize,
+    hi: usize,
+    from: Option<i64>,
+    thresholds: &Thresholds,
+    sink: &mut dyn FnMut(Item) -> Result<()>,
+) -> Result<()> {
     let mut dec = Decoder::default();
     let mut prev: Option<Sample> = None;
-    let mut n = 0;
-    for i in start..rec.len() {
+    if lo > first && !rec.gap_before(lo) {
+        // Its warning, if it does not decode, comes from the chunk that owns it.
+        prev = rec.decode(lo - 1, &mut dec).ok();
+    }
+    for i in lo..hi {
         let w = rec.samples[i].wall_ms;
-        if to.is_some_and(|t| w > t) {
-            break;
-        }
         if rec.gap_before(i) {
             prev = None;
         }
-        let cur = match rec.decode(i, &mut dec) {
-            Ok(s) => s,
+        match rec.decode(i, &mut dec) {
+            Ok(cur) => {
+                if let Some(p) = &prev {
+                    if from.is_none_or(|t| w >= t) {
+                        sink(Item::Interval(
+                            w,
+                            Box::new(derive_with(Some(p), &cur, thresholds)),
+                        ))?;
+                    }
+                }
+                prev = Some(cur);
+            }
             Err(e) => {
-                warn(format!(
+                sink(Item::Warn(format!(
                     "sample {i} ({}): {e:#}; skipped",
                     format_rfc3339(w)
-                ));
+                )))?;
                 prev = None;
-                continue;
-            }
-        };
-        if let Some(p) = &prev {
-            if from.is_none_or(|t| w >= t) {
-                n += 1;
-                let d = derive_with(Some(p), &cur, thresholds);
-                f(n, w, &d)?;
             }
         }
-        prev = Some(cur);
     }
+    Ok(())
+}
+
+/// [`intervals`] with `threads` decoding threads (0: one per CPU, at most 8; 1: all on the
+/// calling thread). The range is cut into chunks that worker threads decode and derive while the
+/// calling thread formats the chunks already done, in order; at most two chunks per worker are
+/// in flight, so memory stays bounded on any length of recording.
+pub fn intervals_with(
+    rec: &Recording,
+    from: Option<i64>,
+    to: Option<i64>,
+    thresholds: &Thresholds,
+    threads: usize,
+    warn: &mut dyn FnMut(String),
+    f: &mut dyn FnMut(u64, i64, &Derived) -> Result<()>,
+) -> Result<u64> {
+    let start = match from {
+        Some(t) => rec.samples.partition_point(|s| s.wall_ms < t),
+        None => 0,
+    }
+    .saturating_sub(1);
+    // The first sample after `to` ends the range (a scan, not a binary search: a wall clock
+    // stepped back must not pull later samples in).
+    let end = match to {
+        Some(t) => rec.samples[start..]
+            .iter()
+            .position(|s| s.wall_ms > t)
+            .map_or(rec.len(), |p| start + p),
+        None => rec.len(),
+    };
+    let mut n = 0u64;
+    let mut deliver = |it: Item| -> Result<()> {
+        match it {
+            Item::Interval(w, d) => {
+                n += 1;
+                f(n, w, &d)
+            }
+            Item::Warn(s) => {
+                warn(s);
+                Ok(())
+            }
+        }
+    };
+    // Derived grows with the host; keep a chunk to a few MB of it.
+    let cpus = rec.header().map_or(1, |h| h.cpus.max(1));
+    let size = (16_384 / cpus).clamp(8, 512);
+    let nchunks = (end.saturating_sub(start)).div_ceil(size);
+    let threads = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+        t => t,
+    };
+    if threads <= 1 || nchunks <= 1 {
+        chunk(rec, start, start, end, from, thresholds, &mut deliver)?;
+        return Ok(n);
+    }
+    let bounds = |k: usize| (start + k * size, (start + (k + 1) * size).min(end));
+    let (job_tx, job_rx) = mpsc::channel::<usize>();
+    let job_rx = Mutex::new(job_rx);
+    let (res_tx, res_rx) = mpsc::channel::<(usize, Result<Vec<Item>>)>();
+    std::thread::scope(|scope| -> Result<()> {
+        // Dropped on every way out of the scope, so idle workers stop waiting for jobs.
+        let job_tx = job_tx;
+        for _ in 0..threads {
+            let (job_rx, res_tx) = (&job_rx, res_tx.clone());
+            scope.spawn(move || loop {
+                let job = match job_rx.lock() {
+                    Ok(rx) => rx.recv(),
+                    Err(_) => return,
+                };
+                let Ok(k) = job else { return };
+                let (lo, hi) = bounds(k);
+                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let mut items = Vec::with_capacity(hi - lo);
+                    chunk(rec, start, lo, hi, from, thresholds, &mut |it| {
+                        items.push(it);
+                        Ok(())
+                    })
+                    .map(|()| items)
+                }));
+                let res = run.unwrap_or_else(|_| {
+                    Err(anyhow::anyhow!("decoding samples {lo}..{hi} panicked"))
+                });
+                if res_tx.send((k, res)).is_err() {
+                    return;
+                }
+            });
+        }
+        drop(res_tx);
+        let mut queued = 0;
+        while queued < nchunks.min(2 * threads) {
+            job_tx.send(queued).context("dump worker threads stopped")?;
+            queued += 1;
+        }
+        let mut done: BTreeMap<usize, Vec<Item>> = BTreeMap::new();
+        let mut next = 0;
+        while next < nchunks {
+            let (k, items) = res_rx.recv().context("dump worker threads stopped")?;
+            done.insert(k, items?);
+            while let Some(items) = done.remove(&next) {
+                next += 1;
+                if queued < nchunks {
+                    job_tx.send(queued).context("dump worker threads stopped")?;
+                    queued += 1;
+                }
+                for it in items {
+                    deliver(it)?;
+                }
+            }
+        }
+        // Dropping job_tx lets the workers finish.
+        Ok(())
+    })?;
     Ok(n)
+}
+
+/// A JSON Lines row: `time` then every `Derived` key, in `perftop delta`'s order, serialized
+/// straight to the output (no intermediate `Value`).
+#[derive(Serialize)]
+struct JsonLine<'a> {
+    time: &'a str,
+    #[serde(flatten)]
+    d: &'a Derived,
+}
+
+/// A JSON Lines row with only `time`, `interval_s` and the chosen panes.
+struct JsonPanes<'a> {
+    time: &'a str,
+    d: &'a Derived,
+    keys: &'a [&'a str],
+}
+
+impl Serialize for JsonPanes<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let d = self.d;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("time", self.time)?;
+        m.serialize_entry("interval_s", &d.interval_s)?;
+        for key in PANES.iter().filter(|k| self.keys.contains(k)) {
+            match *key {
+                "host" => m.serialize_entry(key, &d.host)?,
+                "cpus" => m.serialize_entry(key, &d.cpus)?,
+                "policies" => m.serialize_entry(key, &d.policies)?,
+                "nodes" => m.serialize_entry(key, &d.nodes)?,
+                "hugepages" => m.serialize_entry(key, &d.hugepages)?,
+                "dirty" => m.serialize_entry(key, &d.dirty)?,
+                "disks" => m.serialize_entry(key, &d.disks)?,
+                "softirq_cpus" => m.serialize_entry(key, &d.softirq_cpus)?,
+                "irq_queues" => m.serialize_entry(key, &d.irq_queues)?,
+                "nics" => m.serialize_entry(key, &d.nics)?,
+                "findings" => m.serialize_entry(key, &d.findings)?,
+                _ => {}
+            }
+        }
+        m.end()
+    }
 }
 
 /// Writes the dump of `rec` to `out`; returns the number of intervals.
@@ -165,87 +344,96 @@ pub fn dump(
         bail!("--pane applies to csv, json and openmetrics; text prints every pane");
     }
     let mut csv: BTreeMap<usize, CsvPane> = BTreeMap::new();
-    let mut om: BTreeMap<String, BTreeMap<String, Vec<(i64, f64)>>> = BTreeMap::new();
-    let n = intervals(rec, from, to, &opts.thresholds, warn, &mut |n, w, d| {
-        match opts.format {
-            Format::Text => {
-                writeln!(out, "# {}", format_rfc3339(w))?;
-                out.write_all(crate::text::report(d, n, opts.width.max(60)).as_bytes())?;
-            }
-            Format::Json => {
-                let v = serde_json::to_value(d)?;
-                let mut m = Map::new();
-                m.insert("time".into(), Value::String(format_rfc3339(w)));
-                if let Value::Object(o) = v {
-                    for (k, x) in o {
-                        if opts.pane.is_none() || keys.contains(&k.as_str()) || k == "interval_s" {
-                            m.insert(k, x);
+    let mut om = OmSeries::default();
+    let (mut om_last, mut om_skipped): (Option<i64>, u64) = (None, 0);
+    let mut line = Vec::with_capacity(16 << 10);
+    let n = intervals_with(
+        rec,
+        from,
+        to,
+        &opts.thresholds,
+        opts.threads,
+        warn,
+        &mut |n, w, d| {
+            match opts.format {
+                Format::Text => {
+                    writeln!(out, "# {}", format_rfc3339(w))?;
+                    out.write_all(crate::text::report(d, n, opts.width.max(60)).as_bytes())?;
+                }
+                Format::Json => {
+                    let time = format_rfc3339(w);
+                    line.clear();
+                    if opts.pane.is_some() {
+                        let row = JsonPanes {
+                            time: &time,
+                            d,
+                            keys: &keys,
+                        };
+                        serde_json::to_writer(&mut line, &row)?;
+                    } else {
+                        serde_json::to_writer(&mut line, &JsonLine { time: &time, d })?;
+                    }
+                    line.push(b'\n');
+                    out.write_all(&line)?;
+                }
+                Format::Csv => {
+                    let v = serde_json::to_value(d)?;
+                    let time = format_rfc3339(w);
+                    for (pi, key) in PANES.iter().enumerate() {
+                        if !keys.contains(key) {
+                            continue;
+                        }
+                        let pane = csv.entry(pi).or_default();
+                        let Some(x) = v.get(*key) else { continue };
+                        let rows: Vec<&Value> = match x {
+                            Value::Array(a) => a.iter().collect(),
+                            other => vec![other],
+                        };
+                        for r in rows {
+                            let mut cells = Vec::new();
+                            if *key == "host" {
+                                cells.push(("interval_s".to_string(), cell(v.get("interval_s"))));
+                            }
+                            flatten("", r, &mut cells);
+                            // Identity columns first (cpu, device, name...), then the numbers.
+                            cells.sort_by_key(|(k, _)| !ID_COLUMNS.contains(&k.as_str()));
+                            pane.push(&time, cells)?;
                         }
                     }
                 }
-                serde_json::to_writer(&mut *out, &Value::Object(m))?;
-                out.write_all(b"\n")?;
-            }
-            Format::Csv => {
-                let v = serde_json::to_value(d)?;
-                let time = format_rfc3339(w);
-                for (pi, key) in PANES.iter().enumerate() {
-                    if !keys.contains(key) {
-                        continue;
+                Format::OpenMetrics => {
+                    // A series' timestamps must increase: skip an interval whose clock stepped back.
+                    if om_last.is_some_and(|l| w <= l) {
+                        om_skipped += 1;
+                        return Ok(());
                     }
-                    let pane = csv.entry(pi).or_default();
-                    let Some(x) = v.get(*key) else { continue };
-                    let rows: Vec<&Value> = match x {
-                        Value::Array(a) => a.iter().collect(),
-                        other => vec![other],
-                    };
-                    for r in rows {
-                        let mut cells = Vec::new();
-                        if *key == "host" {
-                            cells.push(("interval_s".to_string(), cell(v.get("interval_s"))));
+                    om_last = Some(w);
+                    let v = serde_json::to_value(d)?;
+                    let mut fam = String::with_capacity(96);
+                    for key in &keys {
+                        if let Some(x) = v.get(*key) {
+                            fam.clear();
+                            fam.push_str("perftop_");
+                            fam.push_str(key);
+                            om_walk(&mut fam, x, &mut Vec::new(), "", &mut |f, l, val| {
+                                om.add(f, l, w, val)
+                            })?;
                         }
-                        flatten("", r, &mut cells);
-                        // Identity columns first (cpu, device, name...), then the numbers.
-                        cells.sort_by_key(|(k, _)| !ID_COLUMNS.contains(&k.as_str()));
-                        pane.push(&time, cells);
+                    }
+                    if opts.pane.is_none() {
+                        if let Some(s) = v.get("interval_s").and_then(Value::as_f64) {
+                            om.add("perftop_interval_seconds", "", w, s)?;
+                        }
                     }
                 }
             }
-            Format::OpenMetrics => {
-                let v = serde_json::to_value(d)?;
-                for key in &keys {
-                    if let Some(x) = v.get(*key) {
-                        om_walk(
-                            &format!("perftop_{key}"),
-                            x,
-                            &[],
-                            &mut |fam, labels, val| {
-                                om.entry(fam)
-                                    .or_default()
-                                    .entry(labels)
-                                    .or_default()
-                                    .push((w, val));
-                            },
-                        );
-                    }
-                }
-                if opts.pane.is_none() {
-                    if let Some(s) = v.get("interval_s").and_then(Value::as_f64) {
-                        om.entry("perftop_interval_seconds".into())
-                            .or_default()
-                            .entry(String::new())
-                            .or_default()
-                            .push((w, s));
-                    }
-                }
-            }
-        }
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     match opts.format {
         Format::Csv => {
             let mut firstp = true;
-            for (pi, pane) in &csv {
+            for (pi, pane) in &mut csv {
                 if pane.header.is_empty() {
                     continue;
                 }
@@ -253,36 +441,24 @@ pub fn dump(
                     writeln!(out)?;
                 }
                 firstp = false;
-                let _ = pi;
-                let head: Vec<String> = std::iter::once("time".to_string())
-                    .chain(pane.header.iter().cloned())
-                    .map(|h| csv_escape(&h))
-                    .collect();
-                writeln!(out, "# pane: {}", PANES[*pi])?;
-                writeln!(out, "{}", head.join(","))?;
-                for r in &pane.rows {
-                    writeln!(out, "{r}")?;
+                let mut head = b"time".to_vec();
+                for h in &pane.header {
+                    head.push(b',');
+                    push_csv(&mut head, h);
                 }
+                writeln!(out, "# pane: {}", PANES[*pi])?;
+                out.write_all(&head)?;
+                out.write_all(b"\n")?;
+                pane.rows.copy_to(out)?;
             }
         }
         Format::OpenMetrics => {
-            let mut s = String::new();
-            for (fam, series) in &om {
-                let _ = writeln!(s, "# TYPE {fam} gauge");
-                for (labels, points) in series {
-                    for (t, v) in points {
-                        let _ = writeln!(
-                            s,
-                            "{fam}{labels} {} {}.{:03}",
-                            om_value(*v),
-                            t.div_euclid(1000),
-                            t.rem_euclid(1000)
-                        );
-                    }
-                }
-                out.write_all(s.as_bytes())?;
-                s.clear();
+            if om_skipped > 0 {
+                warn(format!(
+                    "{om_skipped} intervals left out of the OpenMetrics output: the wall clock stepped back (a series' timestamps must increase)"
+                ));
             }
+            om.write(out)?;
             out.write_all(b"# EOF\n")?;
         }
         _ => {}
@@ -294,25 +470,114 @@ pub fn dump(
 #[derive(Default)]
 struct CsvPane {
     header: Vec<String>,
-    rows: Vec<String>,
+    rows: Spill,
 }
 
 impl CsvPane {
-    fn push(&mut self, time: &str, cells: Vec<(String, String)>) {
+    /// Appends one row. The header is the first row's columns; a later row with other columns
+    /// (an entity that gained or lost a field) fills the header's columns by name.
+    fn push(&mut self, time: &str, cells: Vec<(String, String)>) -> Result<()> {
         if self.header.is_empty() {
             self.header = cells.iter().map(|c| c.0.clone()).collect();
         }
-        let map: std::collections::HashMap<&str, &str> = cells
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect();
-        let mut row = csv_escape(time);
-        for h in &self.header {
-            row.push(',');
-            row.push_str(&csv_escape(map.get(h.as_str()).copied().unwrap_or("")));
+        let row = &mut self.rows.buf;
+        push_csv(row, time);
+        let same = cells.len() == self.header.len()
+            && cells.iter().zip(&self.header).all(|(c, h)| c.0 == *h);
+        if same {
+            for (_, v) in &cells {
+                row.push(b',');
+                push_csv(row, v);
+            }
+        } else {
+            let map: std::collections::HashMap<&str, &str> = cells
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            for h in &self.header {
+                row.push(b',');
+                push_csv(row, map.get(h.as_str()).copied().unwrap_or(""));
+            }
         }
-        self.rows.push(row);
+        row.push(b'\n');
+        self.rows.maybe_spill()
     }
+}
+
+/// Bytes kept in memory up to [`Spill::LIMIT`], then moved to an unnamed temporary file (created
+/// in the temp directory and unlinked at once), so a day-long CSV dump does not hold every
+/// section in memory until the sections can be written one after another.
+#[derive(Default)]
+struct Spill {
+    buf: Vec<u8>,
+    file: Option<std::fs::File>,
+}
+
+impl Spill {
+    const LIMIT: usize = 1 << 20;
+
+    fn maybe_spill(&mut self) -> Result<()> {
+        if self.buf.len() < Self::LIMIT {
+            return Ok(());
+        }
+        let file = match &mut self.file {
+            Some(f) => f,
+            None => self.file.insert(anonymous_temp_file()?),
+        };
+        file.write_all(&self.buf)
+            .context("writing a temporary file for the CSV dump")?;
+        self.buf.clear();
+        Ok(())
+    }
+
+    fn copy_to(&mut self, out: &mut dyn Write) -> Result<()> {
+        if let Some(f) = &mut self.file {
+            use std::io::Seek;
+            f.seek(std::io::SeekFrom::Start(0))
+                .context("reading back the CSV dump's temporary file")?;
+            std::io::copy(f, out).context("reading back the CSV dump's temporary file")?;
+        }
+        out.write_all(&self.buf)?;
+        Ok(())
+    }
+}
+
+/// A read-write file that has no name: created in the temp directory, then unlinked.
+fn anonymous_temp_file() -> Result<std::fs::File> {
+    let dir = std::env::temp_dir();
+    for attempt in 0..16u32 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let path = dir.join(format!(
+            ".perftop-dump-{}-{nanos}-{attempt}",
+            std::process::id()
+        ));
+        match std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(f) => {
+                let _ = std::fs::remove_file(&path);
+                return Ok(f);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(e).with_context(|| {
+                    format!(
+                        "creating a temporary file in {} for the CSV dump",
+                        dir.display()
+                    )
+                })
+            }
+        }
+    }
+    bail!(
+        "could not create a temporary file in {} for the CSV dump",
+        dir.display()
+    )
 }
 
 fn cell(v: Option<&Value>) -> String {
@@ -350,11 +615,14 @@ fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
     }
 }
 
-fn csv_escape(s: &str) -> String {
+/// Appends `s` as one CSV field (quoted when it holds a comma, quote or line break).
+fn push_csv(out: &mut Vec<u8>, s: &str) {
     if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
+        out.push(b'"');
+        out.extend_from_slice(s.replace('"', "\"\"").as_bytes());
+        out.push(b'"');
     } else {
-        s.to_string()
+        out.extend_from_slice(s.as_bytes());
     }
 }
 
@@ -395,10 +663,7 @@ fn sanitize(s: &str) -> String {
 
 /// A gauge family name must not end in a suffix OpenMetrics reserves for other types.
 fn family_name(fam: &str) -> String {
-    const RESERVED: [&str; 8] = [
-        "_total", "_count", "_sum", "_bucket", "_created", "_info", "_gcount", "_gsum",
-    ];
-    if RESERVED.iter().any(|r| fam.ends_with(r)) {
+    if is_reserved(fam) {
         format!("{fam}_value")
     } else {
         fam.to_string()
@@ -411,15 +676,23 @@ fn om_escape(s: &str) -> String {
         .replace('\n', "\\n")
 }
 
-fn om_labels(labels: &[(String, String)]) -> String {
+/// Appends `{k="v",...}` (nothing for no labels).
+fn render_labels(labels: &[(String, String)], out: &mut String) {
+    out.clear();
     if labels.is_empty() {
-        return String::new();
+        return;
     }
-    let parts: Vec<String> = labels
-        .iter()
-        .map(|(k, v)| format!("{k}=\"{}\"", om_escape(v)))
-        .collect();
-    format!("{{{}}}", parts.join(","))
+    out.push('{');
+    for (i, (k, v)) in labels.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(k);
+        out.push_str("=\"");
+        out.push_str(&om_escape(v));
+        out.push('"');
+    }
+    out.push('}');
 }
 
 fn om_value(v: f64) -> String {
@@ -432,79 +705,264 @@ fn om_value(v: f64) -> String {
     }
 }
 
+type OmSink<'a> = dyn FnMut(&str, &str, f64) -> Result<()> + 'a;
+
+/// Emits a leaf of family `fam` (renamed when it ends in a reserved suffix).
+fn om_leaf(fam: &str, labels: &str, v: f64, sink: &mut OmSink) -> Result<()> {
+    if is_reserved(fam) {
+        sink(&family_name(fam), labels, v)
+    } else {
+        sink(fam, labels, v)
+    }
+}
+
+fn is_reserved(fam: &str) -> bool {
+    const RESERVED: [&str; 8] = [
+        "_total", "_count", "_sum", "_bucket", "_created", "_info", "_gcount", "_gsum",
+    ];
+    RESERVED.iter().any(|r| fam.ends_with(r))
+}
+
+/// Walks one pane's JSON: numbers and booleans become gauges named by their path (`fam` grows
+/// and shrinks as a stack), array elements become label sets (their string fields and id
+/// fields, else `index`). `labels` is the current label set and `rendered` its text form.
 fn om_walk(
-    fam: &str,
+    fam: &mut String,
     v: &Value,
-    labels: &[(String, String)],
-    sink: &mut dyn FnMut(String, String, f64),
-) {
+    labels: &mut Vec<(String, String)>,
+    rendered: &str,
+    sink: &mut OmSink,
+) -> Result<()> {
     match v {
         Value::Number(n) => {
             if let Some(x) = n.as_f64() {
-                sink(family_name(fam), om_labels(labels), x);
+                om_leaf(fam, rendered, x, sink)?;
             }
         }
-        Value::Bool(b) => sink(family_name(fam), om_labels(labels), f64::from(u8::from(*b))),
+        Value::Bool(b) => om_leaf(fam, rendered, f64::from(u8::from(*b)), sink)?,
         Value::Object(m) => {
             for (k, x) in m {
-                om_walk(&format!("{fam}_{}", sanitize(k)), x, labels, sink);
+                let len = fam.len();
+                fam.push('_');
+                fam.push_str(&sanitize(k));
+                om_walk(fam, x, labels, rendered, sink)?;
+                fam.truncate(len);
             }
         }
         Value::Array(a) => {
-            let stem = fam.rsplit('_').next().unwrap_or("i").to_string();
+            let stem = sanitize(fam.rsplit('_').next().unwrap_or("i"));
+            let base = labels.len();
+            let mut text = String::new();
+            let mut is_label = Vec::new();
             for (i, e) in a.iter().enumerate() {
-                let mut l = labels.to_vec();
+                labels.truncate(base);
                 let add = |l: &mut Vec<(String, String)>, k: &str, val: String| {
                     let mut name = sanitize(k);
                     if l.iter().any(|(n, _)| *n == name) {
-                        name = format!("{}_{name}", sanitize(&stem));
+                        name = format!("{stem}_{name}");
                     }
                     l.push((name, val));
                 };
                 match e {
                     Value::Object(m) => {
-                        let mut rest = Map::new();
+                        is_label.clear();
                         let mut any_label = false;
+                        let mut measured = false;
                         for (k, x) in m {
-                            match x {
+                            let label = match x {
                                 Value::String(s) if !NOT_LABELS.contains(&k.as_str()) => {
-                                    add(&mut l, k, s.clone());
-                                    any_label = true;
+                                    add(labels, k, s.clone());
+                                    true
                                 }
                                 Value::Number(n)
                                     if ID_FIELDS.contains(&k.as_str())
-                                        && !any_label_named(&l, k) =>
+                                        && !any_label_named(labels, k) =>
                                 {
-                                    add(&mut l, k, n.to_string());
-                                    any_label = true;
+                                    add(labels, k, n.to_string());
+                                    true
                                 }
-                                Value::String(_) | Value::Null => {}
-                                _ => {
-                                    rest.insert(k.clone(), x.clone());
-                                }
-                            }
+                                _ => false,
+                            };
+                            any_label |= label;
+                            measured |= !label && (x.is_number() || x.is_boolean());
+                            is_label.push(label);
                         }
                         if !any_label {
-                            add(&mut l, "index", i.to_string());
+                            add(labels, "index", i.to_string());
                         }
-                        if rest.values().all(|x| !x.is_number() && !x.is_boolean()) {
+                        render_labels(labels, &mut text);
+                        if !measured {
                             // Nothing to measure (e.g. a finding): say it is present.
-                            sink(family_name(&format!("{fam}_present")), om_labels(&l), 1.0);
+                            let len = fam.len();
+                            fam.push_str("_present");
+                            om_leaf(fam, &text, 1.0, sink)?;
+                            fam.truncate(len);
                         }
-                        om_walk(fam, &Value::Object(rest), &l, sink);
+                        for ((k, x), label) in m.iter().zip(&is_label) {
+                            if *label || matches!(x, Value::String(_) | Value::Null) {
+                                continue;
+                            }
+                            let len = fam.len();
+                            fam.push('_');
+                            fam.push_str(&sanitize(k));
+                            om_walk(fam, x, labels, &text, sink)?;
+                            fam.truncate(len);
+                        }
                     }
                     Value::Number(_) | Value::Bool(_) => {
-                        add(&mut l, "index", i.to_string());
-                        om_walk(fam, e, &l, sink);
+                        add(labels, "index", i.to_string());
+                        render_labels(labels, &mut text);
+                        om_walk(fam, e, labels, &text, sink)?;
                     }
                     _ => {}
                 }
             }
+            labels.truncate(base);
         }
         Value::String(_) | Value::Null => {}
     }
+    Ok(())
 }
 
 fn any_label_named(l: &[(String, String)], k: &str) -> bool {
     l.iter().any(|(n, _)| n == k)
+}
+
+/// Every OpenMetrics series of a dump, written family by family and series by series once the
+/// recording is read (OpenMetrics wants each family, and each series within it, contiguous).
+/// Points stay in memory up to [`OmSeries::LIMIT`]; past that they are moved, per series, to an
+/// unnamed temporary file and read back in order at the end, so a day-long dump runs in bounded
+/// memory.
+#[derive(Default)]
+struct OmSeries {
+    /// `family \0 labels` → index into `series`.
+    index: std::collections::HashMap<String, usize>,
+    series: Vec<OmOne>,
+    key: String,
+    in_memory: usize,
+    spill: Option<(std::fs::File, u64)>,
+}
+
+struct OmOne {
+    family: String,
+    labels: String,
+    points: Vec<(i64, f64)>,
+    /// (file offset, point count) of the points already moved to the temporary file.
+    spilled: Vec<(u64, usize)>,
+}
+
+impl OmSeries {
+    const LIMIT: usize = 2 << 20;
+
+    fn add(&mut self, family: &str, labels: &str, t: i64, v: f64) -> Result<()> {
+        self.key.clear();
+        self.key.push_str(family);
+        self.key.push('\0');
+        self.key.push_str(labels);
+        let i = match self.index.get(self.key.as_str()) {
+            Some(i) => *i,
+            None => {
+                self.series.push(OmOne {
+                    family: family.to_string(),
+                    labels: labels.to_string(),
+                    points: Vec::new(),
+                    spilled: Vec::new(),
+                });
+                self.index.insert(self.key.clone(), self.series.len() - 1);
+                self.series.len() - 1
+            }
+        };
+        self.series[i].points.push((t, v));
+        self.in_memory += 1;
+        if self.in_memory >= Self::LIMIT {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    fn spill(&mut self) -> Result<()> {
+        let (file, len) = match &mut self.spill {
+            Some(f) => f,
+            None => self.spill.insert((anonymous_temp_file()?, 0)),
+        };
+        let mut bytes = Vec::new();
+        for s in &mut self.series {
+            if s.points.is_empty() {
+                continue;
+            }
+            bytes.clear();
+            for (t, v) in &s.points {
+                bytes.extend_from_slice(&t.to_le_bytes());
+                bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+            }
+            file.write_all(&bytes)
+                .context("writing a temporary file for the OpenMetrics dump")?;
+            s.spilled.push((*len, s.points.len()));
+            *len += bytes.len() as u64;
+            s.points.clear();
+        }
+        self.in_memory = 0;
+        Ok(())
+    }
+
+    /// Writes `# TYPE` and the points of every family, in name order, series in label order.
+    fn write(&self, out: &mut dyn Write) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        let mut order: Vec<&OmOne> = self.series.iter().collect();
+        order.sort_by(|a, b| (&a.family, &a.labels).cmp(&(&b.family, &b.labels)));
+        let mut text = String::with_capacity(64 << 10);
+        let mut bytes = Vec::new();
+        let mut points = Vec::new();
+        let mut last_family: Option<&str> = None;
+        for s in order {
+            if last_family != Some(s.family.as_str()) {
+                let _ = writeln!(text, "# TYPE {} gauge", s.family);
+                last_family = Some(&s.family);
+            }
+            for &(at, n) in &s.spilled {
+                let Some((file, _)) = &self.spill else {
+                    bail!("OpenMetrics dump: temporary file missing");
+                };
+                bytes.resize(n * 16, 0);
+                file.read_exact_at(&mut bytes, at)
+                    .context("reading back the OpenMetrics dump's temporary file")?;
+                points.clear();
+                points.extend(bytes.chunks_exact(16).map(|c| {
+                    let (t, v) = c.split_at(8);
+                    (
+                        i64::from_le_bytes(t.try_into().unwrap_or([0; 8])),
+                        f64::from_bits(u64::from_le_bytes(v.try_into().unwrap_or([0; 8]))),
+                    )
+                }));
+                om_lines(&mut text, s, &points);
+                flush_text(&mut text, out)?;
+            }
+            om_lines(&mut text, s, &s.points);
+            flush_text(&mut text, out)?;
+        }
+        out.write_all(text.as_bytes())?;
+        Ok(())
+    }
+}
+
+fn om_lines(text: &mut String, s: &OmOne, points: &[(i64, f64)]) {
+    for (t, v) in points {
+        let _ = writeln!(
+            text,
+            "{}{} {} {}.{:03}",
+            s.family,
+            s.labels,
+            om_value(*v),
+            t.div_euclid(1000),
+            t.rem_euclid(1000)
+        );
+    }
+}
+
+fn flush_text(text: &mut String, out: &mut dyn Write) -> Result<()> {
+    if text.len() >= 32 << 10 {
+        out.write_all(text.as_bytes())?;
+        text.clear();
+    }
+    Ok(())
 }
