@@ -2,13 +2,20 @@
 //! OpenMetrics. Every number comes from `derive`, exactly as the live views show it.
 //!
 //! * text: the batch report per interval.
-//! * json: one object per interval: `time` (RFC 3339, UTC) plus the `perftop delta` keys.
+//! * json: one object per interval: `time` (RFC 3339, UTC) first, then the `perftop delta` keys
+//!   in its order (`--pane`: `time`, `interval_s` and the pane's keys).
 //! * csv: one section per pane (a header row, then one row per interval and entity, the first
 //!   column `time`), sections separated by a blank line.
 //! * openmetrics: one gauge family per numeric field (`perftop_<pane>_<field>`), entity ids and
-//!   names as labels, timestamps in seconds, families grouped, `# EOF` at the end (loadable with
-//!   `promtool tsdb create-blocks-from openmetrics`). Buffered in memory: use --from/--to to cut
-//!   a long recording.
+//!   names as labels (empty strings are not labels), timestamps in seconds, each family and each
+//!   series contiguous, `# EOF` at the end — loadable with
+//!   `promtool tsdb create-blocks-from openmetrics` (checked by `cargo test --test record` when
+//!   promtool is installed). An interval whose wall clock stepped back is left out (a series'
+//!   timestamps must increase).
+//!
+//! Samples are decoded and derived on worker threads in chunks, delivered in order; CSV
+//! sections and OpenMetrics points that outgrow a few MB go to an unnamed temporary file, so a
+//! day-long dump runs in bounded memory.
 
 use super::reader::{Decoder, Recording};
 use super::{format_rfc3339, parse_time};
@@ -770,7 +777,11 @@ fn om_walk(
                         let mut measured = false;
                         for (k, x) in m {
                             let label = match x {
-                                Value::String(s) if !NOT_LABELS.contains(&k.as_str()) => {
+                                // Prometheus drops empty label values, which could merge
+                                // two series: an empty string is no label.
+                                Value::String(s)
+                                    if !s.is_empty() && !NOT_LABELS.contains(&k.as_str()) =>
+                                {
                                     add(labels, k, s.clone());
                                     true
                                 }
