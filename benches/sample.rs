@@ -16,6 +16,8 @@
 //! - `cargo bench --bench sample -- host CPUS [RUNS]`: one synthetic host of CPUS CPUs (scaled
 //!   like the table), RUNS (default 21) warm read + derive steps: wall median/best, process CPU
 //!   median.
+//! - `cargo bench --bench sample -- tree ROOT [RUNS]`: like `host`, over a tree already written
+//!   (`perftop synth`), so runs compare on the same files and a profiler sees only reading.
 //! - `cargo bench --bench sample -- json ROOT [N]`: the N-th sample (default 3) of one warm
 //!   reader over ROOT as JSON, wall clock removed: diff it before and after a reader change
 //!   to see that caching did not change what is read.
@@ -132,11 +134,30 @@ fn one_host(args: &[String]) {
         .unwrap_or(21)
         .max(1);
     let mut h = host(cpus);
+    let label = format!("{cpus} CPUs");
+    warm_runs(&label, runs, &mut h.reader, &h.prev);
+}
+
+/// `tree ROOT [RUNS]`: warm read + derive over an existing tree (against its own first sample).
+fn tree(args: &[String]) {
+    let dir = args.first().map_or("/", String::as_str);
+    let runs: usize = args
+        .get(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(21)
+        .max(1);
+    let mut reader = Reader::new(Root::new(dir));
+    let prev = reader.sample();
+    warm_runs(dir, runs, &mut reader, &prev);
+}
+
+/// Wall median/best/worst and process CPU median of `runs` warm read + derive steps.
+fn warm_runs(label: &str, runs: usize, reader: &mut Reader, prev: &Sample) {
     let mut wall = Vec::with_capacity(runs);
     let mut cpu = Vec::with_capacity(runs);
     for _ in 0..runs {
         let (w, c) = (Instant::now(), process_cpu_time());
-        black_box(one(&mut h.reader, &h.prev));
+        black_box(one(reader, prev));
         wall.push(w.elapsed());
         cpu.push(process_cpu_time().saturating_sub(c));
     }
@@ -144,7 +165,7 @@ fn one_host(args: &[String]) {
     cpu.sort_unstable();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!(
-        "{cpus} CPUs, {runs} warm read+derive: wall median {:.1} ms, best {:.1}, worst {:.1}; process CPU median {:.1} ms",
+        "{label}, {runs} warm read+derive: wall median {:.1} ms, best {:.1}, worst {:.1}; process CPU median {:.1} ms",
         ms(wall[runs / 2]),
         ms(wall[0]),
         ms(wall[runs - 1]),
@@ -192,6 +213,7 @@ fn main() {
         Some("live") => return live(&args[1..]),
         Some("host") => return one_host(&args[1..]),
         Some("json") => return warm_json(&args[1..]),
+        Some("tree") => return tree(&args[1..]),
         _ => {}
     }
     let mut c = Criterion::default()

@@ -61,7 +61,12 @@ impl ReadBuf {
 
     /// The same as text, invalid UTF-8 replaced; borrowed (no copy) when it is valid.
     pub fn text(&self) -> Cow<'_, str> {
-        String::from_utf8_lossy(self.bytes())
+        // `from_utf8` checks ASCII a word at a time; `from_utf8_lossy` walks chunks and takes
+        // 3x longer on a 23 MB /proc/interrupts. Kernel files are nearly always valid.
+        match std::str::from_utf8(self.bytes()) {
+            Ok(s) => Cow::Borrowed(s),
+            Err(_) => String::from_utf8_lossy(self.bytes()),
+        }
     }
 }
 

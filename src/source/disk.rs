@@ -6,26 +6,30 @@ use super::Probe;
 use crate::sample::DiskSample;
 
 pub fn read_disks(probe: &mut Probe) -> Vec<DiskSample> {
-    let Some(text) = probe.required("proc/diskstats") else {
+    let Some(mut disks) = probe.with_text("proc/diskstats", true, |probe, text| {
+        let mut disks = Vec::new();
+        let mut bad = 0usize;
+        for line in text.lines() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match parse_line(line) {
+                Some(d) => disks.push(d),
+                None => bad += 1,
+            }
+        }
+        if bad > 0 {
+            probe.note("proc/diskstats", format!("{bad} garbled line(s) skipped"));
+        }
+        disks
+    }) else {
         return Vec::new();
     };
-    let mut disks = Vec::new();
-    let mut bad = 0usize;
-    for line in text.lines() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        match parse_line(line) {
-            Some(d) => disks.push(d),
-            None => bad += 1,
-        }
-    }
-    if bad > 0 {
-        probe.note("proc/diskstats", format!("{bad} garbled line(s) skipped"));
-    }
     for d in &mut disks {
         let dir = format!("sys/block/{}", d.name);
-        d.whole_disk = probe.root.is_dir(&dir);
+        // A name is a whole disk for as long as it exists; asked once per refresh. Queue
+        // settings below stay read every sample (anyone may change the scheduler).
+        d.whole_disk = probe.static_is_dir(&dir);
         if !d.whole_disk {
             continue;
         }
@@ -37,7 +41,7 @@ pub fn read_disks(probe: &mut Probe) -> Vec<DiskSample> {
         if d.name.starts_with("dm-") {
             d.dm_name = probe.static_line(&format!("{dir}/dm/name"));
         }
-        d.inflight = probe.line(&format!("{dir}/inflight")).and_then(|l| {
+        d.inflight = probe.line_in(&dir, "inflight").and_then(|l| {
             let mut it = l.split_whitespace().map(dec);
             Some([it.next()??, it.next()??])
         });

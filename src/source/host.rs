@@ -8,15 +8,19 @@ use crate::sample::{Host, SampleTime};
 use procfs_core::FromRead;
 
 pub fn read_time(probe: &mut Probe) -> SampleTime {
-    let uptime_s = probe.required("proc/uptime").and_then(|text| {
-        match procfs_core::Uptime::from_read(text.as_bytes()) {
-            Ok(u) if u.uptime.is_finite() && u.uptime >= 0.0 => Some(u.uptime),
-            _ => {
-                probe.note("proc/uptime", "not '<seconds> <idle seconds>'");
-                None
-            }
-        }
-    });
+    let uptime_s = probe
+        .with_text(
+            "proc/uptime",
+            true,
+            |probe, text| match procfs_core::Uptime::from_read(text.as_bytes()) {
+                Ok(u) if u.uptime.is_finite() && u.uptime >= 0.0 => Some(u.uptime),
+                _ => {
+                    probe.note("proc/uptime", "not '<seconds> <idle seconds>'");
+                    None
+                }
+            },
+        )
+        .flatten();
     let boottime_ns = probe.root.is_live().then(|| {
         let ts = rustix::time::clock_gettime(rustix::time::ClockId::Boottime);
         (ts.tv_sec as u64)
@@ -38,8 +42,9 @@ pub fn read_time(probe: &mut Probe) -> SampleTime {
 pub fn read_host(probe: &mut Probe, cpuinfo: &mut Option<(Option<String>, bool)>) -> Host {
     let mut host = Host {
         hostname: probe.line("proc/sys/kernel/hostname"),
-        kernel: probe.line("proc/sys/kernel/osrelease"),
-        kernel_version: probe.line("proc/sys/kernel/version"),
+        // Fixed until the next boot.
+        kernel: probe.static_line("proc/sys/kernel/osrelease"),
+        kernel_version: probe.static_line("proc/sys/kernel/version"),
         ..Host::default()
     };
     if let Some(text) = probe.text("proc/loadavg") {

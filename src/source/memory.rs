@@ -15,17 +15,17 @@ const THP_DIR: &str = "sys/kernel/mm/transparent_hugepage";
 
 pub fn read_memory(probe: &mut Probe) -> MemorySample {
     let mut meminfo = Meminfo::default();
-    if let Some(text) = probe.required("proc/meminfo") {
-        table(probe, "proc/meminfo", &text, |k, v| {
+    probe.with_text("proc/meminfo", true, |probe, text| {
+        table(probe, "proc/meminfo", text, |k, v| {
             meminfo.set(k, v);
         });
-    }
+    });
     let mut vmstat = VmStat::default();
-    if let Some(text) = probe.required("proc/vmstat") {
-        table(probe, "proc/vmstat", &text, |k, v| {
+    probe.with_text("proc/vmstat", true, |probe, text| {
+        table(probe, "proc/vmstat", text, |k, v| {
             vmstat.set(k, v);
         });
-    }
+    });
     let dirty = DirtySysctls {
         ratio: probe.u64("proc/sys/vm/dirty_ratio"),
         bytes: probe.u64("proc/sys/vm/dirty_bytes"),
@@ -38,11 +38,11 @@ pub fn read_memory(probe: &mut Probe) -> MemorySample {
     for (size_kb, dir) in size_dirs(probe, HUGE_DIR) {
         hugepage_sizes.push(HugePageSize {
             size_kb,
-            total: probe.u64(&format!("{dir}/nr_hugepages")),
-            free: probe.u64(&format!("{dir}/free_hugepages")),
-            rsvd: probe.u64(&format!("{dir}/resv_hugepages")),
-            surp: probe.u64(&format!("{dir}/surplus_hugepages")),
-            overcommit: probe.u64(&format!("{dir}/nr_overcommit_hugepages")),
+            total: probe.u64_in(&dir, "nr_hugepages"),
+            free: probe.u64_in(&dir, "free_hugepages"),
+            rsvd: probe.u64_in(&dir, "resv_hugepages"),
+            surp: probe.u64_in(&dir, "surplus_hugepages"),
+            overcommit: probe.u64_in(&dir, "nr_overcommit_hugepages"),
         });
     }
     let (enabled, enabled_choices) = choice(probe, &format!("{THP_DIR}/enabled"));
@@ -63,7 +63,8 @@ pub fn read_memory(probe: &mut Probe) -> MemorySample {
 
 pub fn read_nodes(probe: &mut Probe) -> Vec<NodeSample> {
     let mut nodes = Vec::new();
-    for id in probe.root.numbered_entries(NODE_DIR, "node") {
+    // Nodes only come and go with memory hotplug: listed once per refresh.
+    for id in probe.static_entries(NODE_DIR, "node") {
         let dir = format!("{NODE_DIR}/node{id}");
         let rel = format!("{dir}/cpulist");
         let cpus = match probe.static_line(&rel) {
@@ -81,19 +82,19 @@ pub fn read_nodes(probe: &mut Probe) -> Vec<NodeSample> {
             ..NodeSample::default()
         };
         let rel = format!("{dir}/meminfo");
-        if let Some(text) = probe.text(&rel) {
-            table(probe, &rel, &text, |k, v| {
+        probe.with_text(&rel, false, |probe, text| {
+            table(probe, &rel, text, |k, v| {
                 node.meminfo.set(k, v);
             });
-        }
+        });
         let rel = format!("{dir}/numastat");
-        if let Some(text) = probe.text(&rel) {
+        probe.with_text(&rel, false, |probe, text| {
             let mut stat = NumaStat::default();
-            table(probe, &rel, &text, |k, v| {
+            table(probe, &rel, text, |k, v| {
                 stat.set(k, v);
             });
             node.numastat = stat;
-        }
+        });
         node.distance = probe
             .static_line(&format!("{dir}/distance"))
             .map(|l| {
@@ -105,9 +106,9 @@ pub fn read_nodes(probe: &mut Probe) -> Vec<NodeSample> {
         for (size_kb, hdir) in size_dirs(probe, &format!("{dir}/hugepages")) {
             node.hugepages.push(NodeHugePages {
                 size_kb,
-                total: probe.u64(&format!("{hdir}/nr_hugepages")),
-                free: probe.u64(&format!("{hdir}/free_hugepages")),
-                surplus: probe.u64(&format!("{hdir}/surplus_hugepages")),
+                total: probe.u64_in(&hdir, "nr_hugepages"),
+                free: probe.u64_in(&hdir, "free_hugepages"),
+                surplus: probe.u64_in(&hdir, "surplus_hugepages"),
             });
         }
         nodes.push(node);
@@ -123,12 +124,12 @@ fn table(probe: &mut Probe, rel: &str, text: &str, set: impl FnMut(&str, u64)) {
     }
 }
 
-/// `hugepages-2048kB` style directories as (size in kB, path), ascending by size.
-fn size_dirs(probe: &Probe, base: &str) -> Vec<(u64, String)> {
+/// `hugepages-2048kB` style directories as (size in kB, path), ascending by size. The sizes
+/// a kernel supports are fixed at boot: listed once per refresh.
+fn size_dirs(probe: &mut Probe, base: &str) -> Vec<(u64, String)> {
     let mut out: Vec<(u64, String)> = probe
-        .root
-        .list_dir(base)
-        .into_iter()
+        .static_list_dir(base)
+        .iter()
         .filter_map(|name| {
             let kb = name
                 .strip_prefix("hugepages-")?

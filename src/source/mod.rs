@@ -56,6 +56,8 @@ pub(crate) struct Cache {
     pub(crate) hotplug: Option<(Option<CpuList>, Option<CpuList>)>,
     /// `Root::is_dir` answers for paths that exist for the system's lifetime (`sys/block/X`).
     pub(crate) is_dir: HashMap<String, bool>,
+    /// `Root::list_dir` of directories whose entries are fixed (huge page sizes).
+    list_dir: HashMap<String, Vec<String>>,
     /// Threads `par_map` may use. `available_parallelism` reads five cgroup files each call.
     threads: Option<usize>,
 }
@@ -434,6 +436,16 @@ impl Probe {
     /// Forgets a `static_entries` listing (its directory changed).
     pub fn forget_entries(&mut self, rel: &str, prefix: &str) {
         self.static_dirs.remove(&format!("{rel}/{prefix}"));
+    }
+
+    /// `Root::list_dir` of a directory whose entries do not change while the system runs;
+    /// listed once per refresh.
+    pub fn static_list_dir(&mut self, rel: &str) -> &[String] {
+        if !self.cache.list_dir.contains_key(rel) {
+            let names = self.root.list_dir(rel);
+            self.cache.list_dir.insert(rel.to_string(), names);
+        }
+        self.cache.list_dir.get(rel).map_or(&[], Vec::as_slice)
     }
 
     /// `Root::is_dir` of a path that, once it exists, exists until the system changes

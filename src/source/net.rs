@@ -9,31 +9,34 @@ use crate::sample::{Interrupts, IrqLine, NetDevice, NetSample, SoftirqRow, Softi
 pub fn read_net(probe: &mut Probe, online: Option<&CpuList>) -> NetSample {
     NetSample {
         softirqs: probe
-            .text("proc/softirqs")
-            .and_then(|t| parse_softirqs(probe, &t)),
+            .with_text("proc/softirqs", false, parse_softirqs)
+            .flatten(),
         softnet: probe
-            .text("proc/net/softnet_stat")
-            .map(|t| parse_softnet(probe, &t, online))
+            .with_text("proc/net/softnet_stat", false, |probe, t| {
+                parse_softnet(probe, t, online)
+            })
             .unwrap_or_default(),
-        interrupts: probe.text("proc/interrupts").map(|t| {
-            let mut irqs = parse_interrupts(probe, &t);
-            for irq in &mut irqs.irqs {
-                let dir = format!("proc/irq/{}", irq.irq);
-                irq.affinity = probe
-                    .line(&format!("{dir}/smp_affinity_list"))
-                    .and_then(|l| CpuList::parse(&l));
-                irq.effective_affinity = probe
-                    .line(&format!("{dir}/effective_affinity_list"))
-                    .and_then(|l| CpuList::parse(&l));
-                irq.node = probe
-                    .i64(&format!("{dir}/node"))
-                    .and_then(|v| i32::try_from(v).ok());
-            }
-            irqs
-        }),
+        interrupts: probe
+            .with_text("proc/interrupts", false, parse_interrupts)
+            .map(|mut irqs| {
+                for irq in &mut irqs.irqs {
+                    let dir = format!("proc/irq/{}", irq.irq);
+                    // Affinity is read every sample: perftop's irq.N tweak and irqbalance
+                    // move it. The node is the device's and fixed.
+                    irq.affinity = probe
+                        .line_in(&dir, "smp_affinity_list")
+                        .and_then(|l| CpuList::parse(&l));
+                    irq.effective_affinity = probe
+                        .line_in(&dir, "effective_affinity_list")
+                        .and_then(|l| CpuList::parse(&l));
+                    irq.node = probe
+                        .static_i64(&format!("{dir}/node"))
+                        .and_then(|v| i32::try_from(v).ok());
+                }
+                irqs
+            }),
         devices: probe
-            .text("proc/net/dev")
-            .map(|t| read_devices(probe, &t))
+            .with_text("proc/net/dev", false, read_devices)
             .unwrap_or_default(),
     }
 }
@@ -126,6 +129,44 @@ fn spans(line: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     })
 }
 
+/// Index of the first byte at or after `i` that is not ASCII whitespace (or `b.len()`).
+/// Skips eight spaces at a time: the zero-padded count columns of `/proc/interrupts` are
+/// mostly spaces.
+fn skip_whitespace(b: &[u8], mut i: usize) -> usize {
+    const SPACES: u64 = u64::from_ne_bytes([b' '; 8]);
+    // One integer compare per eight bytes (a slice compare here becomes a memcmp call).
+    while let Some(w) = b.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+        if u64::from_ne_bytes(w) != SPACES {
+            break;
+        }
+        i += 8;
+    }
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    i
+}
+
+/// The decimal token starting at `*i` (which is not whitespace), as `dec` would parse it;
+/// `*i` ends after it. `None` when the token is not a number (then `*i` is meaningless).
+#[inline]
+fn count_at(b: &[u8], i: &mut usize) -> Option<u64> {
+    let start = *i;
+    let mut v: u64 = 0;
+    while let Some(&c) = b.get(*i) {
+        if c.is_ascii_digit() {
+            v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
+        } else if c.is_ascii_whitespace() {
+            break;
+        } else {
+            return None;
+        }
+        *i += 1;
+    }
+    // `dec` refuses more than 20 digits even when their value fits (leading zeros).
+    (*i - start <= 20).then_some(v)
+}
+
 /// Flow handler words the kernel prints before the action names (`5-edge`, `Level`, ...).
 fn is_handler_token(tok: &str) -> bool {
     let last = tok.rsplit('-').next().unwrap_or(tok);
@@ -151,20 +192,28 @@ pub fn parse_interrupts(probe: &mut Probe, text: &str) -> Interrupts {
             continue;
         };
         let key = key.trim();
-        let mut toks = spans(rest).peekable();
+        let b = rest.as_bytes();
         let mut counts = Vec::new();
         let mut total = 0u64;
         let mut seen = 0;
-        while let (Some(&cpu), Some(&(s, e))) = (out.cpus.get(seen), toks.peek()) {
-            let Some(v) = dec(&rest[s..e]) else { break };
+        let mut i = 0;
+        // One pass over the counts (a 4096-CPU host has ~2 million of them, mostly zeros
+        // padded to 10 columns); `tail` is where the first token that is not a count starts.
+        let tail = loop {
+            i = skip_whitespace(b, i);
+            let Some(&cpu) = out.cpus.get(seen).filter(|_| i < b.len()) else {
+                break i.min(b.len());
+            };
+            let start = i;
+            let Some(v) = count_at(b, &mut i) else {
+                break start;
+            };
             if v > 0 {
                 counts.push((cpu, v));
                 total = total.saturating_add(v);
             }
             seen += 1;
-            toks.next();
-        }
-        let tail = toks.peek().map(|&(s, _)| s).unwrap_or(rest.len());
+        };
         // A device IRQ line has one count per CPU column; ERR/MIS rows have a single one.
         if dec(key).is_some() && seen < out.cpus.len() {
             bad += 1;
@@ -305,6 +354,28 @@ mod tests {
             vec![("LOC".to_string(), 29579), ("ERR".to_string(), 0)]
         );
         assert!(p.problems.is_empty(), "{:?}", p.problems);
+    }
+
+    #[test]
+    fn counts_parse_like_dec() {
+        for tok in [
+            "0",
+            "7",
+            "4294967295",
+            "18446744073709551615",
+            "000000000000000000001",
+        ] {
+            let b = format!("{tok} x");
+            let mut i = 0;
+            assert_eq!(count_at(b.as_bytes(), &mut i), dec(tok), "{tok}");
+        }
+        for tok in ["18446744073709551616", "1a", "-1"] {
+            let mut i = 0;
+            assert_eq!(count_at(tok.as_bytes(), &mut i), None, "{tok}");
+        }
+        let b = b"                 \t 9";
+        assert_eq!(skip_whitespace(b, 0), b.len() - 1);
+        assert_eq!(skip_whitespace(b"", 0), 0);
     }
 
     #[test]
