@@ -2,7 +2,7 @@
 //! cpufreq policies (both `cpufreq/policyX/` and the older `cpuN/cpufreq/`), boost, ksoftirqd time.
 
 use super::parse::dec;
-use super::Probe;
+use super::{Cached, Probe};
 use crate::cpulist::CpuList;
 use crate::sample::{
     CpuEntry, CpuSample, CpuTimes, FreqPolicy, FreqSample, IdleState, KernelThread, NodeSample,
@@ -28,6 +28,8 @@ struct StateStatic {
     name: String,
     latency_us: Option<u64>,
     target_residency_us: Option<u64>,
+    /// `disable`: set by an administrator (`cpupower idle-set`), never by perftop; a setting.
+    disable: Option<Cached<u64>>,
 }
 
 pub fn read_cpu(probe: &mut Probe, nodes: &[NodeSample]) -> CpuSample {
@@ -35,10 +37,10 @@ pub fn read_cpu(probe: &mut Probe, nodes: &[NodeSample]) -> CpuSample {
         online: cpu_list(probe, &format!("{CPU_DIR}/online")),
         possible: cpu_list(probe, &format!("{CPU_DIR}/possible")),
         present: cpu_list(probe, &format!("{CPU_DIR}/present")),
-        idle_driver: probe.line(&format!("{CPU_DIR}/cpuidle/current_driver")),
+        idle_driver: probe.setting_line(&format!("{CPU_DIR}/cpuidle/current_driver")),
         idle_governor: probe
-            .line(&format!("{CPU_DIR}/cpuidle/current_governor"))
-            .or_else(|| probe.line(&format!("{CPU_DIR}/cpuidle/current_governor_ro"))),
+            .setting_line(&format!("{CPU_DIR}/cpuidle/current_governor"))
+            .or_else(|| probe.setting_line(&format!("{CPU_DIR}/cpuidle/current_governor_ro"))),
         ..CpuSample::default()
     };
     hotplug(probe, &out);
@@ -94,7 +96,7 @@ pub fn read_cpu(probe: &mut Probe, nodes: &[NodeSample]) -> CpuSample {
         let mut st = cached.unwrap_or_default();
         let idle_states = if online {
             let states = st.idle.get_or_insert_with(|| idle_state_names(probe, &dir));
-            read_idle_states(probe, states)
+            read_idle_states(probe, id, states)
         } else {
             Vec::new()
         };
@@ -138,6 +140,8 @@ fn hotplug(probe: &mut Probe, out: &CpuSample) {
     probe.forget_entries(CPU_DIR, "cpu");
     probe.forget_entries(&format!("{CPU_DIR}/cpufreq"), "policy");
     probe.cache.is_dir.clear();
+    // Managed IRQs move with the CPUs they were spread over.
+    probe.cache.irqs.clear();
     for p in probe.cache.policies.values_mut() {
         p.affected_cpus = None;
     }
@@ -255,14 +259,15 @@ fn idle_state_names(probe: &mut Probe, cpu_dir: &str) -> Vec<StateStatic> {
             target_residency_us: quiet_u64(probe, &dir, "residency"),
             name,
             dir,
+            disable: None,
         });
     }
     states
 }
 
-fn read_idle_states(probe: &mut Probe, states: &[StateStatic]) -> Vec<IdleState> {
+fn read_idle_states(probe: &mut Probe, cpu: u32, states: &mut [StateStatic]) -> Vec<IdleState> {
     states
-        .iter()
+        .iter_mut()
         .map(|s| IdleState {
             index: s.index,
             name: s.name.clone(),
@@ -273,13 +278,35 @@ fn read_idle_states(probe: &mut Probe, states: &[StateStatic]) -> Vec<IdleState>
             above: probe.u64_in(&s.dir, "above"),
             below: probe.u64_in(&s.dir, "below"),
             // `disable` is a bitmask-ish integer on some kernels: any non-zero is disabled.
-            disabled: probe.u64_in(&s.dir, "disable").map(|v| v != 0),
+            disabled: probe
+                .setting_in(
+                    &mut s.disable,
+                    &s.dir,
+                    "disable",
+                    u64::from(cpu) + u64::from(s.index),
+                    super::parse_u64,
+                )
+                .map(|v| v != 0),
         })
         .collect()
 }
 
 fn read_freq(probe: &mut Probe, cpus: &[CpuEntry]) -> FreqSample {
     let base = format!("{CPU_DIR}/cpufreq");
+    // Read first: switching intel_pstate/amd_pstate between active and passive re-creates the
+    // policies with other governors, so a change drops what is cached about them.
+    let pstate_status = probe
+        .line(&format!("{CPU_DIR}/intel_pstate/status"))
+        .or_else(|| probe.line(&format!("{CPU_DIR}/amd_pstate/status")));
+    if probe
+        .cache
+        .pstate_status
+        .replace(pstate_status.clone())
+        .is_some_and(|before| before != pstate_status)
+    {
+        probe.cache.policies.clear();
+        probe.forget_entries(&base, "policy");
+    }
     let mut policies = Vec::new();
     let policy_ids = probe.static_entries(&base, "policy");
     if !policy_ids.is_empty() {
@@ -322,9 +349,7 @@ fn read_freq(probe: &mut Probe, cpus: &[CpuEntry]) -> FreqSample {
         policies,
         boost: probe.flag(&format!("{base}/boost")),
         no_turbo: probe.flag(&format!("{CPU_DIR}/intel_pstate/no_turbo")),
-        pstate_status: probe
-            .line(&format!("{CPU_DIR}/intel_pstate/status"))
-            .or_else(|| probe.line(&format!("{CPU_DIR}/amd_pstate/status"))),
+        pstate_status,
     }
 }
 

@@ -27,17 +27,17 @@ pub fn read_disks(probe: &mut Probe) -> Vec<DiskSample> {
     };
     for d in &mut disks {
         let dir = format!("sys/block/{}", d.name);
-        // A name is a whole disk for as long as it exists; asked once per refresh. Queue
-        // settings below stay read every sample (anyone may change the scheduler).
+        // A name is a whole disk for as long as it exists; asked once per refresh.
         d.whole_disk = probe.static_is_dir(&dir);
         if !d.whole_disk {
             continue;
         }
-        d.rotational = probe.flag(&format!("{dir}/queue/rotational"));
+        // Queue settings: changed by an administrator or udev, never by a perftop tweak.
+        d.rotational = probe.setting_flag(&format!("{dir}/queue/rotational"));
         d.scheduler = probe
-            .line(&format!("{dir}/queue/scheduler"))
+            .setting_line(&format!("{dir}/queue/scheduler"))
             .and_then(|l| super::parse::bracketed_choice(&l).0);
-        d.nr_requests = probe.u64(&format!("{dir}/queue/nr_requests"));
+        d.nr_requests = probe.setting_u64(&format!("{dir}/queue/nr_requests"));
         if d.name.starts_with("dm-") {
             d.dm_name = probe.static_line(&format!("{dir}/dm/name"));
         }

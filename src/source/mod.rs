@@ -10,10 +10,16 @@
 //!   NUMA node) are read once and again every `STATIC_REFRESH_SAMPLES` samples;
 //! - what changes only when a CPU goes on- or offline (`affected_cpus`, the `cpuN` and policy
 //!   listings, a CPU's idle states) is dropped as soon as `online` or `present`, read every
-//!   sample, changes;
+//!   sample, changes; cpufreq policy names and limits also when the `intel_pstate`/`amd_pstate`
+//!   status (read every sample) changes;
+//! - settings that only an administrator changes and that no perftop tweak writes (an idle
+//!   state's `disable`, a disk's scheduler, `nr_requests` and `rotational`, RPS masks and the
+//!   NIC queue list, the cpuidle driver and governor, an IRQ's effective affinity) are read
+//!   again at least every `SETTINGS_REFRESH_SAMPLES` samples (10 s at the default interval),
+//!   and every sample when samples are `SETTINGS_EVERY_SAMPLE_GAP` or more apart. An IRQ's
+//!   effective affinity is also read again as soon as its `smp_affinity_list` changes;
 //! - everything a tweak or the kernel changes at run time (governor, EPP, frequency limits,
-//!   sysctls, THP, huge page pools, IRQ affinity, scheduler, counters, gauges) is read every
-//!   sample.
+//!   sysctls, THP, huge page pools, IRQ affinity, counters, gauges) is read every sample.
 
 pub mod cpu;
 pub mod disk;
@@ -27,10 +33,18 @@ use crate::root::{ReadBuf, ReadError, Root};
 use crate::sample::{Problem, Sample, SAMPLE_VERSION};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 /// Files that do not change while the system runs (names, topology, hardware limits) are read
 /// once and re-read after this many samples, in case a driver was loaded or a CPU hot-added.
 const STATIC_REFRESH_SAMPLES: u32 = 300;
+
+/// Settings no tweak writes are read again at least this often (in samples); see the module
+/// comment. On a 4096-CPU host the idle states' `disable` files alone are 16k files per sample.
+const SETTINGS_REFRESH_SAMPLES: u64 = 10;
+/// Samples at least this far apart read settings every time: the saving does not matter at
+/// such intervals, and ten of them would be minutes.
+const SETTINGS_EVERY_SAMPLE_GAP: Duration = Duration::from_secs(2);
 
 /// Below this many items per-CPU files are read on one thread (starting threads costs more).
 const PARALLEL_MIN_ITEMS: usize = 256;
@@ -58,14 +72,52 @@ pub(crate) struct Cache {
     pub(crate) is_dir: HashMap<String, bool>,
     /// `Root::list_dir` of directories whose entries are fixed (huge page sizes).
     list_dir: HashMap<String, Vec<String>>,
+    /// Settings tier: first lines and directory listings, by path.
+    settings: HashMap<String, Option<Cached<String>>>,
+    setting_lists: HashMap<String, Option<Cached<Vec<String>>>>,
+    /// Per IRQ: its last `smp_affinity_list` line and its effective affinity.
+    pub(crate) irqs: HashMap<u32, net::IrqCache>,
+    /// The `intel_pstate`/`amd_pstate` status as last read (`None`: not read yet).
+    pub(crate) pstate_status: Option<Option<String>>,
     /// Threads `par_map` may use. `available_parallelism` reads five cgroup files each call.
     threads: Option<usize>,
+}
+
+/// A setting as last read (see `SETTINGS_REFRESH_SAMPLES`): its value, or why it is garbled
+/// (noted again every sample, as if it had been read), and the sample number at which it is
+/// read again.
+#[derive(Debug, Clone)]
+pub(crate) struct Cached<T> {
+    value: Result<Option<T>, String>,
+    due: u64,
+}
+
+impl<T> Cached<T> {
+    /// Makes the next `Probe::setting_in` read the file again.
+    pub(crate) fn expire(&mut self) {
+        self.due = 0;
+    }
+
+    /// Reads the file again in the next sample too (and then every `SETTINGS_REFRESH_SAMPLES`).
+    pub(crate) fn due_next(&mut self, sample_no: u64) {
+        self.due = sample_no + 1;
+    }
+}
+
+/// A stable spread for `key` in `0..SETTINGS_REFRESH_SAMPLES` (FNV-1a), so that settings first
+/// read in the same sample are not all read again in the same later sample.
+fn spread_of(key: &str) -> u64 {
+    let h = key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    h % SETTINGS_REFRESH_SAMPLES
 }
 
 /// Reads samples from one root, caching what does not change between samples.
 pub struct Reader {
     probe: Probe,
     samples_read: u32,
+    last_sample: Option<Instant>,
     pub(crate) ksoftirqd_pids: Option<Vec<(u32, u32)>>,
     pub(crate) cpuinfo: Option<(Option<String>, bool)>,
 }
@@ -75,6 +127,7 @@ impl Reader {
         Reader {
             probe: Probe::new(root),
             samples_read: 0,
+            last_sample: None,
             ksoftirqd_pids: None,
             cpuinfo: None,
         }
@@ -95,6 +148,12 @@ impl Reader {
             self.ksoftirqd_pids = None;
         }
         self.samples_read = self.samples_read.wrapping_add(1);
+        probe.sample_no += 1;
+        let now = Instant::now();
+        probe.settings_every_sample = self
+            .last_sample
+            .replace(now)
+            .is_none_or(|t| now.duration_since(t) >= SETTINGS_EVERY_SAMPLE_GAP);
         probe.problems.clear();
         let time = host::read_time(probe);
         let host = host::read_host(probe, &mut self.cpuinfo);
@@ -133,7 +192,7 @@ fn first_line(text: &str) -> Option<&str> {
     (!line.is_empty()).then_some(line)
 }
 
-fn parse_u64(line: &str) -> Result<u64, String> {
+pub(crate) fn parse_u64(line: &str) -> Result<u64, String> {
     line.parse()
         .map_err(|_| format!("not a number: {:?}", parse::clip(line)))
 }
@@ -162,6 +221,10 @@ pub struct Probe {
     /// Per-thread caches for `par_map`, kept across samples (chunking is deterministic).
     shards: Vec<Shard>,
     pub(crate) cache: Cache,
+    /// Counts samples (from 1); settings are due by it.
+    pub(crate) sample_no: u64,
+    /// Settings are read every sample (samples far apart; see `SETTINGS_EVERY_SAMPLE_GAP`).
+    settings_every_sample: bool,
     /// Buffer for small files (one value each).
     buf: ReadBuf,
     /// Buffer for whole tables (`with_text`), kept apart so a table can be parsed while small
@@ -178,6 +241,8 @@ impl Probe {
             static_dirs: HashMap::new(),
             shards: Vec::new(),
             cache: Cache::default(),
+            sample_no: 0,
+            settings_every_sample: true,
             buf: ReadBuf::default(),
             big: ReadBuf::default(),
         }
@@ -220,6 +285,7 @@ impl Probe {
             .collect();
         let f = &f;
         let root = &self.root;
+        let (sample_no, settings_every_sample) = (self.sample_no, self.settings_every_sample);
         let results = std::thread::scope(|scope| {
             let handles: Vec<_> = parts
                 .into_iter()
@@ -233,6 +299,8 @@ impl Probe {
                             static_dirs: shard.static_dirs,
                             shards: Vec::new(),
                             cache: Cache::default(),
+                            sample_no,
+                            settings_every_sample,
                             buf: shard.buf,
                             big: ReadBuf::default(),
                         };
@@ -411,13 +479,7 @@ impl Probe {
     /// A static number file whose garbled content is noted every sample (as `i64` would).
     pub fn static_i64(&mut self, rel: &str) -> Option<i64> {
         let line = self.static_line(rel)?;
-        match parse_i64(&line) {
-            Ok(v) => Some(v),
-            Err(what) => {
-                self.note(rel, what);
-                None
-            }
-        }
+        self.noted(rel, parse_i64(&line))
     }
 
     /// `Root::numbered_entries` of a directory whose entries do not change while the system
@@ -431,6 +493,128 @@ impl Probe {
         let v = self.root.numbered_entries(rel, prefix);
         self.static_dirs.insert(key, v.clone());
         v
+    }
+
+    /// A setting's first line through `parse`, kept in `slot` and read again only when due
+    /// (see `SETTINGS_REFRESH_SAMPLES`); `spread` staggers the first refresh. Unreadable is
+    /// noted when read; garbled is noted every sample.
+    pub(crate) fn setting_in<T: Clone>(
+        &mut self,
+        slot: &mut Option<Cached<T>>,
+        dir: &str,
+        name: &str,
+        spread: u64,
+        parse: impl FnOnce(&str) -> Result<T, String>,
+    ) -> Option<T> {
+        let read = match slot {
+            Some(c) => self.settings_every_sample || self.sample_no >= c.due,
+            None => true,
+        };
+        if read {
+            let value = if Self::fill(
+                &self.root,
+                &mut self.problems,
+                &mut self.buf,
+                dir,
+                name,
+                false,
+            ) {
+                match first_line(&self.buf.text()) {
+                    Some(line) => parse(line).map(Some),
+                    None => Ok(None),
+                }
+            } else {
+                Ok(None)
+            };
+            // First read: due again somewhere in the next N samples; later: N samples on.
+            let wait = match slot {
+                None => 1 + spread % SETTINGS_REFRESH_SAMPLES,
+                Some(_) => SETTINGS_REFRESH_SAMPLES,
+            };
+            *slot = Some(Cached {
+                value,
+                due: self.sample_no + wait,
+            });
+        }
+        match slot.as_ref().map(|c| &c.value) {
+            Some(Ok(v)) => v.clone(),
+            Some(Err(what)) => {
+                let what = what.clone();
+                self.note(&join(dir, name), what);
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// First line of a settings-tier file (see `setting_in`), by path.
+    pub fn setting_line(&mut self, rel: &str) -> Option<String> {
+        let mut slot = match self.cache.settings.get_mut(rel) {
+            Some(slot) => slot.take(),
+            None => {
+                self.cache.settings.insert(rel.to_string(), None);
+                None
+            }
+        };
+        let v = self.setting_in(&mut slot, rel, "", spread_of(rel), |l| Ok(l.to_string()));
+        if let Some(s) = self.cache.settings.get_mut(rel) {
+            *s = slot;
+        }
+        v
+    }
+
+    /// `u64` of a settings-tier file; garbled is noted every sample.
+    pub fn setting_u64(&mut self, rel: &str) -> Option<u64> {
+        let line = self.setting_line(rel)?;
+        self.noted(rel, parse_u64(&line))
+    }
+
+    /// `flag` of a settings-tier file; garbled is noted every sample.
+    pub fn setting_flag(&mut self, rel: &str) -> Option<bool> {
+        let line = self.setting_line(rel)?;
+        self.noted(rel, parse_flag(&line))
+    }
+
+    fn noted<T>(&mut self, rel: &str, r: Result<T, String>) -> Option<T> {
+        match r {
+            Ok(v) => Some(v),
+            Err(what) => {
+                self.note(rel, what);
+                None
+            }
+        }
+    }
+
+    /// `Root::list_dir` of a settings-tier directory (a NIC's `queues/`).
+    pub fn setting_list_dir(&mut self, rel: &str) -> Vec<String> {
+        let due = match self.cache.setting_lists.get(rel) {
+            Some(Some(c)) => self.settings_every_sample || self.sample_no >= c.due,
+            _ => true,
+        };
+        if due {
+            let first = !self.cache.setting_lists.contains_key(rel);
+            let wait = if first {
+                1 + spread_of(rel)
+            } else {
+                SETTINGS_REFRESH_SAMPLES
+            };
+            let names = self.root.list_dir(rel);
+            let cached = Cached {
+                value: Ok(Some(names.clone())),
+                due: self.sample_no + wait,
+            };
+            self.cache
+                .setting_lists
+                .insert(rel.to_string(), Some(cached));
+            return names;
+        }
+        match self.cache.setting_lists.get(rel) {
+            Some(Some(Cached {
+                value: Ok(Some(names)),
+                ..
+            })) => names.clone(),
+            _ => Vec::new(),
+        }
     }
 
     /// Forgets a `static_entries` listing (its directory changed).
@@ -463,6 +647,115 @@ impl Probe {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+    use std::path::Path;
+
+    /// Copies a fixture tree (files, directories, symlinks) so a test can change it.
+    fn copy_tree(from: &Path, to: &Path) {
+        fs::create_dir_all(to).expect("mkdir");
+        for e in fs::read_dir(from).expect("read_dir") {
+            let e = e.expect("entry");
+            let (src, dst) = (e.path(), to.join(e.file_name()));
+            let t = e.file_type().expect("file type");
+            if t.is_symlink() {
+                let target = fs::read_link(&src).expect("readlink");
+                std::os::unix::fs::symlink(target, &dst).expect("symlink");
+            } else if t.is_dir() {
+                copy_tree(&src, &dst);
+            } else {
+                fs::copy(&src, &dst).expect("copy");
+            }
+        }
+    }
+
+    /// What each cache tier promises: tweaked values on the next sample, hotplug at once,
+    /// administrator settings within `SETTINGS_REFRESH_SAMPLES`, an IRQ's effective affinity
+    /// as soon as its affinity moves.
+    #[test]
+    fn caches_are_invalidated_as_documented() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/intel-pstate/t1");
+        copy_tree(&fixture, dir.path());
+        let w = |rel: &str, text: &str| fs::write(dir.path().join(rel), text).expect("write");
+        let cpu = "sys/devices/system/cpu";
+        let mut r = Reader::new(Root::new(dir.path()));
+        let policy = |s: &Sample, id: &str| {
+            s.cpu
+                .freq
+                .policies
+                .iter()
+                .find(|p| p.id == id)
+                .cloned()
+                .expect("policy")
+        };
+        let irq = |s: &Sample, n: u32| {
+            s.net
+                .interrupts
+                .as_ref()
+                .and_then(|i| i.irqs.iter().find(|l| l.irq == n).cloned())
+                .expect("irq")
+        };
+        let a = r.sample();
+        assert_eq!(policy(&a, "policy0").governor.as_deref(), Some("powersave"));
+        assert_eq!(
+            policy(&a, "policy3").affected_cpus.map(|l| l.len()),
+            Some(1)
+        );
+        assert_eq!(a.disks[0].scheduler.as_deref(), Some("none"));
+        assert_eq!(a.cpu.cpus[0].idle_states[1].disabled, Some(false));
+        assert_eq!(irq(&a, 124).effective_affinity.map(|l| l.len()), Some(1));
+
+        // A governor or EPP tweak and an IRQ move show on the very next sample.
+        w(
+            &format!("{cpu}/cpufreq/policy0/scaling_governor"),
+            "performance\n",
+        );
+        w(
+            &format!("{cpu}/cpufreq/policy0/energy_performance_preference"),
+            "power\n",
+        );
+        w("proc/irq/124/smp_affinity_list", "2\n");
+        w("proc/irq/124/effective_affinity_list", "2\n");
+        // Administrator settings.
+        w(
+            "sys/block/nvme0n1/queue/scheduler",
+            "none [mq-deadline] kyber bfq\n",
+        );
+        w(&format!("{cpu}/cpu0/cpuidle/state1/disable"), "1\n");
+        // CPU 3 goes offline: its policy has no affected CPU left.
+        w(&format!("{cpu}/online"), "0-2\n");
+        w(&format!("{cpu}/cpufreq/policy3/affected_cpus"), "\n");
+        let b = r.sample();
+        assert_eq!(
+            policy(&b, "policy0").governor.as_deref(),
+            Some("performance")
+        );
+        assert_eq!(policy(&b, "policy0").epp.as_deref(), Some("power"));
+        assert_eq!(
+            irq(&b, 124).affinity.map(|l| l.ids().to_vec()),
+            Some(vec![2])
+        );
+        assert_eq!(
+            irq(&b, 124).effective_affinity.map(|l| l.ids().to_vec()),
+            Some(vec![2])
+        );
+        assert_eq!(policy(&b, "policy3").affected_cpus, None);
+        assert!(!b.cpu.cpus[3].online);
+
+        let mut late = 1;
+        let mut s = b;
+        while s.disks[0].scheduler.as_deref() != Some("mq-deadline")
+            || s.cpu.cpus[0].idle_states[1].disabled != Some(true)
+        {
+            assert!(
+                late < SETTINGS_REFRESH_SAMPLES,
+                "settings not seen after {late} samples"
+            );
+            s = r.sample();
+            late += 1;
+        }
+        assert!(s.problems.is_empty(), "{:?}", s.problems);
+    }
 
     #[test]
     fn par_map_keeps_order_and_problems() {

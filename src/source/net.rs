@@ -2,9 +2,17 @@
 //! with per-IRQ affinity, `/proc/net/dev` and the per-NIC sysfs (NUMA node, driver, RPS masks).
 
 use super::parse::dec;
-use super::Probe;
+use super::{Cached, Probe};
 use crate::cpulist::CpuList;
 use crate::sample::{Interrupts, IrqLine, NetDevice, NetSample, SoftirqRow, Softirqs, SoftnetRow};
+
+/// What a reader keeps about one IRQ between samples.
+#[derive(Debug, Default)]
+pub(crate) struct IrqCache {
+    /// `smp_affinity_list` as last read; `None` before the first read.
+    affinity: Option<Option<String>>,
+    effective: Option<Cached<String>>,
+}
 
 pub fn read_net(probe: &mut Probe, online: Option<&CpuList>) -> NetSample {
     NetSample {
@@ -22,13 +30,35 @@ pub fn read_net(probe: &mut Probe, online: Option<&CpuList>) -> NetSample {
                 for irq in &mut irqs.irqs {
                     let dir = format!("proc/irq/{}", irq.irq);
                     // Affinity is read every sample: perftop's irq.N tweak and irqbalance
-                    // move it. The node is the device's and fixed.
-                    irq.affinity = probe
-                        .line_in(&dir, "smp_affinity_list")
-                        .and_then(|l| CpuList::parse(&l));
+                    // move it. The effective affinity follows it (or CPU hotplug, which
+                    // drops this cache), so it is a setting read again when the affinity
+                    // changes. The node is the device's and fixed.
+                    let affinity = probe.line_in(&dir, "smp_affinity_list");
+                    let mut c = probe.cache.irqs.remove(&irq.irq).unwrap_or_default();
+                    let moved = c.affinity.as_ref().is_some_and(|a| *a != affinity);
+                    if moved {
+                        if let Some(e) = &mut c.effective {
+                            e.expire();
+                        }
+                    }
                     irq.effective_affinity = probe
-                        .line_in(&dir, "effective_affinity_list")
+                        .setting_in(
+                            &mut c.effective,
+                            &dir,
+                            "effective_affinity_list",
+                            u64::from(irq.irq),
+                            |l| Ok(l.to_string()),
+                        )
                         .and_then(|l| CpuList::parse(&l));
+                    if moved {
+                        // x86 moves an IRQ when it next fires: look again next sample.
+                        if let Some(e) = &mut c.effective {
+                            e.due_next(probe.sample_no);
+                        }
+                    }
+                    irq.affinity = affinity.as_deref().and_then(CpuList::parse);
+                    c.affinity = Some(affinity);
+                    probe.cache.irqs.insert(irq.irq, c);
                     irq.node = probe
                         .static_i64(&format!("{dir}/node"))
                         .and_then(|v| i32::try_from(v).ok());
@@ -271,10 +301,11 @@ fn read_devices(probe: &mut Probe, text: &str) -> Vec<NetDevice> {
         let dir = format!("sys/class/net/{name}");
         let mut rx_queues = Vec::new();
         let mut tx_queues = 0;
-        for q in probe.root.list_dir(&format!("{dir}/queues")) {
+        // Queue count (ethtool -L) and RPS masks are settings no tweak writes.
+        for q in probe.setting_list_dir(&format!("{dir}/queues")) {
             if let Some(idx) = q.strip_prefix("rx-").and_then(dec) {
                 let mask = probe
-                    .line(&format!("{dir}/queues/{q}/rps_cpus"))
+                    .setting_line(&format!("{dir}/queues/{q}/rps_cpus"))
                     .and_then(|m| CpuList::parse_mask(&m));
                 let idx = idx as usize;
                 if idx < 65536 {
