@@ -363,6 +363,11 @@ pub(crate) struct PolicyStatic {
     available_epp: Vec<String>,
     hw_min_khz: Option<u64>,
     hw_max_khz: Option<u64>,
+    /// `scaling_min_freq`/`scaling_max_freq`: limits an administrator, firmware (_PPC) or
+    /// thermal capping sets, never a perftop tweak; settings. The frequency itself
+    /// (`scaling_cur_freq`) is read every sample, so throttling shows at once.
+    min_khz: Option<Cached<u64>>,
+    max_khz: Option<Cached<u64>>,
     /// `None`: not read yet (or dropped by a hotplug); kept only when the file was readable.
     pub(crate) affected_cpus: Option<Option<CpuList>>,
 }
@@ -415,8 +420,21 @@ fn read_policy(
         st.available_epp = words(probe, "energy_performance_available_preferences");
     }
     let cur_khz = probe.u64_in(&dir, "scaling_cur_freq");
-    let min_khz = probe.u64_in(&dir, "scaling_min_freq");
-    let max_khz = probe.u64_in(&dir, "scaling_max_freq");
+    let spread = super::spread_of(&dir);
+    let min_khz = probe.setting_in(
+        &mut st.min_khz,
+        &dir,
+        "scaling_min_freq",
+        spread,
+        super::parse_u64,
+    );
+    let max_khz = probe.setting_in(
+        &mut st.max_khz,
+        &dir,
+        "scaling_max_freq",
+        spread,
+        super::parse_u64,
+    );
     if fresh {
         st.hw_min_khz = quiet_u64(probe, &dir, "cpuinfo_min_freq");
         st.hw_max_khz = quiet_u64(probe, &dir, "cpuinfo_max_freq");

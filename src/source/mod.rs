@@ -12,13 +12,14 @@
 //!   listings, a CPU's idle states) is dropped as soon as `online` or `present`, read every
 //!   sample, changes; cpufreq policy names and limits also when the `intel_pstate`/`amd_pstate`
 //!   status (read every sample) changes;
-//! - settings that only an administrator changes and that no perftop tweak writes (an idle
-//!   state's `disable`, a disk's scheduler, `nr_requests` and `rotational`, RPS masks and the
-//!   NIC queue list, the cpuidle driver and governor, an IRQ's effective affinity) are read
+//! - settings that only an administrator (or firmware) changes and that no perftop tweak
+//!   writes (an idle state's `disable`, cpufreq `scaling_min_freq`/`scaling_max_freq`, a disk's
+//!   scheduler, `nr_requests` and `rotational`, RPS masks and the NIC queue list, the cpuidle
+//!   driver and governor, an IRQ's effective affinity) are read
 //!   again at least every `SETTINGS_REFRESH_SAMPLES` samples (10 s at the default interval),
 //!   and every sample when samples are `SETTINGS_EVERY_SAMPLE_GAP` or more apart. An IRQ's
 //!   effective affinity is also read again as soon as its `smp_affinity_list` changes;
-//! - everything a tweak or the kernel changes at run time (governor, EPP, frequency limits,
+//! - everything a tweak or the kernel changes at run time (governor, EPP, current frequency,
 //!   sysctls, THP, huge page pools, IRQ affinity, counters, gauges) is read every sample.
 
 pub mod cpu;
@@ -106,7 +107,7 @@ impl<T> Cached<T> {
 
 /// A stable spread for `key` in `0..SETTINGS_REFRESH_SAMPLES` (FNV-1a), so that settings first
 /// read in the same sample are not all read again in the same later sample.
-fn spread_of(key: &str) -> u64 {
+pub(crate) fn spread_of(key: &str) -> u64 {
     let h = key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     });
@@ -256,7 +257,17 @@ impl Probe {
         items: Vec<I>,
         f: impl Fn(&mut Probe, I) -> T + Sync,
     ) -> Vec<T> {
-        if items.len() < PARALLEL_MIN_ITEMS {
+        self.par_map_from(items, PARALLEL_MIN_ITEMS, f)
+    }
+
+    /// `par_map`, parallel from `min_items` items (fewer but bigger items than files).
+    pub fn par_map_from<I: Send, T: Send>(
+        &mut self,
+        items: Vec<I>,
+        min_items: usize,
+        f: impl Fn(&mut Probe, I) -> T + Sync,
+    ) -> Vec<T> {
+        if items.len() < min_items.max(2) {
             return items.into_iter().map(|i| f(self, i)).collect();
         }
         let threads = *self.cache.threads.get_or_insert_with(|| {
@@ -722,6 +733,10 @@ mod tests {
             "none [mq-deadline] kyber bfq\n",
         );
         w(&format!("{cpu}/cpu0/cpuidle/state1/disable"), "1\n");
+        w(
+            &format!("{cpu}/cpufreq/policy1/scaling_max_freq"),
+            "1200000\n",
+        );
         // CPU 3 goes offline: its policy has no affected CPU left.
         w(&format!("{cpu}/online"), "0-2\n");
         w(&format!("{cpu}/cpufreq/policy3/affected_cpus"), "\n");
@@ -746,6 +761,7 @@ mod tests {
         let mut s = b;
         while s.disks[0].scheduler.as_deref() != Some("mq-deadline")
             || s.cpu.cpus[0].idle_states[1].disabled != Some(true)
+            || policy(&s, "policy1").max_khz != Some(1_200_000)
         {
             assert!(
                 late < SETTINGS_REFRESH_SAMPLES,

@@ -206,18 +206,66 @@ fn is_handler_token(tok: &str) -> bool {
     )
 }
 
+/// Above this size `/proc/interrupts` is parsed in chunks of about this many bytes, on the
+/// reader threads (a 4096-CPU host's file is 23 MB).
+const IRQ_CHUNK_BYTES: usize = 1 << 20;
+/// Chunks below which parsing stays on one thread.
+const IRQ_PARALLEL_CHUNKS: usize = 4;
+
 pub fn parse_interrupts(probe: &mut Probe, text: &str) -> Interrupts {
-    let mut lines = text.lines();
-    let Some(cpus) = lines.next().and_then(header_cpus) else {
+    let (header, body) = text.split_once('\n').unwrap_or((text, ""));
+    let Some(cpus) = Some(header)
+        .filter(|_| !text.is_empty())
+        .and_then(header_cpus)
+    else {
         probe.note("proc/interrupts", "no CPU header");
         return Interrupts::default();
     };
+    let chunks = line_chunks(body, IRQ_CHUNK_BYTES);
+    let parts = probe.par_map_from(chunks, IRQ_PARALLEL_CHUNKS, |_, chunk| {
+        parse_irq_lines(&cpus, chunk)
+    });
     let mut out = Interrupts {
         cpus,
         ..Interrupts::default()
     };
     let mut bad = 0usize;
-    for line in lines {
+    for (irqs, arch, b) in parts {
+        out.irqs.extend(irqs);
+        out.arch_totals.extend(arch);
+        bad += b;
+    }
+    if bad > 0 {
+        probe.note("proc/interrupts", format!("{bad} garbled line(s) skipped"));
+    }
+    out
+}
+
+/// `text` cut after a newline about every `target` bytes (whole lines per piece).
+fn line_chunks(text: &str, target: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        // A cut right after b'\n' is always a char boundary.
+        let cut = rest
+            .as_bytes()
+            .get(target..)
+            .and_then(|tail| tail.iter().position(|&b| b == b'\n'))
+            .map_or(rest.len(), |i| target + i + 1);
+        let (piece, tail) = rest.split_at(cut);
+        out.push(piece);
+        rest = tail;
+    }
+    out
+}
+
+/// IRQ lines, arch rows (`LOC`, `ERR`, ...) and the number of garbled lines in `text`
+/// (lines after the header).
+fn parse_irq_lines(cpus: &[u32], text: &str) -> (Vec<IrqLine>, Vec<(String, u64)>, usize) {
+    let mut irqs = Vec::new();
+    let mut arch = Vec::new();
+    let mut bad = 0usize;
+    for line in text.lines() {
         let Some((key, rest)) = line.split_once(':') else {
             continue;
         };
@@ -231,7 +279,7 @@ pub fn parse_interrupts(probe: &mut Probe, text: &str) -> Interrupts {
         // padded to 10 columns); `tail` is where the first token that is not a count starts.
         let tail = loop {
             i = skip_whitespace(b, i);
-            let Some(&cpu) = out.cpus.get(seen).filter(|_| i < b.len()) else {
+            let Some(&cpu) = cpus.get(seen).filter(|_| i < b.len()) else {
                 break i.min(b.len());
             };
             let start = i;
@@ -245,12 +293,12 @@ pub fn parse_interrupts(probe: &mut Probe, text: &str) -> Interrupts {
             seen += 1;
         };
         // A device IRQ line has one count per CPU column; ERR/MIS rows have a single one.
-        if dec(key).is_some() && seen < out.cpus.len() {
+        if dec(key).is_some() && seen < cpus.len() {
             bad += 1;
             continue;
         }
         let Some(irq) = dec(key).and_then(|v| u32::try_from(v).ok()) else {
-            out.arch_totals.push((key.to_string(), total));
+            arch.push((key.to_string(), total));
             continue;
         };
         let desc = &rest[tail..];
@@ -269,7 +317,7 @@ pub fn parse_interrupts(probe: &mut Probe, text: &str) -> Interrupts {
             .get(name_start)
             .map(|&(s, _)| desc[s..].trim().to_string())
             .unwrap_or_default();
-        out.irqs.push(IrqLine {
+        irqs.push(IrqLine {
             irq,
             name,
             chip,
@@ -277,10 +325,7 @@ pub fn parse_interrupts(probe: &mut Probe, text: &str) -> Interrupts {
             ..IrqLine::default()
         });
     }
-    if bad > 0 {
-        probe.note("proc/interrupts", format!("{bad} garbled line(s) skipped"));
-    }
-    out
+    (irqs, arch, bad)
 }
 
 fn read_devices(probe: &mut Probe, text: &str) -> Vec<NetDevice> {
@@ -385,6 +430,31 @@ mod tests {
             vec![("LOC".to_string(), 29579), ("ERR".to_string(), 0)]
         );
         assert!(p.problems.is_empty(), "{:?}", p.problems);
+    }
+
+    #[test]
+    fn interrupts_in_chunks_as_in_one_piece() {
+        let mut text = String::from("   CPU0 CPU1\n");
+        for n in 0..300 {
+            text.push_str(&format!(
+                " {n}: {} 0 PCI-MSI {n}-edge eth0-TxRx-{n}\n",
+                n * 7
+            ));
+        }
+        text.push_str(" LOC: 5 6 Local timer interrupts\n 7: 1\n");
+        let chunks = line_chunks(&text, 100);
+        assert!(chunks.len() > 100);
+        assert_eq!(chunks.concat(), text);
+        assert!(chunks.iter().all(|c| c.ends_with('\n')));
+        let (mut p, mut q) = (probe(), probe());
+        let whole = parse_interrupts(&mut p, &text);
+        let (irqs, arch, bad) = parse_irq_lines(&[0, 1], text.split_once('\n').expect("header").1);
+        assert_eq!(whole.irqs, irqs);
+        assert_eq!(whole.arch_totals, arch);
+        assert_eq!((whole.irqs.len(), bad), (300, 1));
+        assert_eq!(p.problems.len(), 1);
+        assert!(parse_interrupts(&mut q, "").cpus.is_empty());
+        assert_eq!(q.problems[0].what, "no CPU header");
     }
 
     #[test]
