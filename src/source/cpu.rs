@@ -35,7 +35,7 @@ struct StateStatic {
 pub fn read_cpu(probe: &mut Probe, nodes: &[NodeSample]) -> CpuSample {
     let mut out = CpuSample {
         online: cpu_list(probe, &format!("{CPU_DIR}/online")),
-        possible: cpu_list(probe, &format!("{CPU_DIR}/possible")),
+        possible: possible_cpus(probe),
         present: cpu_list(probe, &format!("{CPU_DIR}/present")),
         idle_driver: probe.setting_line(&format!("{CPU_DIR}/cpuidle/current_driver")),
         idle_governor: probe
@@ -173,14 +173,32 @@ fn small_id(v: Option<u64>) -> Option<u32> {
 }
 
 fn cpu_list(probe: &mut Probe, rel: &str) -> Option<CpuList> {
-    let line = probe.text(rel)?;
-    match CpuList::parse(&line) {
+    let text = probe.text(rel)?;
+    parsed_cpu_list(probe, rel, &text)
+}
+
+fn parsed_cpu_list(probe: &mut Probe, rel: &str, text: &str) -> Option<CpuList> {
+    match CpuList::parse(text) {
         Some(l) => Some(l),
         None => {
             probe.note(rel, "not a cpu list");
             None
         }
     }
+}
+
+/// `possible` is fixed at boot: read once per refresh (garbled is still noted every sample).
+fn possible_cpus(probe: &mut Probe) -> Option<CpuList> {
+    let rel = format!("{CPU_DIR}/possible");
+    let text = match &probe.cache.possible {
+        Some(text) => text.clone(),
+        None => {
+            let text = probe.text(&rel);
+            probe.cache.possible = Some(text.clone());
+            text
+        }
+    }?;
+    parsed_cpu_list(probe, &rel, &text)
 }
 
 fn parse_stat(
@@ -294,10 +312,11 @@ fn read_idle_states(probe: &mut Probe, cpu: u32, states: &mut [StateStatic]) -> 
 fn read_freq(probe: &mut Probe, cpus: &[CpuEntry]) -> FreqSample {
     let base = format!("{CPU_DIR}/cpufreq");
     // Read first: switching intel_pstate/amd_pstate between active and passive re-creates the
-    // policies with other governors, so a change drops what is cached about them.
+    // policies with other governors, so a change drops what is cached about them. The status
+    // itself is a setting (an administrator's), seen within SETTINGS_REFRESH_SAMPLES.
     let pstate_status = probe
-        .line(&format!("{CPU_DIR}/intel_pstate/status"))
-        .or_else(|| probe.line(&format!("{CPU_DIR}/amd_pstate/status")));
+        .setting_line(&format!("{CPU_DIR}/intel_pstate/status"))
+        .or_else(|| probe.setting_line(&format!("{CPU_DIR}/amd_pstate/status")));
     if probe
         .cache
         .pstate_status
@@ -347,8 +366,9 @@ fn read_freq(probe: &mut Probe, cpus: &[CpuEntry]) -> FreqSample {
     }
     FreqSample {
         policies,
-        boost: probe.flag(&format!("{base}/boost")),
-        no_turbo: probe.flag(&format!("{CPU_DIR}/intel_pstate/no_turbo")),
+        // Set by an administrator, never by a tweak: settings.
+        boost: probe.setting_flag(&format!("{base}/boost")),
+        no_turbo: probe.setting_flag(&format!("{CPU_DIR}/intel_pstate/no_turbo")),
         pstate_status,
     }
 }

@@ -6,19 +6,20 @@
 //!
 //! What a reader caches between samples, and how stale it can get:
 //! - files that do not change while the system runs (names, topology, hardware limits, kernel
-//!   release, a directory's numbered entries, which `sys/block` names are whole disks, an IRQ's
-//!   NUMA node) are read once and again every `STATIC_REFRESH_SAMPLES` samples;
+//!   release, `cpu/possible`, a directory's numbered entries, which `sys/block` names are whole
+//!   disks, an IRQ's NUMA node) are read once and again every `STATIC_REFRESH_SAMPLES` samples;
 //! - what changes only when a CPU goes on- or offline (`affected_cpus`, the `cpuN` and policy
 //!   listings, a CPU's idle states) is dropped as soon as `online` or `present`, read every
-//!   sample, changes; cpufreq policy names and limits also when the `intel_pstate`/`amd_pstate`
-//!   status (read every sample) changes;
+//!   sample, changes; what is cached about cpufreq policies also when the
+//!   `intel_pstate`/`amd_pstate` status changes;
 //! - settings that only an administrator (or firmware) changes and that no perftop tweak
-//!   writes (an idle state's `disable`, cpufreq `scaling_min_freq`/`scaling_max_freq`, a disk's
-//!   scheduler, `nr_requests` and `rotational`, RPS masks and the NIC queue list, the cpuidle
-//!   driver and governor, an IRQ's effective affinity) are read
-//!   again at least every `SETTINGS_REFRESH_SAMPLES` samples (10 s at the default interval),
-//!   and every sample when samples are `SETTINGS_EVERY_SAMPLE_GAP` or more apart. An IRQ's
-//!   effective affinity is also read again as soon as its `smp_affinity_list` changes;
+//!   writes (an idle state's `disable`, cpufreq `scaling_min_freq`/`scaling_max_freq`, boost,
+//!   `no_turbo`, the `intel_pstate`/`amd_pstate` status, the cpuidle driver and governor, a
+//!   disk's scheduler, `nr_requests` and `rotational`, a NIC's queue list, RPS masks and
+//!   driver, an IRQ's effective affinity) are read again at least every
+//!   `SETTINGS_REFRESH_SAMPLES` samples (10 s at the default interval), staggered, and every
+//!   sample when samples are `SETTINGS_EVERY_SAMPLE_GAP` or more apart. An IRQ's effective
+//!   affinity is also read again as soon as its `smp_affinity_list` changes;
 //! - everything a tweak or the kernel changes at run time (governor, EPP, current frequency,
 //!   sysctls, THP, huge page pools, IRQ affinity, counters, gauges) is read every sample.
 
@@ -80,6 +81,10 @@ pub(crate) struct Cache {
     pub(crate) irqs: HashMap<u32, net::IrqCache>,
     /// The `intel_pstate`/`amd_pstate` status as last read (`None`: not read yet).
     pub(crate) pstate_status: Option<Option<String>>,
+    /// `cpu/possible` as read (fixed at boot).
+    pub(crate) possible: Option<Option<String>>,
+    /// Settings tier: symlink targets (a NIC's driver).
+    setting_links: HashMap<String, (Option<String>, u64)>,
     /// Threads `par_map` may use. `available_parallelism` reads five cgroup files each call.
     threads: Option<usize>,
 }
@@ -626,6 +631,30 @@ impl Probe {
             })) => names.clone(),
             _ => Vec::new(),
         }
+    }
+
+    /// `Root::link_name` of a settings-tier symlink (a NIC's `device/driver`).
+    pub fn setting_link_name(&mut self, rel: &str) -> Option<String> {
+        let due = match self.cache.setting_links.get(rel) {
+            Some((_, due)) => self.settings_every_sample || self.sample_no >= *due,
+            None => true,
+        };
+        if due {
+            let wait = if self.cache.setting_links.contains_key(rel) {
+                SETTINGS_REFRESH_SAMPLES
+            } else {
+                1 + spread_of(rel)
+            };
+            let name = self.root.link_name(rel);
+            self.cache
+                .setting_links
+                .insert(rel.to_string(), (name.clone(), self.sample_no + wait));
+            return name;
+        }
+        self.cache
+            .setting_links
+            .get(rel)
+            .and_then(|(name, _)| name.clone())
     }
 
     /// Forgets a `static_entries` listing (its directory changed).

@@ -376,7 +376,7 @@ fn read_devices(probe: &mut Probe, text: &str) -> Vec<NetDevice> {
             numa_node: probe
                 .static_line(&format!("{dir}/device/numa_node"))
                 .and_then(|l| l.parse().ok()),
-            driver: probe.root.link_name(&format!("{dir}/device/driver")),
+            driver: probe.setting_link_name(&format!("{dir}/device/driver")),
             rx_queues,
             tx_queues,
             name,

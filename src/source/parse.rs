@@ -16,24 +16,36 @@ pub fn clip(s: &str) -> &str {
 pub fn kv_lines(text: &str, mut f: impl FnMut(&str, u64)) -> usize {
     let mut bad = 0;
     for line in text.lines() {
-        let mut it = line.split_whitespace();
-        let Some(mut key) = it.next() else { continue };
+        // Unicode whitespace splitting decodes every char; kernel tables are ASCII, where
+        // both splits agree.
+        let t = if line.is_ascii() {
+            first4(line.split_ascii_whitespace())
+        } else {
+            first4(line.split_whitespace())
+        };
+        let mut t = t.into_iter().flatten();
+        let Some(mut key) = t.next() else { continue };
         if key == "Node" {
             // nodeN/meminfo prefixes every line with "Node N".
-            it.next();
-            let Some(k) = it.next() else {
+            t.next();
+            let Some(k) = t.next() else {
                 bad += 1;
                 continue;
             };
             key = k;
         }
         let key = key.strip_suffix(':').unwrap_or(key);
-        match it.next().and_then(|v| v.parse::<u64>().ok()) {
+        match t.next().and_then(|v| v.parse::<u64>().ok()) {
             Some(v) => f(key, v),
             None => bad += 1,
         }
     }
     bad
+}
+
+/// The first four items of `it` (`None` past its end).
+fn first4<'a>(mut it: impl Iterator<Item = &'a str>) -> [Option<&'a str>; 4] {
+    [it.next(), it.next(), it.next(), it.next()]
 }
 
 /// `always [madvise] never` → (`madvise`, [`always`, `madvise`, `never`]).
