@@ -8,7 +8,7 @@
 //!
 //! `cargo bench --bench sample`
 //!
-//! Two plain modes skip criterion (for before/after comparisons and for profilers):
+//! Plain modes skip criterion (for before/after comparisons and for profilers):
 //! - `cargo bench --bench sample -- live [N] [SLEEP_MS]`: N samples (default 200) of the live
 //!   `/proc` and `/sys` with one warm reader, SLEEP_MS (default 100) apart, and the process CPU
 //!   time (user + system, all threads) per `Reader::sample()`: what the recorder pays per tick
