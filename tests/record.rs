@@ -1,6 +1,8 @@
 //! Recordings: round trip, crash safety (kill -9, torn tails, flipped bytes, full disk),
 //! segments and retention, the golden v1 file, and every dump format.
 
+mod support;
+
 use perftop::findings::Thresholds;
 use perftop::record::dump::{dump, DumpOptions, Format, PANES};
 use perftop::record::format::FRAME_HEADER;
@@ -512,7 +514,10 @@ fn openmetrics_parses_with_prometheus_client() {
         .args(["-c", "import prometheus_client.openmetrics.parser"])
         .output();
     if !probe.is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: python3 prometheus_client not installed");
+        support::skip(
+            "openmetrics_parses_with_prometheus_client",
+            "python3 prometheus_client not installed",
+        );
         return;
     }
     let s = &samples()[..6];
@@ -618,7 +623,7 @@ fn openmetrics_backfills_with_promtool() {
     let version = match promtool() {
         Ok(v) => v,
         Err(why) => {
-            eprintln!("skipped: {why}");
+            support::skip("openmetrics_backfills_with_promtool", &why);
             return;
         }
     };

@@ -10,6 +10,8 @@
 //! socket (`-S` in its temp dir, removed with it), so tests run in parallel, never touch a
 //! user's tmux and leave nothing in /tmp/tmux-UID.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -300,7 +302,10 @@ fn known_issue(ok: bool, what: &str, screen: &str) {
 #[test]
 fn keys_resizes_and_quit_in_tmux() {
     if !tmux_available() {
-        eprintln!("skipping: tmux is not installed (apt-get install -y tmux)");
+        support::skip(
+            "keys_resizes_and_quit_in_tmux",
+            "tmux is not installed (apt-get install -y tmux)",
+        );
         return;
     }
     let s = Session::start("keys");
@@ -401,7 +406,10 @@ fn keys_resizes_and_quit_in_tmux() {
 #[test]
 fn sigterm_restores_the_terminal() {
     if !tmux_available() {
-        eprintln!("skipping: tmux is not installed (apt-get install -y tmux)");
+        support::skip(
+            "sigterm_restores_the_terminal",
+            "tmux is not installed (apt-get install -y tmux)",
+        );
         return;
     }
     let s = Session::start("term");
@@ -425,7 +433,10 @@ fn sigterm_restores_the_terminal() {
 #[test]
 fn record_with_r_then_replay() {
     if !tmux_available() {
-        eprintln!("skipping: tmux is not installed (apt-get install -y tmux)");
+        support::skip(
+            "record_with_r_then_replay",
+            "tmux is not installed (apt-get install -y tmux)",
+        );
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");

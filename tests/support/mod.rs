@@ -1,0 +1,40 @@
+//! Helpers shared by the integration tests: visible skips.
+//!
+//! A test that cannot run here (not root, a reference tool missing, no such kernel file) calls
+//! `skip` and returns. libtest captures `eprintln!`, so the line is written to the process's
+//! stderr directly (it shows in `cargo test` output even when the test passes) and appended to
+//! `target/test-skips.txt`, which `.ci/run` counts and prints at the end.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Where skips are counted: `target/test-skips.txt` (or `$CARGO_TARGET_DIR/test-skips.txt`).
+pub fn skips_file() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
+    target.join("test-skips.txt")
+}
+
+/// Says `SKIP <test>: <why>` where a person running the tests sees it, and counts it.
+pub fn skip(test: &str, why: &str) {
+    let line = format!("SKIP {test}: {why}\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
+    let path = skips_file();
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    {
+        let _ = f.write_all(line.as_bytes());
+    }
+}
+
+/// True when the tests run as root (the live suite drives kernel state).
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
