@@ -8,6 +8,7 @@ pub mod config;
 pub mod cpulist;
 pub mod derive;
 pub mod findings;
+pub mod pagesize;
 pub mod record;
 pub mod root;
 pub mod sample;

@@ -198,6 +198,8 @@ kernel_keys! {
         anon_pages = "AnonPages",
         mapped = "Mapped",
         shmem = "Shmem",
+        mlocked = "Mlocked",
+        unevictable = "Unevictable",
         active_file = "Active(file)",
         inactive_file = "Inactive(file)",
         slab = "Slab",
@@ -211,6 +213,7 @@ kernel_keys! {
         swap_total = "SwapTotal",
         swap_free = "SwapFree",
         committed_as = "Committed_AS",
+        commit_limit = "CommitLimit",
         anon_huge_pages = "AnonHugePages",
         shmem_huge_pages = "ShmemHugePages",
         file_huge_pages = "FileHugePages",
@@ -227,6 +230,14 @@ kernel_keys! {
     /// `/proc/vmstat` counters (pages or events) we derive from.
     VmStat {
         nr_free_pages = "nr_free_pages",
+        // Page counts whose meminfo twins are stated exactly and move slowly: the page size of
+        // a root that is not the running system is inferred from them (`crate::pagesize`).
+        nr_mlock = "nr_mlock",
+        nr_unevictable = "nr_unevictable",
+        nr_shmem = "nr_shmem",
+        nr_anon_pages = "nr_anon_pages",
+        nr_mapped = "nr_mapped",
+        nr_page_table_pages = "nr_page_table_pages",
         nr_dirty = "nr_dirty",
         nr_writeback = "nr_writeback",
         nr_writeback_temp = "nr_writeback_temp",
@@ -243,6 +254,8 @@ kernel_keys! {
         pgscan_direct = "pgscan_direct",
         pgsteal_kswapd = "pgsteal_kswapd",
         pgsteal_direct = "pgsteal_direct",
+        // Before 4.x one counter; since then split per zone (`allocstall_normal`, ...), which
+        // the reader sums into this field (so do `pgscan_*`/`pgsteal_*` zone variants).
         allocstall = "allocstall",
         compact_stall = "compact_stall",
         compact_fail = "compact_fail",
@@ -269,6 +282,12 @@ kernel_keys! {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemorySample {
+    /// The host's page size in kB and how it was learnt. Absent in recordings made before
+    /// perftop stored it: derive then infers it (`crate::pagesize`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_kb: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_kb_from: Option<crate::pagesize::PageKbFrom>,
     pub meminfo: Meminfo,
     pub vmstat: VmStat,
     pub dirty: DirtySysctls,

@@ -314,6 +314,10 @@ fn vm_2cpu_disks_and_dirty() {
     // nr_dirty 512 < background 30_000 pages: below background.
     let dm = &d.dirty;
     assert_eq!(dm.page_kb, 4);
+    assert_eq!(
+        d.memory.page_kb_from,
+        perftop::pagesize::PageKbFrom::Inferred
+    );
     assert_eq!(dm.state.as_deref(), Some("below_background"));
     assert_eq!(dm.background_threshold_kb, Some(120_000)); // 30_000 * 4
     assert_eq!(dm.freerun_kb, Some(180_000)); // (30_000 + 60_000) / 2 * 4
@@ -725,7 +729,9 @@ fn numa_hugepages_thp_and_throttled_dirty() {
     approx(h.compact_fail_per_s, 2.0); // +4
     approx(h.thp_collapse_alloc_per_s, 1.0); // +2
 
-    // Thresholds are vmstat pages * page size (MemFree 8_000_000 kB / 2_000_000 pages = 4 kB):
+    // Thresholds are vmstat pages * page size, 4 kB as the kB/pages pairs say (Mapped
+    // 1_280_000 kB / nr_mapped 320_000, Shmem 2000 / nr_shmem 500, PageTables 250_000 /
+    // nr_page_table_pages 62_500, AnonPages 4_000_000 / nr_anon_pages 1_000_000):
     // background 200_000 -> 800_000 kB, hard 400_000 -> 1_600_000 kB, freerun 300_000 ->
     // 1_200_000 kB. nr_dirty 280_000 + nr_writeback 40_000 = 320_000 > 300_000: throttled.
     let dm = &d.dirty;

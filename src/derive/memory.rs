@@ -2,6 +2,7 @@
 //! against the kernel's background, freerun and hard thresholds.
 
 use super::{ratio, Interval};
+use crate::pagesize::{self, PageKbFrom};
 use crate::sample::{Sample, VmStat};
 use serde::Serialize;
 
@@ -97,24 +98,64 @@ pub struct DirtyMetrics {
     pub page_kb: u64,
 }
 
-/// Page size in kB of the observed host: MemFree (kB) over nr_free_pages (pages), rounded to a
-/// power of two; 4 when that cannot be worked out. (arm64 and ppc64 hosts use 16/64 kB pages.)
-pub fn page_kb(s: &Sample) -> u64 {
-    let (Some(kb), Some(pages)) = (s.memory.meminfo.mem_free, s.memory.vmstat.nr_free_pages) else {
-        return 4;
-    };
-    if pages < 1024 {
-        return 4;
-    }
-    let est = kb as f64 / pages as f64;
-    [4u64, 8, 16, 32, 64]
-        .into_iter()
-        .min_by(|a, b| {
-            let da = (*a as f64 - est).abs();
-            let db = (*b as f64 - est).abs();
-            da.total_cmp(&db)
+/// The sample's page size in kB and how it was learnt (see `crate::pagesize`).
+pub fn page_kb(s: &Sample) -> (u64, PageKbFrom) {
+    let m = &s.memory;
+    pagesize::of(&m.meminfo, &m.vmstat, m.page_kb.zip(m.page_kb_from))
+}
+
+/// The machine's memory from `/proc/meminfo`, and how much of it the NUMA nodes describe.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MemoryMetrics {
+    pub mem_total_kb: Option<u64>,
+    pub mem_free_kb: Option<u64>,
+    pub mem_available_kb: Option<u64>,
+    pub buffers_kb: Option<u64>,
+    pub cached_kb: Option<u64>,
+    pub swap_total_kb: Option<u64>,
+    pub swap_free_kb: Option<u64>,
+    pub committed_as_kb: Option<u64>,
+    pub commit_limit_kb: Option<u64>,
+    /// The nodes' MemTotal summed; unknown when a node's meminfo could not be read. It can
+    /// be far below MemTotal (memory hot-plugged in a VM, a node file covering 12 of 128 GB).
+    pub nodes_total_kb: Option<u64>,
+    /// nodes_total_kb / mem_total_kb, in %: under 95 the node table is not the machine.
+    pub nodes_cover_pct: Option<f64>,
+    pub page_kb: u64,
+    /// `host`, `inferred` or `default`.
+    pub page_kb_from: PageKbFrom,
+}
+
+/// Nodes holding less than this share of MemTotal are flagged as not describing the machine.
+pub const NODES_COVER_MIN_PCT: f64 = 95.0;
+
+pub fn derive_memory(cur: &Sample) -> MemoryMetrics {
+    let mi = &cur.memory.meminfo;
+    let (page_kb, page_kb_from) = page_kb(cur);
+    let nodes_total_kb = if cur.nodes.is_empty() {
+        None
+    } else {
+        cur.nodes.iter().try_fold(0u64, |sum, n| {
+            Some(sum.saturating_add(n.meminfo.mem_total?))
         })
-        .unwrap_or(4)
+    };
+    MemoryMetrics {
+        mem_total_kb: mi.mem_total,
+        mem_free_kb: mi.mem_free,
+        mem_available_kb: mi.mem_available,
+        buffers_kb: mi.buffers,
+        cached_kb: mi.cached,
+        swap_total_kb: mi.swap_total,
+        swap_free_kb: mi.swap_free,
+        committed_as_kb: mi.committed_as,
+        commit_limit_kb: mi.commit_limit,
+        nodes_total_kb,
+        nodes_cover_pct: nodes_total_kb
+            .zip(mi.mem_total)
+            .and_then(|(n, t)| ratio(n as f64 * 100.0, t as f64)),
+        page_kb,
+        page_kb_from,
+    }
 }
 
 pub fn derive_nodes(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Vec<NodeMetrics> {
@@ -251,7 +292,7 @@ fn size_metrics(
 }
 
 pub fn derive_dirty(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> DirtyMetrics {
-    let page = page_kb(cur);
+    let (page, _) = page_kb(cur);
     let vm = &cur.memory.vmstat;
     let mi = &cur.memory.meminfo;
     let sys = &cur.memory.dirty;

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 pub use cpu::{CpuMetrics, PolicyMetrics, StateMetrics};
 pub use disk::DiskMetrics;
-pub use memory::{DirtyMetrics, HugePageMetrics, NodeMetrics};
+pub use memory::{DirtyMetrics, HugePageMetrics, MemoryMetrics, NodeMetrics};
 pub use net::{IrqQueueMetrics, NicMetrics, SoftirqCpuMetrics};
 
 /// USER_HZ: the unit of `/proc/stat` and `/proc/PID/stat` times on every Linux ABI.
@@ -29,6 +29,8 @@ pub struct Derived {
     pub host: HostMetrics,
     pub cpus: Vec<CpuMetrics>,
     pub policies: Vec<PolicyMetrics>,
+    /// The machine's memory (`/proc/meminfo`) and the page size every page count is scaled by.
+    pub memory: MemoryMetrics,
     pub nodes: Vec<NodeMetrics>,
     pub hugepages: HugePageMetrics,
     pub dirty: DirtyMetrics,
@@ -178,6 +180,7 @@ pub fn derive_with(
         interval_s: iv.secs,
         since_boot: iv.since_boot,
         host,
+        memory: memory::derive_memory(cur),
         nodes: memory::derive_nodes(iv, prev, cur),
         hugepages: memory::derive_hugepages(iv, prev, cur),
         dirty: memory::derive_dirty(iv, prev, cur),

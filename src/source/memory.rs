@@ -21,11 +21,15 @@ pub fn read_memory(probe: &mut Probe) -> MemorySample {
         });
     });
     let mut vmstat = VmStat::default();
+    let mut split = ZoneSplit::default();
     probe.with_text("proc/vmstat", true, |probe, text| {
         table(probe, "proc/vmstat", text, |k, v| {
-            vmstat.set(k, v);
+            if !vmstat.set(k, v) {
+                split.add(k, v);
+            }
         });
     });
+    split.fill(&mut vmstat);
     let dirty = DirtySysctls {
         ratio: probe.u64("proc/sys/vm/dirty_ratio"),
         bytes: probe.u64("proc/sys/vm/dirty_bytes"),
@@ -48,6 +52,8 @@ pub fn read_memory(probe: &mut Probe) -> MemorySample {
     let (enabled, enabled_choices) = choice(probe, &format!("{THP_DIR}/enabled"));
     let (defrag, defrag_choices) = choice(probe, &format!("{THP_DIR}/defrag"));
     MemorySample {
+        page_kb: None,
+        page_kb_from: None,
         meminfo,
         vmstat,
         dirty,
@@ -114,6 +120,52 @@ pub fn read_nodes(probe: &mut Probe) -> Vec<NodeSample> {
         nodes.push(node);
     }
     nodes
+}
+
+/// Counters the kernel split per memory zone (`allocstall_normal`, `pgscan_kswapd_dma32`...):
+/// allocstall since 4.x, pgscan/pgsteal between 3.x and 4.7. Summed over zones into the one
+/// counter, which is used only when the kernel does not print the unsplit name itself.
+#[derive(Default)]
+struct ZoneSplit {
+    sums: [Option<u64>; SPLIT.len()],
+}
+
+const SPLIT: [&str; 5] = [
+    "allocstall",
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "pgsteal_kswapd",
+    "pgsteal_direct",
+];
+/// Zone names; `pgscan_direct_throttle` is another counter, not a zone.
+const ZONES: [&str; 6] = ["dma", "dma32", "normal", "movable", "high", "device"];
+
+impl ZoneSplit {
+    fn add(&mut self, key: &str, value: u64) {
+        for (i, base) in SPLIT.iter().enumerate() {
+            let zone = key.strip_prefix(base).and_then(|r| r.strip_prefix('_'));
+            if zone.is_some_and(|z| ZONES.contains(&z)) {
+                let sum = self.sums[i].get_or_insert(0);
+                *sum = sum.wrapping_add(value);
+                return;
+            }
+        }
+    }
+
+    fn fill(&self, vm: &mut VmStat) {
+        let fields = [
+            &mut vm.allocstall,
+            &mut vm.pgscan_kswapd,
+            &mut vm.pgscan_direct,
+            &mut vm.pgsteal_kswapd,
+            &mut vm.pgsteal_direct,
+        ];
+        for (field, sum) in fields.into_iter().zip(self.sums) {
+            if field.is_none() {
+                *field = sum;
+            }
+        }
+    }
 }
 
 /// Feeds `key value` lines to `set`; notes how many lines were garbled.

@@ -31,6 +31,7 @@ pub mod net;
 pub mod parse;
 
 use crate::cpulist::CpuList;
+use crate::pagesize::{self, PageKbFrom};
 use crate::root::{ReadBuf, ReadError, Root};
 use crate::sample::{Problem, Sample, SAMPLE_VERSION};
 use std::borrow::Cow;
@@ -126,6 +127,8 @@ pub struct Reader {
     last_sample: Option<Instant>,
     pub(crate) ksoftirqd_pids: Option<Vec<(u32, u32)>>,
     pub(crate) cpuinfo: Option<(Option<String>, bool)>,
+    /// The page size, learnt from the first sample and fixed for the session (see `pagesize`).
+    page: Option<(u64, PageKbFrom)>,
 }
 
 impl Reader {
@@ -136,6 +139,7 @@ impl Reader {
             last_sample: None,
             ksoftirqd_pids: None,
             cpuinfo: None,
+            page: None,
         }
     }
 
@@ -166,7 +170,24 @@ impl Reader {
         let nodes = memory::read_nodes(probe);
         let mut cpu = cpu::read_cpu(probe, &nodes);
         cpu.ksoftirqd = cpu::read_ksoftirqd(probe, &mut self.ksoftirqd_pids);
-        let memory = memory::read_memory(probe);
+        let mut memory = memory::read_memory(probe);
+        let (page_kb, from) = *self.page.get_or_insert_with(|| {
+            if probe.root.is_live() {
+                (pagesize::host_page_kb(), PageKbFrom::Host)
+            } else {
+                pagesize::of(&memory.meminfo, &memory.vmstat, None)
+            }
+        });
+        if from == PageKbFrom::Default {
+            probe.note(
+                "proc/meminfo",
+                format!(
+                    "page size: no meminfo/vmstat counter pair agrees on one; assuming {page_kb} kB"
+                ),
+            );
+        }
+        memory.page_kb = Some(page_kb);
+        memory.page_kb_from = Some(from);
         let disks = disk::read_disks(probe);
         let net = net::read_net(probe, cpu.online.as_ref());
         Sample {
