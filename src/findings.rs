@@ -6,20 +6,23 @@
 //! hysteresis (see `FindingTracker`). Every number a rule uses lives in `Thresholds`, whose
 //! defaults are the README's "Findings thresholds" table and which a config file can override.
 
+mod disk;
 mod thresholds;
 mod tracker;
 
+pub use disk::disk_await;
 pub use thresholds::Thresholds;
 pub use tracker::{strip_lines, ActiveFinding, DiskBaseline, DiskBaselines, FindingTracker};
 
-use crate::derive::{Derived, DiskMetrics, Finding};
+use crate::derive::{Derived, Finding};
 use crate::text::fmt::{compact, kb};
 use std::collections::BTreeMap;
 
 /// Every rule id, in evaluation order. Ids are stable: scripts and configs key on them.
-pub const RULE_IDS: [&str; 11] = [
+pub const RULE_IDS: [&str; 12] = [
     "dirty.background",
     "dirty.throttled",
+    "disk.stalled",
     "disk.saturated",
     "softirq.hotspot",
     "net.drops",
@@ -75,10 +78,11 @@ pub fn evaluate(d: &Derived, t: &Thresholds, baseline: Option<&DiskBaselines>) -
     if d.since_boot {
         return Vec::new();
     }
-    let rules: [Rule; 11] = [
+    let rules: [Rule; 12] = [
         |d, t, _| dirty_background(d, t),
         |d, t, _| dirty_throttled(d, t),
-        disk_saturated,
+        |d, _, _| disk::stalled(d),
+        disk::saturated,
         |d, t, _| softirq_hotspot(d, t),
         |d, t, _| net_drops(d, t),
         |d, t, _| numa_misses(d, t),
@@ -171,87 +175,8 @@ fn dirty_throttled(d: &Derived, t: &Thresholds) -> Option<Finding> {
     Some(finding("dirty.throttled", sev, "dirty", Some(tweak), msg))
 }
 
-/// (completions per second, their mean await in ms) over reads, writes and discards, as the
-/// `await` column of older iostat. Flushes are left out: their latency is the cache's, not the queue's.
-pub fn disk_await(m: &DiskMetrics) -> Option<(f64, f64)> {
-    let kinds = [(m.r_s, m.r_await), (m.w_s, m.w_await), (m.d_s, m.d_await)];
-    let (mut ios, mut weighted) = (0.0, 0.0);
-    for (n, a) in kinds {
-        if let Some(n) = n {
-            ios += n;
-            weighted += n * a?;
-        }
-    }
-    Some((ios, if ios > 0.0 { weighted / ios } else { 0.0 }))
-}
-
-fn disk_label(m: &DiskMetrics) -> String {
-    match &m.dm_name {
-        Some(n) => format!("{} ({n})", m.disk_device),
-        None => m.disk_device.clone(),
-    }
-}
-
-fn disk_saturated(
-    d: &Derived,
-    t: &Thresholds,
-    baseline: Option<&DiskBaselines>,
-) -> Option<Finding> {
-    let secs = d.interval_s?;
-    let mut hits: Vec<(Severity, f64, String)> = Vec::new();
-    for m in d.disks.iter().filter(|m| !m.partition) {
-        let Some(aqu) = m.aqu_sz.filter(|a| *a >= t.disk_aqu_sz) else {
-            continue;
-        };
-        let Some((ios, wait)) = disk_await(m) else {
-            continue;
-        };
-        let sev = if aqu >= t.disk_aqu_sz_crit {
-            Severity::Crit
-        } else {
-            Severity::Warn
-        };
-        let name = disk_label(m);
-        if ios == 0.0 {
-            // Requests sat in the queue for the whole interval and none completed.
-            let msg = format!("{name} aqu-sz {aqu:.1}, no I/O completed in {secs:.1}s: stalled");
-            hits.push((Severity::Crit, aqu, msg));
-            continue;
-        }
-        let base = baseline
-            .and_then(|b| b.get(&m.disk_device))
-            .filter(|b| b.samples >= t.disk_baseline_min_samples);
-        let msg = match base {
-            Some(b) => {
-                let limit = (b.await_ms * t.disk_await_vs_baseline).max(t.disk_await_min_ms);
-                if wait < limit {
-                    continue;
-                }
-                format!(
-                    "{name} aqu-sz {aqu:.1}, await {wait:.1}ms vs usual {:.1}ms: queue building",
-                    b.await_ms
-                )
-            }
-            None => {
-                let rotational = m.rotational.unwrap_or(!m.parallel);
-                let limit = if rotational {
-                    t.disk_await_rotational_ms
-                } else {
-                    t.disk_await_ssd_ms
-                };
-                if wait < limit {
-                    continue;
-                }
-                format!("{name} aqu-sz {aqu:.1}, await {wait:.1}ms (>= {limit}ms): queue building")
-            }
-        };
-        hits.push((sev, aqu, msg));
-    }
-    worst("disk.saturated", "disks", None, hits)
-}
-
 /// The most severe (then largest) of several subjects of one rule, with "+k more".
-fn worst(
+pub(crate) fn worst(
     id: &str,
     pane: &str,
     tweak: Option<&str>,
@@ -579,13 +504,14 @@ fn ksoftirqd_busy(d: &Derived, t: &Thresholds) -> Option<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::derive::DiskMetrics;
 
     #[test]
     fn severity_orders_and_parses() {
         assert!(Severity::Crit > Severity::Warn && Severity::Warn > Severity::Info);
         let f = finding("x", Severity::Crit, "cpu", None, String::new());
         assert_eq!(Severity::of(&f), Severity::Crit);
-        assert_eq!(RULE_IDS.len(), 11);
+        assert_eq!(RULE_IDS.len(), 12);
     }
 
     #[test]

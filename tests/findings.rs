@@ -459,13 +459,63 @@ fn disk_saturated_nvme_without_baseline() {
     );
 }
 
+/// What a 6.x kernel shows for a hung device (the 36-request case seen live): requests in
+/// flight, no completion, io_ticks growing by the whole interval (diskstats_show advances it
+/// while requests are in flight), time_in_queue unchanged (a request's queue time is added only
+/// when it completes, so aqu-sz is 0 and the old "aqu-sz >= 4 and nothing completed" branch of
+/// disk.saturated could never run).
 #[test]
-fn disk_stalled_with_no_completions() {
-    let mut p = Pair::quiet(10.0);
-    p.disk("sda", Some(true), 0.0, 0.0, 6.0);
-    let f = p.fires("disk.saturated");
+fn disk_stalled_with_requests_in_flight_and_no_completions() {
+    let mut p = Pair::quiet(2.0);
+    p.disk("sda", Some(true), 0.0, 0.0, 0.0);
+    let i = sda(&p.b);
+    p.a.disks[i].in_flight = 36;
+    p.b.disks[i].in_flight = 36;
+    p.b.disks[i].io_ticks += 2_000;
+    let d = p.derive();
+    let m = &d.disks[i];
+    assert!(m.stalled, "{m:?}");
+    assert_eq!(
+        (m.inflight, m.aqu_sz, m.util),
+        (Some(36), Some(0.0), Some(100.0))
+    );
+    let f = p.fires("disk.stalled");
     assert_eq!(f.severity, "crit");
-    assert!(f.message.contains("no I/O completed"), "{}", f.message);
+    assert_eq!(
+        f.message,
+        "sda: 36 request(s) in flight, none completed in 2.0s: stalled"
+    );
+    p.silent("disk.saturated");
+    // The text report lists it (an idle device would be hidden) with its in-flight count.
+    let text = perftop::text::report(&d, 2, 80);
+    assert!(
+        text.contains("sda: 36 in flight, none completed in 2.0s (stalled)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nsda "),
+        "the stalled disk has a row: {text}"
+    );
+
+    // Requests in flight that do complete: busy, not stalled.
+    let mut p = Pair::quiet(2.0);
+    p.disk("sda", Some(true), 100.0, 1.0, 0.5);
+    let i = sda(&p.b);
+    p.b.disks[i].in_flight = 3;
+    assert!(!p.derive().disks[i].stalled);
+    p.silent("disk.stalled");
+    // Nothing in flight and nothing completed: idle, not stalled.
+    let mut p = Pair::quiet(2.0);
+    p.disk("sda", Some(true), 0.0, 0.0, 0.0);
+    assert!(!p.derive().disks[sda(&p.b)].stalled);
+    p.silent("disk.stalled");
+}
+
+fn sda(s: &Sample) -> usize {
+    s.disks
+        .iter()
+        .position(|d| d.name == "sda")
+        .unwrap_or(usize::MAX)
 }
 
 fn learned(dev: &str, rotational: bool, await_ms: f64, n: usize) -> DiskBaselines {

@@ -20,6 +20,10 @@ pub struct DiskMetrics {
     pub rotational: Option<bool>,
     pub scheduler: Option<String>,
     pub inflight: Option<u64>,
+    /// Requests in flight at the end of the interval and none completed during it: a hung
+    /// device. iostat shows it only as w/s 0.00 with %util 100 (aqu-sz stays 0: the kernel adds
+    /// a request's queue time when it completes).
+    pub stalled: bool,
     /// NVMe, device-mapper, md, rbd...: requests are served in parallel, so %util near 100 does
     /// not mean saturated; lead with aqu-sz and await.
     pub parallel: bool,
@@ -190,6 +194,11 @@ fn derive_disk(iv: Interval, p: Option<&DiskSample>, c: &DiskSample) -> DiskMetr
         m.f_s = per_s(Some(k.ios));
         m.f_await = per_io(k.ticks, k.ios, 1.0);
     }
+    let none_completed = [Some(&read), Some(&write), discard.as_ref(), flush.as_ref()]
+        .into_iter()
+        .flatten()
+        .all(|k| k.ios == 0);
+    m.stalled = !iv.since_boot && none_completed && m.inflight.is_some_and(|n| n > 0);
     if full {
         m.aqu_sz = iv
             .d32(pv(|d| d.time_in_queue), c.time_in_queue)

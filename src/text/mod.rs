@@ -520,10 +520,29 @@ fn dirty(r: &mut Report, d: &Derived) {
     ));
 }
 
+/// A device that completed I/O in the interval or holds requests in flight (a stalled
+/// device completes nothing and is the one to see).
 pub fn disk_active(m: &DiskMetrics) -> bool {
-    [m.r_s, m.w_s, m.d_s, m.f_s]
-        .iter()
-        .any(|v| v.is_some_and(|x| x > 0.0))
+    m.stalled
+        || m.inflight.is_some_and(|n| n > 0)
+        || [m.r_s, m.w_s, m.d_s, m.f_s]
+            .iter()
+            .any(|v| v.is_some_and(|x| x > 0.0))
+}
+
+/// Stalled devices first, then the deepest queue.
+pub fn disk_order(a: &DiskMetrics, b: &DiskMetrics) -> std::cmp::Ordering {
+    b.stalled
+        .cmp(&a.stalled)
+        .then(b.aqu_sz.unwrap_or(0.0).total_cmp(&a.aqu_sz.unwrap_or(0.0)))
+}
+
+/// `vda: 36 in flight, none completed in 2.0s (stalled)`.
+pub fn disk_stall_note(m: &DiskMetrics, interval_s: Option<f64>) -> String {
+    let name = m.dm_name.as_ref().unwrap_or(&m.disk_device);
+    let inflight = m.inflight.map_or("-".to_string(), |n| n.to_string());
+    let secs = interval_s.map_or("the interval".to_string(), |s| format!("{s:.1}s"));
+    format!("{name}: {inflight} in flight, none completed in {secs} (stalled)")
 }
 
 fn disks(r: &mut Report, d: &Derived) {
@@ -534,8 +553,8 @@ fn disks(r: &mut Report, d: &Derived) {
         return;
     }
     let mut active: Vec<&DiskMetrics> = whole.iter().copied().filter(|m| disk_active(m)).collect();
-    // Busiest first when there are too many to list.
-    active.sort_by(|a, b| b.aqu_sz.unwrap_or(0.0).total_cmp(&a.aqu_sz.unwrap_or(0.0)));
+    // Stalled, then busiest first when there are too many to list.
+    active.sort_by(|a, b| disk_order(a, b));
     let widths = [8, 6, 6, 7, 7, 7, 7, 6, 5, 5, 5];
     let mut rows = vec![[
         "Device", "r/s", "w/s", "rkB/s", "wkB/s", "r_await", "w_await", "aqu-sz", "rareq", "wareq",
@@ -572,6 +591,9 @@ fn disks(r: &mut Report, d: &Derived) {
     r.table(&widths, &rows);
     let idle = whole.len() - active.len();
     let shown = active.len().min(limit);
+    for m in active.iter().filter(|m| m.stalled) {
+        r.line(&format!("  {}", disk_stall_note(m, d.interval_s)));
+    }
     let mut notes = Vec::new();
     if active.len() > shown {
         notes.push(format!("+{} busy hidden", active.len() - shown));

@@ -3,8 +3,8 @@
 
 use super::{col, header_line, lcol, note, row_line, span, sparkline, View};
 use crate::derive::DiskMetrics;
-use crate::text::disk_active;
 use crate::text::fmt::{num, num_fit};
+use crate::text::{disk_active, disk_order, disk_stall_note};
 use ratatui::text::{Line, Span};
 
 fn label(m: &DiskMetrics) -> String {
@@ -26,7 +26,18 @@ pub fn headline(v: &View) -> Vec<Span<'static>> {
     }
     let active = whole.iter().filter(|m| disk_active(m)).count();
     let mut s = vec![span(format!("{active}/{} active", whole.len()), t.text)];
-    if let Some(m) = busiest(v).filter(|m| m.aqu_sz.unwrap_or(0.0) > 0.0) {
+    let stalled: Vec<&&DiskMetrics> = whole.iter().filter(|m| m.stalled).collect();
+    if let Some(m) = stalled.first() {
+        let more = match stalled.len() {
+            1 => String::new(),
+            n => format!(" +{}", n - 1),
+        };
+        let inflight = m.inflight.map_or("-".into(), |n| n.to_string());
+        s.push(span(
+            format!("  STALLED {} {inflight} in flight{more}", label(m)),
+            t.crit,
+        ));
+    } else if let Some(m) = busiest(v).filter(|m| m.aqu_sz.unwrap_or(0.0) > 0.0) {
         let wait = m.r_await.unwrap_or(0.0).max(m.w_await.unwrap_or(0.0));
         s.push(span(format!("  busiest {} aqu ", label(m)), t.text));
         s.push(span(num(m.aqu_sz, 2), t.level(m.aqu_sz, 1.0, 4.0)));
@@ -94,7 +105,7 @@ pub fn body(v: &View) -> Vec<Line<'static>> {
     if v.by_name() {
         list.sort_by_key(|m| label(m));
     } else {
-        list.sort_by(|a, b| b.aqu_sz.unwrap_or(0.0).total_cmp(&a.aqu_sz.unwrap_or(0.0)));
+        list.sort_by(|a, b| disk_order(a, b));
     }
     let mut lines = vec![header_line(&cols, v.width, t)];
     let devices =
@@ -105,8 +116,15 @@ pub fn body(v: &View) -> Vec<Line<'static>> {
     lines.extend(v.filtered_out(all, devices));
     for m in &list {
         let util = num(m.util, 1);
+        let name_style = if m.stalled {
+            t.crit
+        } else if m.partition {
+            t.dim
+        } else {
+            t.text
+        };
         let mut cells = vec![
-            (label(m), if m.partition { t.dim } else { t.text }),
+            (label(m), name_style),
             (num_fit(m.r_s, 1, 6), t.text),
             (num_fit(m.w_s, 1, 6), t.text),
             (num_fit(m.d_s, 1, 6), t.text),
@@ -140,6 +158,12 @@ pub fn body(v: &View) -> Vec<Line<'static>> {
             cells.push((m.scheduler.clone().unwrap_or_else(|| "-".into()), t.dim));
         }
         lines.push(row_line(&cols, cells, v.width));
+    }
+    for m in list.iter().filter(|m| m.stalled) {
+        lines.push(Line::from(span(
+            format!("  {}", disk_stall_note(m, v.d.interval_s)),
+            t.crit,
+        )));
     }
     let hidden = all - list.len();
     let mut notes = Vec::new();
