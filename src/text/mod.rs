@@ -324,8 +324,36 @@ pub fn aggregate(members: &[&CpuMetrics]) -> CpuMetrics {
     }
 }
 
+/// `avail 22G of 24G`: the machine's memory from `/proc/meminfo`, which the NUMA pane heads with.
+pub fn machine_memory(d: &Derived) -> String {
+    format!(
+        "avail {} of {}",
+        kb(d.memory.mem_available_kb),
+        kb(d.memory.mem_total_kb)
+    )
+}
+
+/// `nodes hold 12G of 126G` when the nodes' meminfo covers under 95% of MemTotal (hot-plugged
+/// memory in a VM, firmware that describes one node only): node sums are then not the machine.
+pub fn nodes_partial(d: &Derived) -> Option<String> {
+    let m = &d.memory;
+    let cover = m.nodes_cover_pct?;
+    (cover < crate::derive::memory::NODES_COVER_MIN_PCT).then(|| {
+        format!(
+            "nodes hold {} of {}",
+            kb(m.nodes_total_kb),
+            kb(m.mem_total_kb)
+        )
+    })
+}
+
 fn numa(r: &mut Report, d: &Derived) {
     r.section("NUMA memory");
+    let mut head = format!("machine: {} (/proc/meminfo)", machine_memory(d));
+    if let Some(p) = nodes_partial(d) {
+        head.push_str(&format!("; {p}: node rows are not the machine"));
+    }
+    r.line(&head);
     if d.nodes.is_empty() {
         r.line("- (no sys/devices/system/node: NUMA not exposed)");
         return;

@@ -4,6 +4,7 @@ use super::{col, header_line, lcol, note, row_line, span, View};
 use crate::cpulist::CpuList;
 use crate::derive::NodeMetrics;
 use crate::text::fmt::{compact, kb, pct};
+use crate::text::{machine_memory, nodes_partial};
 use ratatui::text::{Line, Span};
 
 pub fn headline(v: &View) -> Vec<Span<'static>> {
@@ -21,12 +22,11 @@ pub fn headline(v: &View) -> Vec<Span<'static>> {
         format!("{} node{}", n.len(), if n.len() == 1 { "" } else { "s" }),
         t.text,
     )];
-    let total: Option<u64> = n.iter().map(|x| x.mem_total_kb).sum();
-    let free: Option<u64> = n.iter().map(|x| x.mem_free_kb).sum();
-    s.push(span(
-        format!("  free {} of {}", kb(free), kb(total)),
-        t.text,
-    ));
+    // The machine from /proc/meminfo, never node sums: nodes can describe part of it.
+    s.push(span(format!("  {}", machine_memory(v.d)), t.text));
+    if let Some(p) = nodes_partial(v.d) {
+        s.push(span(format!("  {p}"), t.warn));
+    }
     match worst {
         Some((node, r)) => {
             s.push(span("  worst miss ", t.dim));
