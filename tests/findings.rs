@@ -336,7 +336,7 @@ fn this_idle_machine_gives_no_findings() {
 fn since_boot_gives_no_findings() {
     let mut p = Pair::quiet(10.0);
     p.b.memory.meminfo.page_tables = Some(MEM_TOTAL_KB / 4);
-    p.b.memory.meminfo.dirty = Some(1_590_000);
+    p.b.memory.vmstat.nr_dirty = Some(397_500); // 1_590_000 kB
     assert!(!p.ids().is_empty());
     let d = derive(None, &p.b);
     assert!(d.since_boot);
@@ -347,7 +347,7 @@ fn since_boot_gives_no_findings() {
 fn every_rule_id_is_known_and_findings_carry_pane_and_severity() {
     let mut p = Pair::quiet(10.0);
     p.b.memory.meminfo.page_tables = Some(MEM_TOTAL_KB / 10);
-    p.b.memory.meminfo.dirty = Some(900_000);
+    p.b.memory.vmstat.nr_dirty = Some(225_000); // 900_000 kB
     p.nic_drops(50.0);
     for f in p.derive().findings {
         assert!(RULE_IDS.contains(&f.id.as_str()), "{}", f.id);
@@ -363,7 +363,7 @@ fn every_rule_id_is_known_and_findings_carry_pane_and_severity() {
 #[test]
 fn dirty_background() {
     let mut p = Pair::quiet(1.0);
-    p.b.memory.meminfo.dirty = Some(BG_PAGES * 4 + 1);
+    p.b.memory.vmstat.nr_dirty = Some(BG_PAGES + 1);
     let f = p.fires("dirty.background");
     assert_eq!(f.severity, "info");
     assert_eq!(f.pane, "dirty");
@@ -372,7 +372,7 @@ fn dirty_background() {
         f.message,
         "dirty 781M past background 781M: flushing (vm.dirty_background_ratio 10)"
     );
-    p.b.memory.meminfo.dirty = Some(BG_PAGES * 4);
+    p.b.memory.vmstat.nr_dirty = Some(BG_PAGES);
     p.silent("dirty.background");
 }
 
@@ -380,7 +380,7 @@ fn dirty_background() {
 fn dirty_background_names_bytes_when_set() {
     let mut p = Pair::quiet(1.0);
     p.b.memory.dirty.background_bytes = Some(512 << 20);
-    p.b.memory.meminfo.dirty = Some(BG_PAGES * 4 + 1);
+    p.b.memory.vmstat.nr_dirty = Some(BG_PAGES + 1);
     let f = p.fires("dirty.background");
     assert_eq!(f.tweak.as_deref(), Some("vm.dirty_background_bytes"));
     assert!(
@@ -392,10 +392,11 @@ fn dirty_background_names_bytes_when_set() {
 
 #[test]
 fn dirty_throttled() {
-    let freerun_kb = (BG_PAGES + HARD_PAGES) / 2 * 4;
+    // Pages, as /proc/vmstat states them (the gauge, state and thresholds share that read).
+    let freerun = (BG_PAGES + HARD_PAGES) / 2;
     let mut p = Pair::quiet(1.0);
-    p.b.memory.meminfo.dirty = Some(1_000_000);
-    p.b.memory.meminfo.writeback = Some(freerun_kb - 1_000_000 + 1);
+    p.b.memory.vmstat.nr_dirty = Some(250_000);
+    p.b.memory.vmstat.nr_writeback = Some(freerun - 250_000 + 1);
     let f = p.fires("dirty.throttled");
     assert_eq!(f.severity, "warn");
     assert_eq!(f.tweak.as_deref(), Some("vm.dirty_ratio"));
@@ -404,11 +405,11 @@ fn dirty_throttled() {
         "dirty+wb 1.1G past freerun 1.1G: writers throttled (vm.dirty_ratio 20)"
     );
     p.silent("dirty.background"); // superseded
-    p.b.memory.meminfo.writeback = Some(freerun_kb - 1_000_000);
+    p.b.memory.vmstat.nr_writeback = Some(freerun - 250_000);
     p.silent("dirty.throttled");
     p.fires("dirty.background");
     // At the hard limit writers are blocked outright.
-    p.b.memory.meminfo.writeback = Some(HARD_PAGES * 4 - 1_000_000);
+    p.b.memory.vmstat.nr_writeback = Some(HARD_PAGES - 250_000);
     let f = p.fires("dirty.throttled");
     assert_eq!(f.severity, "crit");
     assert!(f.message.contains("writers blocked"), "{}", f.message);

@@ -321,10 +321,13 @@ pub fn derive_dirty(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> DirtyM
         _ => None,
     };
     let d = |f: fn(&VmStat) -> Option<u64>| vm_rate(iv, prev, cur, f);
+    // Gauge, state and thresholds all from the one read of /proc/vmstat: meminfo's Dirty is
+    // the same counter read at another instant, and under write load a bar from one file
+    // against markers from the other can disagree with the state printed beside it.
     DirtyMetrics {
-        dirty_kb: mi.dirty.or(kb(vm.nr_dirty)),
-        writeback_kb: mi.writeback.or(kb(vm.nr_writeback)),
-        writeback_tmp_kb: mi.writeback_tmp.or(kb(vm.nr_writeback_temp)),
+        dirty_kb: kb(vm.nr_dirty).or(mi.dirty),
+        writeback_kb: kb(vm.nr_writeback).or(mi.writeback),
+        writeback_tmp_kb: kb(vm.nr_writeback_temp).or(mi.writeback_tmp),
         background_threshold_kb: kb(bg),
         freerun_kb: kb(freerun),
         threshold_kb: kb(hard),

@@ -349,9 +349,9 @@ pub fn nodes_partial(d: &Derived) -> Option<String> {
 
 fn numa(r: &mut Report, d: &Derived) {
     r.section("NUMA memory");
-    let mut head = format!("machine: {} (/proc/meminfo)", machine_memory(d));
+    let mut head = format!("machine {}", machine_memory(d));
     if let Some(p) = nodes_partial(d) {
-        head.push_str(&format!("; {p}: node rows are not the machine"));
+        head.push_str(&format!("; {p}: rows are part of it"));
     }
     r.line(&head);
     if d.nodes.is_empty() {
@@ -463,6 +463,17 @@ pub struct DirtyGauge {
     pub marks: String,
 }
 
+/// Said when page counts are scaled by an assumed page size (a `--root` whose counters give
+/// no answer): the thresholds and rates are then only as good as the guess.
+pub fn page_note(d: &Derived) -> Option<String> {
+    (d.memory.page_kb_from == crate::pagesize::PageKbFrom::Default).then(|| {
+        format!(
+            "~ page size not known: {} kB assumed for thresholds and rates",
+            d.memory.page_kb
+        )
+    })
+}
+
 pub fn dirty_gauge(d: &crate::derive::DirtyMetrics, width: usize) -> Option<DirtyGauge> {
     let t = d.threshold_kb? as f64;
     let dirty = d.dirty_kb? as f64;
@@ -525,6 +536,9 @@ fn dirty(r: &mut Report, d: &Derived) {
         kb(x.freerun_kb),
         kb(x.threshold_kb)
     ));
+    if let Some(n) = page_note(d) {
+        r.line(&n);
+    }
     let lim = |bytes: Option<u64>, ratio: Option<u64>, from: &Option<String>| match from.as_deref()
     {
         Some("bytes") => format!("{} bytes", opt(bytes)),

@@ -316,10 +316,13 @@ pub fn registry(ctx: &Ctx) -> Vec<Knob> {
         ));
     }
     // Huge pages: at most what fits in MemAvailable minus a margin (10% of RAM, at least 512 MiB).
-    let page_kb = meminfo_kb(root, "Hugepagesize").unwrap_or(2048).max(1);
+    // Unknown huge page size or MemAvailable: the pool may shrink but not grow (no size is
+    // assumed: a 2 MB guess on a 512 MB-page arm64 host would allow 256x the memory).
+    let page_kb = meminfo_kb(root, "Hugepagesize").filter(|&k| k > 0);
     let avail_kb = meminfo_kb(root, "MemAvailable").unwrap_or(0);
     let margin_kb = (total_kb / 10).max(512 * 1024);
     let cur = root.read_u64("proc/sys/vm/nr_hugepages").unwrap_or(0);
+    let grow = page_kb.map_or(0, |p| avail_kb.saturating_sub(margin_kb) / p);
     let mut hp = single(
         ctx,
         "vm.nr_hugepages",
@@ -327,10 +330,10 @@ pub fn registry(ctx: &Ctx) -> Vec<Knob> {
         "proc/sys/vm/nr_hugepages",
         Allowed::Range {
             min: 0,
-            max: cur + avail_kb.saturating_sub(margin_kb) / page_kb,
+            max: cur.saturating_add(grow),
         },
     );
-    hp.unit_bytes = Some(page_kb * 1024);
+    hp.unit_bytes = page_kb.map(|p| p * 1024);
     knobs.push(hp);
     for (name, min, max) in [
         ("net.core.netdev_max_backlog", 1000, 262_144),

@@ -78,6 +78,9 @@ pub fn body(v: &View) -> Vec<Line<'static>> {
         }
         None => lines.push(note("  gauge: - (dirty thresholds not in /proc/vmstat)", t)),
     }
+    if let Some(n) = crate::text::page_note(v.d) {
+        lines.push(Line::from(span(format!("  {n}"), t.warn)));
+    }
     let lim = |bytes: Option<u64>, ratio: Option<u64>, from: Option<&str>| match from {
         Some("bytes") => format!("{} bytes", bytes.unwrap_or(0)),
         _ => format!("{}%", ratio.map_or("-".into(), |r| r.to_string())),
