@@ -32,6 +32,8 @@ pub struct Plan {
     pub dirs: BTreeSet<String>,
     /// Symlinks perftop reads the target of; recreated with the same target.
     pub links: Vec<String>,
+    /// How many of `files` are `proc/uptime` and the system-wide counter tables (first).
+    pub tables: usize,
 }
 
 impl Plan {
@@ -54,6 +56,7 @@ impl Plan {
             files: Vec::with_capacity(t.files.len() + 1),
             dirs: t.dirs,
             links: t.links.into_iter().collect(),
+            tables: 1,
         };
         plan.files.push(UPTIME.to_string());
         let mut seen: HashSet<String> = HashSet::from([UPTIME.to_string()]);
@@ -71,7 +74,31 @@ impl Plan {
                 plan.files.push(rel);
             }
         }
+        // Stable: within a tier the readers' order is kept.
+        plan.files[1..].sort_by_key(|f| read_tier(f));
+        plan.tables = 1 + plan.files[1..]
+            .iter()
+            .take_while(|f| read_tier(f) == 0)
+            .count();
         plan
+    }
+}
+
+/// When a file is read in a pass: the system-wide counter tables right after `proc/uptime`,
+/// so the numbers that make rates are the closest to the time base; sysfs and settings next;
+/// the per-process files (every `/proc/PID/comm`, read to find the ksoftirqd threads) last.
+fn read_tier(rel: &str) -> u8 {
+    let Some(rest) = rel.strip_prefix("proc/") else {
+        return 1;
+    };
+    let first = rest.split('/').next().unwrap_or("");
+    if first.bytes().all(|b| b.is_ascii_digit()) {
+        2
+    } else if rest == "cpuinfo" || first == "sys" || first == "irq" {
+        // cpuinfo is static and slow to read (it can cost an IPI per CPU on x86).
+        1
+    } else {
+        0
     }
 }
 
@@ -88,6 +115,8 @@ pub struct Pass {
     pub wall_ms: i64,
     /// From the start of the first read (`proc/uptime`) to the end of the last.
     pub spread: Duration,
+    /// From the start of the first read to the end of the last counter table.
+    pub tables_spread: Duration,
     /// All files' bytes, back to back; `files` says which range is whose.
     arena: Vec<u8>,
     files: Vec<(usize, Range<usize>)>,
@@ -119,7 +148,11 @@ pub fn read_pass(root: &Root, plan: &Plan, arena_hint: usize) -> Pass {
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64);
     let start = Instant::now();
+    let mut tables_spread = Duration::ZERO;
     for (i, rel) in plan.files.iter().enumerate() {
+        if i == plan.tables {
+            tables_spread = start.elapsed();
+        }
         match root.read_into(rel, "", &mut buf) {
             Ok(too_large) => {
                 let at = arena.len();
@@ -144,6 +177,9 @@ pub fn read_pass(root: &Root, plan: &Plan, arena_hint: usize) -> Pass {
         }
     }
     let spread = start.elapsed();
+    if plan.tables >= plan.files.len() {
+        tables_spread = spread;
+    }
     // Link targets are settings (a NIC's driver), not counters: read after the timed reads.
     let mut links = Vec::with_capacity(plan.links.len());
     for rel in &plan.links {
@@ -158,6 +194,7 @@ pub fn read_pass(root: &Root, plan: &Plan, arena_hint: usize) -> Pass {
     Pass {
         wall_ms,
         spread,
+        tables_spread,
         arena,
         files,
         dirs,
@@ -239,6 +276,11 @@ pub struct PassSummary {
     pub wall: String,
     /// From the first read (`proc/uptime`) to the end of the last file read, in ms.
     pub read_spread_ms: f64,
+    /// From the first read to the end of the last system-wide counter table (`proc/stat`,
+    /// `proc/diskstats`, `proc/softirqs`, ...), in ms: how far apart the numbers behind the
+    /// rates were read.
+    pub tables_spread_ms: f64,
+    pub tables: usize,
     pub files: usize,
     pub bytes: usize,
     pub dirs: usize,
@@ -252,6 +294,8 @@ fn summary(dir: &str, plan: &Plan, pass: &Pass) -> PassSummary {
         wall_ms: pass.wall_ms,
         wall: crate::record::format_rfc3339(pass.wall_ms),
         read_spread_ms: pass.spread.as_secs_f64() * 1000.0,
+        tables_spread_ms: pass.tables_spread.as_secs_f64() * 1000.0,
+        tables: plan.tables,
         files: pass.files(),
         bytes: pass.bytes(),
         dirs: plan.dirs.len() + pass.dirs.len(),
@@ -297,10 +341,13 @@ pub fn capture(root: &Root, out: &Path, interval: Duration) -> Result<()> {
         let s = summary(dir, &plan, pass);
         let _ = writeln!(
             stderr,
-            "perftop: {dir}: {} files, {} bytes read in {:.2} ms (first to last read), {} skipped",
+            "perftop: {dir}: {} files, {} bytes read in {:.2} ms (first to last read; \
+             uptime and the {} counter tables in {:.2} ms), {} skipped",
             s.files,
             s.bytes,
             s.read_spread_ms,
+            s.tables - 1,
+            s.tables_spread_ms,
             s.skipped.len()
         );
         for k in &s.skipped {
@@ -357,6 +404,18 @@ mod tests {
         let root = Root::new(s);
         let plan = Plan::from_trace(&root, t);
         assert_eq!(plan.files, ["proc/uptime", "sys/gone", "sys/n/cpulist"]);
+        assert_eq!(
+            [
+                "proc/stat",
+                "proc/net/dev",
+                "proc/sys/vm/dirty_ratio",
+                "sys/block/vda/inflight",
+                "proc/cpuinfo",
+                "proc/14/stat"
+            ]
+            .map(read_tier),
+            [0, 0, 1, 1, 1, 2]
+        );
         let pass = read_pass(&root, &plan, 0);
         assert_eq!((pass.files(), pass.bytes()), (2, 10));
         assert_eq!(pass.skipped.len(), 1);

@@ -174,6 +174,13 @@ fn live_capture_reads_back_like_the_host() {
         assert_eq!(p["dir"], *name);
         let spread = p["read_spread_ms"].as_f64().expect("spread");
         assert!(spread < 50.0, "{name}: reads spread over {spread} ms");
+        // uptime and the counter tables come first, so they are read within the same spread.
+        let tables = p["tables_spread_ms"].as_f64().expect("tables spread");
+        assert!(
+            tables <= spread,
+            "{name}: tables {tables} ms of {spread} ms"
+        );
+        assert!(p["tables"].as_u64().expect("tables") >= 5);
         assert!(p["files"].as_u64().expect("files") > 20);
         assert!(p["bytes"].as_u64().expect("bytes") > 1000);
         eprintln!(

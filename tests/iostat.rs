@@ -299,9 +299,12 @@ fn matches_sysstat_iostat_x_on_every_fixture() {
         // The first report (no previous sample) is the since-boot average, like iostat's.
         compared += compare(name, "since boot", &g.boot, &derive(None, &t1), &[]);
     }
-    // 18 device rows of 22 columns plus the real host's 2 x 11; the rest are the documented
-    // nulls.
-    assert!(compared >= 330 + 2 * 11 * 22, "only {compared} values compared");
+    // 18 device rows of 22 columns plus the real host's 2 x 11 (820 values in all); the rest
+    // are the documented nulls.
+    assert!(
+        compared >= 330 + 2 * 11 * 22,
+        "only {compared} values compared"
+    );
 }
 
 #[test]

@@ -164,7 +164,12 @@ fn mpstat() -> Mpstat {
                 .as_array()
                 .expect("intr")
                 .iter()
-                .map(|i| (i["name"].as_str().expect("name").to_string(), num(&i["value"])))
+                .map(|i| {
+                    (
+                        i["name"].as_str().expect("name").to_string(),
+                        num(&i["value"]),
+                    )
+                })
                 .collect();
             soft.insert(c["cpu"].as_str().expect("cpu").to_string(), rates);
         }
@@ -209,11 +214,13 @@ fn mpstat_pct(t0: &[u64], t1: &[u64]) -> MpstatPct {
     let d: Vec<u64> = t0
         .iter()
         .zip(t1)
-        .map(|(a, b)| b.checked_sub(*a).expect("no counter went back in this capture"))
+        .map(|(a, b)| {
+            b.checked_sub(*a)
+                .expect("no counter went back in this capture")
+        })
         .collect();
-    let (user, nice, system, idle, iowait, irq, soft, steal, guest, gnice) = (
-        d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9],
-    );
+    let (user, nice, system, idle, iowait, irq, soft, steal, guest, gnice) =
+        (d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9]);
     let total = (user + nice + system + idle + iowait + irq + soft + steal) as f64;
     let pct = |x: u64| x as f64 * 100.0 / total;
     MpstatPct {
@@ -255,9 +262,21 @@ fn per_cpu_shares_match_proc_stat() {
     // moved): 100 % busy. cpu1: user +31, system +80, idle +625, iowait +55, softirq +27 of
     // 818 ticks: soft 3.30 %, iowait 6.72 %, busy (31+80+27)/818 = 16.87 %.
     close(num(&cpus[0]["c0_pct"]), 100.0, "cpu0 c0_pct");
-    close(num(&cpus[1]["soft_pct"]), 27.0 * 100.0 / 818.0, "cpu1 soft_pct");
-    close(num(&cpus[1]["iowait_pct"]), 55.0 * 100.0 / 818.0, "cpu1 iowait_pct");
-    close(num(&cpus[1]["c0_pct"]), 138.0 * 100.0 / 818.0, "cpu1 c0_pct");
+    close(
+        num(&cpus[1]["soft_pct"]),
+        27.0 * 100.0 / 818.0,
+        "cpu1 soft_pct",
+    );
+    close(
+        num(&cpus[1]["iowait_pct"]),
+        55.0 * 100.0 / 818.0,
+        "cpu1 iowait_pct",
+    );
+    close(
+        num(&cpus[1]["c0_pct"]),
+        138.0 * 100.0 / 818.0,
+        "cpu1 c0_pct",
+    );
 }
 
 #[test]
@@ -276,11 +295,7 @@ fn burners_are_busy_in_every_window() {
     // shares that a different window allows.
     let m = mpstat();
     let burners: Vec<u32> = (0..16u32)
-        .filter(|id| {
-            m.load
-                .iter()
-                .all(|w| w[&id.to_string()]["usr"] >= 99.9)
-        })
+        .filter(|id| m.load.iter().all(|w| w[&id.to_string()]["usr"] >= 99.9))
         .collect();
     assert_eq!(burners, [0, 2, 3, 9]);
     let cpus = perftop_delta()["cpus"].as_array().expect("cpus");
@@ -300,7 +315,9 @@ fn softirq_rates_match_proc_softirqs() {
     let (cpus0, a) = proc_softirqs("t0");
     let (cpus1, b) = proc_softirqs("t1");
     assert_eq!(cpus0, cpus1);
-    let got = perftop_delta()["softirq_cpus"].as_array().expect("softirq_cpus");
+    let got = perftop_delta()["softirq_cpus"]
+        .as_array()
+        .expect("softirq_cpus");
     let mut checked = 0;
     for name in ["NET_RX", "NET_TX", "TIMER"] {
         for (i, cpu) in cpus1.iter().enumerate() {
@@ -331,7 +348,9 @@ fn net_rx_placement_against_mpstat() {
     // little on 10), the capture on 13, 14, 10, 11 (and a little on 1, 12, 15). So per-CPU
     // rates are not compared; what the same load keeps is compared instead.
     let m = mpstat();
-    let got = perftop_delta()["softirq_cpus"].as_array().expect("softirq_cpus");
+    let got = perftop_delta()["softirq_cpus"]
+        .as_array()
+        .expect("softirq_cpus");
     let ours: BTreeMap<u32, f64> = got
         .iter()
         .map(|c| {
@@ -385,10 +404,14 @@ fn memory_matches_meminfo() {
     let n = &d["nodes"][0];
     assert_eq!(n["node"].as_u64(), Some(0));
     assert_eq!(n["mem_total_kb"].as_u64(), Some(node_total));
-    assert_eq!(n["mem_free_kb"].as_u64(), Some(meminfo_kb(node0, "MemFree")));
+    assert_eq!(
+        n["mem_free_kb"].as_u64(),
+        Some(meminfo_kb(node0, "MemFree"))
+    );
     // numastat -n (a minute later) saw no miss either, and neither did the node's counters.
-    assert!(text("numastat0.txt").lines().any(|l| l.split_whitespace().collect::<Vec<_>>()
-        == ["Numa_Miss", "0.00", "0.00"]));
+    assert!(text("numastat0.txt")
+        .lines()
+        .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["Numa_Miss", "0.00", "0.00"]));
     assert_eq!(num(&n["numa_miss_per_s"]), 0.0);
     assert_eq!(num(&n["miss_ratio"]), 0.0);
     // MemFree and MemAvailable are in the raw samples (the delta's `memory` object comes with
@@ -408,7 +431,11 @@ fn memory_matches_meminfo() {
             ("MemFree", "mem_free"),
             ("MemAvailable", "mem_available"),
         ] {
-            assert_eq!(mi[field].as_u64(), Some(meminfo_kb(&file, key)), "{t} {key}");
+            assert_eq!(
+                mi[field].as_u64(),
+                Some(meminfo_kb(&file, key)),
+                "{t} {key}"
+            );
         }
     }
 }
