@@ -1,5 +1,5 @@
 //! Command line: subcommands and their run functions (snapshot, delta, batch, synth); the
-//! dashboard, replay, record, dump and tweak commands live in their own modules.
+//! dashboard, replay, record, dump, capture and tweak commands live in their own modules.
 //!
 //! Errors surface here with context (`anyhow`) and become a one-line message and exit code 1.
 
@@ -140,6 +140,13 @@ pub enum Command {
         #[command(flatten)]
         display: DisplayArgs,
     },
+    /// Copy what perftop reads into a fixture root, twice, one interval (-d) apart:
+    /// DIR/t0, DIR/t1 and DIR/capture.json, to attach to a bug report.
+    Capture {
+        /// New or empty directory to write the capture into.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
     /// Write a synthetic host (proc/ + sys/ tree) for tests and benchmarks.
     Synth {
         /// Directory to create the tree in.
@@ -270,6 +277,9 @@ pub fn run(cli: Cli) -> Result<()> {
                 speed,
                 look: look(display, &config)?,
             })
+        }
+        Some(Command::Capture { output }) => {
+            crate::capture::capture(&root, &output, checked_interval(cli.interval)?)
         }
         Some(Command::Synth {
             output,

@@ -4,6 +4,9 @@
 //! and a container with the host's `/proc` mounted elsewhere all look the same to the readers.
 //! Reads are capped (a 4096-CPU `/proc/interrupts` is ~25 MB; anything far beyond that is not a
 //! kernel file) and never panic: a missing file is `Missing`, a directory is `NotAFile`.
+//!
+//! A root can carry a `Trace` that records what the readers touched, so `perftop capture`
+//! copies exactly that and nothing else.
 
 use std::borrow::Cow;
 use std::ffi::OsString;
@@ -12,6 +15,10 @@ use std::fs;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+pub mod trace;
+pub use trace::Trace;
 
 /// Largest file perftop will read. Bigger files are read up to this size and flagged.
 pub const MAX_FILE_BYTES: u64 = 96 * 1024 * 1024;
@@ -73,6 +80,9 @@ impl ReadBuf {
 #[derive(Debug, Clone)]
 pub struct Root {
     base: PathBuf,
+    /// What the readers touched, when tracing (shared by the clones handed to reader threads).
+    /// Off, it costs one `Option` check per access.
+    trace: Option<Arc<Mutex<Trace>>>,
 }
 
 impl Default for Root {
@@ -83,7 +93,28 @@ impl Default for Root {
 
 impl Root {
     pub fn new(base: impl Into<PathBuf>) -> Root {
-        Root { base: base.into() }
+        Root {
+            base: base.into(),
+            trace: None,
+        }
+    }
+
+    /// The same root, recording every access into `trace` (see `Trace`).
+    pub fn traced(&self, trace: Arc<Mutex<Trace>>) -> Root {
+        Root {
+            base: self.base.clone(),
+            trace: Some(trace),
+        }
+    }
+
+    /// Records one access when tracing. A poisoned lock means a reader thread panicked, which
+    /// is resumed by `par_map` anyway: the trace just keeps what it had.
+    fn note(&self, f: impl FnOnce(&mut Trace)) {
+        if let Some(t) = &self.trace {
+            if let Ok(mut t) = t.lock() {
+                f(&mut t);
+            }
+        }
     }
 
     pub fn base(&self) -> &Path {
@@ -101,11 +132,19 @@ impl Root {
     }
 
     pub fn exists(&self, rel: &str) -> bool {
-        self.path(rel).exists()
+        let yes = self.path(rel).exists();
+        if yes {
+            self.note(|t| t.existing(rel));
+        }
+        yes
     }
 
     pub fn is_dir(&self, rel: &str) -> bool {
-        self.path(rel).is_dir()
+        let yes = self.path(rel).is_dir();
+        if yes {
+            self.note(|t| t.dir(rel));
+        }
+        yes
     }
 
     /// Reads the file `dir/name` (`name` may be empty: then `dir` is the file) into `buf`,
@@ -126,7 +165,14 @@ impl Root {
             path.push("/");
             path.push(name);
         }
-        let mut file = match fs::File::open(Path::new(&buf.path)) {
+        let opened = fs::File::open(Path::new(&buf.path));
+        // Unreadable files are traced too: a capture lists them as skipped.
+        if self.trace.is_some()
+            && !matches!(&opened, Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+        {
+            self.note(|t| t.file(dir, name));
+        }
+        let mut file = match opened {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadError::Missing),
             Err(e) => return Err(ReadError::Io(e.to_string())),
@@ -217,11 +263,33 @@ impl Root {
         let Ok(rd) = fs::read_dir(self.path(rel)) else {
             return Vec::new();
         };
+        if self.trace.is_some() {
+            return self.list_dir_traced(rel, rd);
+        }
         let mut names: Vec<String> = rd
             .filter_map(|e| e.ok())
             .filter_map(|e| e.file_name().into_string().ok())
             .collect();
         names.sort();
+        names
+    }
+
+    /// `list_dir` that also records the directory and its subdirectories: readers count
+    /// entries they never read from (a NIC's `tx-N` queues), so a capture recreates them.
+    fn list_dir_traced(&self, rel: &str, rd: fs::ReadDir) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut subdirs = Vec::new();
+        for e in rd.filter_map(|e| e.ok()) {
+            let Ok(name) = e.file_name().into_string() else {
+                continue;
+            };
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                subdirs.push(name.clone());
+            }
+            names.push(name);
+        }
+        names.sort();
+        self.note(|t| t.listed(rel, &subdirs));
         names
     }
 
@@ -239,6 +307,7 @@ impl Root {
     /// Target file name of a symlink (e.g. the driver behind `sys/class/net/eth0/device/driver`).
     pub fn link_name(&self, rel: &str) -> Option<String> {
         let target = fs::read_link(self.path(rel)).ok()?;
+        self.note(|t| t.link(rel));
         Some(target.file_name()?.to_string_lossy().into_owned())
     }
 }

@@ -1,0 +1,431 @@
+//! `perftop capture -o DIR`: copies exactly the `proc/` and `sys/` files perftop reads into a
+//! fixture root, twice, one interval apart (`DIR/t0`, `DIR/t1`), with `DIR/capture.json`.
+//!
+//! What to copy is learnt from perftop itself: one sample is read through a traced `Root`
+//! (see `root::Trace`). Each pass then reads `proc/uptime` first and every traced file right
+//! after it into memory, with nothing written in between, so the counters of one pass are as
+//! close in time as the kernel lets them be (perftop's own time base is that `proc/uptime`).
+//! Both trees are written after both passes.
+
+use crate::root::{ReadBuf, ReadError, Root, Trace};
+use crate::source::Reader;
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+use std::collections::{BTreeSet, HashSet};
+use std::fs;
+use std::io::Write;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// The time base of a pass; read first so it is closest to the counters that follow.
+const UPTIME: &str = "proc/uptime";
+
+/// What to copy, from one traced sample.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// Files in read order, `proc/uptime` first.
+    pub files: Vec<String>,
+    /// Directories to create even when nothing is copied into them (a node's empty
+    /// `hugepages/`, a NIC's `tx-N` queues that perftop counts but never reads).
+    pub dirs: BTreeSet<String>,
+    /// Symlinks perftop reads the target of; recreated with the same target.
+    pub links: Vec<String>,
+    /// How many of `files` are `proc/uptime` and the system-wide counter tables (first).
+    pub tables: usize,
+}
+
+impl Plan {
+    /// Reads one sample from `root` with tracing on and turns the trace into a plan.
+    pub fn learn(root: &Root) -> Plan {
+        let trace = Arc::new(Mutex::new(Trace::default()));
+        let mut reader = Reader::new(root.traced(trace.clone()));
+        let _ = reader.sample();
+        drop(reader);
+        let trace = match trace.lock() {
+            Ok(t) => t.clone(),
+            // Only a reader thread's panic poisons it, and that panic was resumed already.
+            Err(p) => p.into_inner().clone(),
+        };
+        Plan::from_trace(root, trace)
+    }
+
+    pub fn from_trace(root: &Root, t: Trace) -> Plan {
+        let mut plan = Plan {
+            files: Vec::with_capacity(t.files.len() + 1),
+            dirs: t.dirs,
+            links: t.links.into_iter().collect(),
+            tables: 1,
+        };
+        plan.files.push(UPTIME.to_string());
+        let mut seen: HashSet<String> = HashSet::from([UPTIME.to_string()]);
+        for f in t.files {
+            if seen.insert(f.clone()) {
+                plan.files.push(f);
+            }
+        }
+        // An existence check that said yes must say yes on the capture too: a file is copied
+        // (an empty `cpulist` of a memory-only node), a directory created.
+        for rel in t.existing {
+            if root.path(&rel).is_dir() {
+                plan.dirs.insert(rel);
+            } else if seen.insert(rel.clone()) {
+                plan.files.push(rel);
+            }
+        }
+        // Stable: within a tier the readers' order is kept.
+        plan.files[1..].sort_by_key(|f| read_tier(f));
+        plan.tables = 1 + plan.files[1..]
+            .iter()
+            .take_while(|f| read_tier(f) == 0)
+            .count();
+        plan
+    }
+}
+
+/// When a file is read in a pass: the system-wide counter tables right after `proc/uptime`,
+/// so the numbers that make rates are the closest to the time base; sysfs and settings next;
+/// the per-process files (every `/proc/PID/comm`, read to find the ksoftirqd threads) last.
+fn read_tier(rel: &str) -> u8 {
+    let Some(rest) = rel.strip_prefix("proc/") else {
+        return 1;
+    };
+    let first = rest.split('/').next().unwrap_or("");
+    if first.bytes().all(|b| b.is_ascii_digit()) {
+        2
+    } else if rest == "cpuinfo" || first == "sys" || first == "irq" {
+        // cpuinfo is static and slow to read (it can cost an IPI per CPU on x86).
+        1
+    } else {
+        0
+    }
+}
+
+/// A file that could not be copied, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Skipped {
+    pub path: String,
+    pub why: String,
+}
+
+/// One pass over the plan, held in memory until written.
+#[derive(Debug)]
+pub struct Pass {
+    pub wall_ms: i64,
+    /// From the start of the first read (`proc/uptime`) to the end of the last.
+    pub spread: Duration,
+    /// From the start of the first read to the end of the last counter table.
+    pub tables_spread: Duration,
+    /// All files' bytes, back to back; `files` says which range is whose.
+    arena: Vec<u8>,
+    files: Vec<(usize, Range<usize>)>,
+    /// Paths that turned out to be directories.
+    dirs: Vec<usize>,
+    links: Vec<(String, PathBuf)>,
+    pub skipped: Vec<Skipped>,
+}
+
+impl Pass {
+    pub fn bytes(&self) -> usize {
+        self.arena.len()
+    }
+
+    pub fn files(&self) -> usize {
+        self.files.len()
+    }
+}
+
+/// Reads every planned file as raw bytes, as fast as one thread can: paths are built in a
+/// reused buffer and bytes appended to one arena, so the loop is syscalls and copies only.
+pub fn read_pass(root: &Root, plan: &Plan, arena_hint: usize) -> Pass {
+    let mut buf = ReadBuf::default();
+    let mut arena = Vec::with_capacity(arena_hint);
+    let mut files = Vec::with_capacity(plan.files.len());
+    let mut dirs = Vec::new();
+    let mut skipped = Vec::new();
+    let wall_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    let start = Instant::now();
+    let mut tables_spread = Duration::ZERO;
+    for (i, rel) in plan.files.iter().enumerate() {
+        if i == plan.tables {
+            tables_spread = start.elapsed();
+        }
+        match root.read_into(rel, "", &mut buf) {
+            Ok(too_large) => {
+                let at = arena.len();
+                arena.extend_from_slice(buf.bytes());
+                files.push((i, at..arena.len()));
+                if too_large {
+                    skipped.push(Skipped {
+                        path: rel.clone(),
+                        why: ReadError::TooLarge.to_string() + " (cut there)",
+                    });
+                }
+            }
+            Err(ReadError::NotAFile) => dirs.push(i),
+            Err(ReadError::Missing) => skipped.push(Skipped {
+                path: rel.clone(),
+                why: "vanished".into(),
+            }),
+            Err(e) => skipped.push(Skipped {
+                path: rel.clone(),
+                why: e.to_string(),
+            }),
+        }
+    }
+    let spread = start.elapsed();
+    if plan.tables >= plan.files.len() {
+        tables_spread = spread;
+    }
+    // Link targets are settings (a NIC's driver), not counters: read after the timed reads.
+    let mut links = Vec::with_capacity(plan.links.len());
+    for rel in &plan.links {
+        match fs::read_link(root.path(rel)) {
+            Ok(target) => links.push((rel.clone(), target)),
+            Err(e) => skipped.push(Skipped {
+                path: rel.clone(),
+                why: e.to_string(),
+            }),
+        }
+    }
+    Pass {
+        wall_ms,
+        spread,
+        tables_spread,
+        arena,
+        files,
+        dirs,
+        links,
+        skipped,
+    }
+}
+
+/// Creates directories once each (a capture has hundreds of files in a few dozen of them).
+struct DirMaker {
+    made: HashSet<PathBuf>,
+}
+
+impl DirMaker {
+    fn ensure(&mut self, dir: &Path) -> Result<()> {
+        if !self.made.contains(dir) {
+            fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            self.made.insert(dir.to_path_buf());
+        }
+        Ok(())
+    }
+
+    fn parent_of(&mut self, path: &Path) -> Result<()> {
+        match path.parent() {
+            Some(p) => self.ensure(p),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Writes one pass as a fixture root at `base`.
+pub fn write_pass(base: &Path, plan: &Plan, pass: &Pass) -> Result<()> {
+    let mut mk = DirMaker {
+        made: HashSet::new(),
+    };
+    for rel in plan
+        .dirs
+        .iter()
+        .chain(pass.dirs.iter().map(|&i| &plan.files[i]))
+    {
+        mk.ensure(&base.join(rel))?;
+    }
+    for (i, range) in &pass.files {
+        let path = base.join(&plan.files[*i]);
+        mk.parent_of(&path)?;
+        let bytes = pass.arena.get(range.clone()).unwrap_or_default();
+        fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
+    }
+    for (rel, target) in &pass.links {
+        let path = base.join(rel);
+        mk.parent_of(&path)?;
+        // The target is kept as the kernel wrote it (relative, pointing into sysfs): perftop
+        // only reads its last component, so it may dangle in the capture.
+        std::os::unix::fs::symlink(target, &path)
+            .with_context(|| format!("creating link {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// `DIR/capture.json`: where and when the capture was taken.
+#[derive(Debug, Serialize)]
+pub struct Manifest {
+    pub perftop_version: String,
+    /// The root captured from (`/` for the running system).
+    pub root: String,
+    pub hostname: Option<String>,
+    pub kernel_release: Option<String>,
+    /// Bytes, from the running kernel; null when capturing another root (a fixture), whose
+    /// page size this kernel does not know.
+    pub page_size: Option<usize>,
+    pub interval_s: f64,
+    pub passes: Vec<PassSummary>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PassSummary {
+    pub dir: String,
+    pub wall_ms: i64,
+    pub wall: String,
+    /// From the first read (`proc/uptime`) to the end of the last file read, in ms.
+    pub read_spread_ms: f64,
+    /// From the first read to the end of the last system-wide counter table (`proc/stat`,
+    /// `proc/diskstats`, `proc/softirqs`, ...), in ms: how far apart the numbers behind the
+    /// rates were read.
+    pub tables_spread_ms: f64,
+    pub tables: usize,
+    pub files: usize,
+    pub bytes: usize,
+    pub dirs: usize,
+    pub links: usize,
+    pub skipped: Vec<Skipped>,
+}
+
+fn summary(dir: &str, plan: &Plan, pass: &Pass) -> PassSummary {
+    PassSummary {
+        dir: dir.to_string(),
+        wall_ms: pass.wall_ms,
+        wall: crate::record::format_rfc3339(pass.wall_ms),
+        read_spread_ms: pass.spread.as_secs_f64() * 1000.0,
+        tables_spread_ms: pass.tables_spread.as_secs_f64() * 1000.0,
+        tables: plan.tables,
+        files: pass.files(),
+        bytes: pass.bytes(),
+        dirs: plan.dirs.len() + pass.dirs.len(),
+        links: pass.links.len(),
+        skipped: pass.skipped.clone(),
+    }
+}
+
+/// Refuses a non-empty output directory (a capture must not mix with older files).
+fn prepare_output(out: &Path) -> Result<()> {
+    match fs::read_dir(out) {
+        Ok(mut entries) => {
+            if entries.next().is_some() {
+                bail!(
+                    "{} is not empty: capture writes into a new or empty directory",
+                    out.display()
+                );
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))
+        }
+        Err(e) => Err(e).with_context(|| format!("reading {}", out.display())),
+    }
+}
+
+/// The whole command: learn, read t0, wait, read t1, write both and the manifest.
+pub fn capture(root: &Root, out: &Path, interval: Duration) -> Result<()> {
+    if !root.base().is_dir() {
+        bail!("root {} is not a directory", root.base().display());
+    }
+    prepare_output(out)?;
+    let plan = Plan::learn(root);
+    let t0 = read_pass(root, &plan, 1 << 20);
+    let next = Instant::now() + interval.saturating_sub(t0.spread);
+    std::thread::sleep(next.saturating_duration_since(Instant::now()));
+    let t1 = read_pass(root, &plan, t0.bytes() + (64 << 10));
+    let mut stderr = std::io::stderr().lock();
+    let mut passes = Vec::new();
+    for (dir, pass) in [("t0", &t0), ("t1", &t1)] {
+        write_pass(&out.join(dir), &plan, pass)?;
+        let s = summary(dir, &plan, pass);
+        let _ = writeln!(
+            stderr,
+            "perftop: {dir}: {} files, {} bytes read in {:.2} ms (first to last read; \
+             uptime and the {} counter tables in {:.2} ms), {} skipped",
+            s.files,
+            s.bytes,
+            s.read_spread_ms,
+            s.tables - 1,
+            s.tables_spread_ms,
+            s.skipped.len()
+        );
+        for k in &s.skipped {
+            let _ = writeln!(stderr, "perftop:   skipped {}: {}", k.path, k.why);
+        }
+        passes.push(s);
+    }
+    let manifest = Manifest {
+        perftop_version: env!("CARGO_PKG_VERSION").to_string(),
+        root: root.base().display().to_string(),
+        hostname: root.read_line("proc/sys/kernel/hostname"),
+        kernel_release: root.read_line("proc/sys/kernel/osrelease"),
+        page_size: root.is_live().then(rustix::param::page_size),
+        interval_s: interval.as_secs_f64(),
+        passes,
+    };
+    let path = out.join("capture.json");
+    let json = serde_json::to_string_pretty(&manifest).context("encoding capture.json")?;
+    fs::write(&path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
+    let _ = writeln!(stderr, "perftop: wrote {}", out.display());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_a_non_empty_directory() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        prepare_output(dir.path()).expect("empty is fine");
+        fs::write(dir.path().join("x"), "").expect("write");
+        assert!(prepare_output(dir.path()).is_err());
+        prepare_output(&dir.path().join("new/sub")).expect("created");
+        assert!(dir.path().join("new/sub").is_dir());
+    }
+
+    #[test]
+    fn copies_files_empty_dirs_and_links() {
+        let src = tempfile::tempdir().expect("tempdir");
+        let s = src.path();
+        fs::create_dir_all(s.join("proc")).expect("mkdir");
+        fs::create_dir_all(s.join("sys/n/hugepages")).expect("mkdir");
+        fs::create_dir_all(s.join("sys/q/tx-0")).expect("mkdir");
+        fs::write(s.join("proc/uptime"), "5.00 9.00\n").expect("write");
+        fs::write(s.join("sys/n/cpulist"), "").expect("write");
+        std::os::unix::fs::symlink("../../x/virtio_net", s.join("sys/drv")).expect("ln");
+        let mut t = Trace::default();
+        t.listed("sys/n/hugepages", &[]);
+        t.listed("sys/q", &["tx-0".to_string()]);
+        t.link("sys/drv");
+        t.existing("sys/n/cpulist");
+        t.file("sys", "gone");
+        let root = Root::new(s);
+        let plan = Plan::from_trace(&root, t);
+        assert_eq!(plan.files, ["proc/uptime", "sys/gone", "sys/n/cpulist"]);
+        assert_eq!(
+            [
+                "proc/stat",
+                "proc/net/dev",
+                "proc/sys/vm/dirty_ratio",
+                "sys/block/vda/inflight",
+                "proc/cpuinfo",
+                "proc/14/stat"
+            ]
+            .map(read_tier),
+            [0, 0, 1, 1, 1, 2]
+        );
+        let pass = read_pass(&root, &plan, 0);
+        assert_eq!((pass.files(), pass.bytes()), (2, 10));
+        assert_eq!(pass.skipped.len(), 1);
+        let out = tempfile::tempdir().expect("tempdir");
+        write_pass(out.path(), &plan, &pass).expect("written");
+        let copy = Root::new(out.path());
+        assert_eq!(copy.read("proc/uptime").as_deref(), Ok("5.00 9.00\n"));
+        assert!(copy.exists("sys/n/cpulist"));
+        assert!(copy.is_dir("sys/n/hugepages"));
+        assert_eq!(copy.list_dir("sys/q"), ["tx-0"]);
+        assert_eq!(copy.link_name("sys/drv").as_deref(), Some("virtio_net"));
+    }
+}
