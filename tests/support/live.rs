@@ -127,7 +127,7 @@ impl Table {
                 0.0
             }
         });
-        let ok = diff.is_some_and(|d| d.abs() <= tol);
+        let ok = lo.is_finite() && hi.is_finite() && diff.is_some_and(|d| d.abs() <= tol);
         let reference = if lo == hi {
             format!("{lo:.2}")
         } else {
