@@ -11,9 +11,9 @@
 //! Run: `cargo test --test live_truth -- --test-threads=1` (as root; `.ci/run` installs the
 //! tools). `-- --ignored` runs the checks of fields that are not on this branch yet.
 
-mod support;
 #[path = "support/live.rs"]
 mod live;
+mod support;
 
 use live::{f, find, Load, LoadThread, Recording, Table};
 use serde_json::Value;
@@ -59,7 +59,15 @@ fn cpu_matches_mpstat() {
     let rec = Recording::start(D.into(), N as u32 + 1);
     let mp = live::spawn(
         "mpstat",
-        &["-P", "ALL", "-u", "-o", "JSON", &D.to_string(), &N.to_string()],
+        &[
+            "-P",
+            "ALL",
+            "-u",
+            "-o",
+            "JSON",
+            &D.to_string(),
+            &N.to_string(),
+        ],
     );
     let frames = rec.finish();
     let stats = sysstat(&live::output(mp));
@@ -81,7 +89,14 @@ fn cpu_matches_mpstat() {
             let c0_ref = 100.0 - g("idle") - g("iowait") - g("steal");
             let (c0, user, sys, iowait, soft, irq) = if id == "all" {
                 let h = &fr["host"];
-                (f(h, &["busy_pct"]), None, None, f(h, &["iowait_pct"]), None, None)
+                (
+                    f(h, &["busy_pct"]),
+                    None,
+                    None,
+                    f(h, &["iowait_pct"]),
+                    None,
+                    None,
+                )
             } else {
                 let c = find(&fr["cpus"], "cpu", id).expect("cpu in perftop");
                 let p = |k: &str| f(c, &[k]);
@@ -100,7 +115,12 @@ fn cpu_matches_mpstat() {
             if id == "all" {
                 continue;
             }
-            t.close(&m("user_pct vs %usr+%nice"), user, g("usr") + g("nice"), TOL);
+            t.close(
+                &m("user_pct vs %usr+%nice"),
+                user,
+                g("usr") + g("nice"),
+                TOL,
+            );
             t.close(&m("system_pct vs %sys"), sys, g("sys"), TOL);
             t.close(&m("soft_pct vs %soft"), soft, g("soft"), TOL);
             t.close(&m("irq_pct vs %irq"), irq, g("irq"), TOL);
@@ -151,7 +171,10 @@ fn disk_matches_iostat() {
         return;
     }
     let Some((dir, disk)) = scratch_dir() else {
-        support::skip(T, "no scratch directory on a block device (/var/tmp, target)");
+        support::skip(
+            T,
+            "no scratch directory on a block device (/var/tmp, target)",
+        );
         return;
     };
     // Steady O_DIRECT writes, 64 KiB each, rewriting the same 32 MiB: a constant rate the
@@ -171,7 +194,16 @@ fn disk_matches_iostat() {
     let rec = Recording::start(D.into(), N as u32 + 1);
     let io = live::spawn(
         "iostat",
-        &["-x", "-d", "-k", "-o", "JSON", "-y", &D.to_string(), &N.to_string()],
+        &[
+            "-x",
+            "-d",
+            "-k",
+            "-o",
+            "JSON",
+            "-y",
+            &D.to_string(),
+            &N.to_string(),
+        ],
     );
     let frames = rec.finish();
     let stats = sysstat(&live::output(io));
@@ -188,11 +220,29 @@ fn disk_matches_iostat() {
         // fixtures); only the windows differ by the few ms between two processes' reads.
         // dd's rate is steady, but this disk also serves whatever else the VM writes (another
         // build, journal commits) in bursts: 5% of the rate, plus one request per interval.
-        t.rel(&m("w/s"), f(ours, &["w/s"]), g("w/s"), 0.05, 1.0 / f64::from(D));
+        t.rel(
+            &m("w/s"),
+            f(ours, &["w/s"]),
+            g("w/s"),
+            0.05,
+            1.0 / f64::from(D),
+        );
         t.rel(&m("wkB/s"), f(ours, &["wkB/s"]), g("wkB/s"), 0.05, 64.0);
         // Ratios of two deltas over nearly the same window move less than either delta.
-        t.rel(&m("w_await"), f(ours, &["w_await"]), g("w_await"), 0.10, 0.05);
-        t.rel(&m("wareq-sz"), f(ours, &["wareq-sz"]), g("wareq-sz"), 0.05, 1.0);
+        t.rel(
+            &m("w_await"),
+            f(ours, &["w_await"]),
+            g("w_await"),
+            0.10,
+            0.05,
+        );
+        t.rel(
+            &m("wareq-sz"),
+            f(ours, &["wareq-sz"]),
+            g("wareq-sz"),
+            0.05,
+            1.0,
+        );
         t.rel(&m("aqu-sz"), f(ours, &["aqu-sz"]), g("aqu-sz"), 0.10, 0.05);
         // io_ticks is in ms: 5 points of a 2 s interval is 100 ms of boundary skew.
         t.close(&m("%util"), f(ours, &["util"]), g("util"), 5.0);
@@ -323,7 +373,10 @@ fn interrupts_softirqs_and_context_switches_match() {
         // 2 s interval moves a share of the *whole* machine's rate, and the ping-pong threads
         // migrate between CPUs, so the skew can land on either CPU: 5% of the rate summed
         // over CPUs, plus 10/s.
-        let rows = softirqs[i]["soft-interrupts"].as_array().cloned().unwrap_or_default();
+        let rows = softirqs[i]["soft-interrupts"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         let total = |name: &str| -> f64 {
             rows.iter()
                 .filter(|r| r["cpu"] != "all")
@@ -333,28 +386,63 @@ fn interrupts_softirqs_and_context_switches_match() {
         for row in &rows {
             let id = row["cpu"].as_str().unwrap_or("?");
             let Some(ours) = find(&fr["softirq_cpus"], "cpu", id) else {
-                t.holds(&format!("[{i}] cpu {id}"), "absent".into(), "present".into(), false);
+                t.holds(
+                    &format!("[{i}] cpu {id}"),
+                    "absent".into(),
+                    "present".into(),
+                    false,
+                );
                 continue;
             };
             for name in ["NET_RX", "NET_TX", "TIMER", "SCHED", "RCU"] {
-                let Some(theirs) = find(&row["intr"], "name", name).and_then(|x| x["value"].as_f64())
+                let Some(theirs) =
+                    find(&row["intr"], "name", name).and_then(|x| x["value"].as_f64())
                 else {
                     continue;
                 };
                 let m = format!("[{i}] cpu {id} {name}/s");
-                t.close(&m, f(ours, &["rates", name]), theirs, 0.05 * total(name) + 10.0);
+                t.close(
+                    &m,
+                    f(ours, &["rates", name]),
+                    theirs,
+                    0.05 * total(name) + 10.0,
+                );
             }
         }
         // vmstat prints integers and divides by the interval it asked for (2 s), not the one
         // that passed; it also sleeps D after its own work, so its windows drift a few ms per
         // interval: 5% plus 2/s.
         let (vin, vcs) = vmstat[i];
-        t.rel(&format!("[{i}] intr_per_s vs vmstat in"), f(&fr["host"], &["intr_per_s"]), vin, 0.05, 2.0);
-        t.rel(&format!("[{i}] ctxt_per_s vs vmstat cs"), f(&fr["host"], &["ctxt_per_s"]), vcs, 0.05, 2.0);
+        t.rel(
+            &format!("[{i}] intr_per_s vs vmstat in"),
+            f(&fr["host"], &["intr_per_s"]),
+            vin,
+            0.05,
+            2.0,
+        );
+        t.rel(
+            &format!("[{i}] ctxt_per_s vs vmstat cs"),
+            f(&fr["host"], &["ctxt_per_s"]),
+            vcs,
+            0.05,
+            2.0,
+        );
         match (find(&fr["nics"], "name", "lo"), lo.get(i)) {
             (Some(nic), Some(&(rx, tx))) => {
-                t.rel(&format!("[{i}] lo rx_packets_per_s vs sar rxpck/s"), f(nic, &["rx_packets_per_s"]), rx, 0.05, 2.0);
-                t.rel(&format!("[{i}] lo tx_packets_per_s vs sar txpck/s"), f(nic, &["tx_packets_per_s"]), tx, 0.05, 2.0);
+                t.rel(
+                    &format!("[{i}] lo rx_packets_per_s vs sar rxpck/s"),
+                    f(nic, &["rx_packets_per_s"]),
+                    rx,
+                    0.05,
+                    2.0,
+                );
+                t.rel(
+                    &format!("[{i}] lo tx_packets_per_s vs sar txpck/s"),
+                    f(nic, &["tx_packets_per_s"]),
+                    tx,
+                    0.05,
+                    2.0,
+                );
             }
             _ => t.note(&format!("[{i}] lo"), "not in nics[]", "or not in sar"),
         }
@@ -393,8 +481,18 @@ fn free() -> Free {
     for line in text.lines() {
         let w: Vec<&str> = line.split_whitespace().collect();
         match w.first() {
-            Some(&"Mem:") => mem = w[1..].iter().map(|x| x.parse().unwrap_or(f64::NAN)).collect(),
-            Some(&"Swap:") => swap = w[1..].iter().map(|x| x.parse().unwrap_or(f64::NAN)).collect(),
+            Some(&"Mem:") => {
+                mem = w[1..]
+                    .iter()
+                    .map(|x| x.parse().unwrap_or(f64::NAN))
+                    .collect()
+            }
+            Some(&"Swap:") => {
+                swap = w[1..]
+                    .iter()
+                    .map(|x| x.parse().unwrap_or(f64::NAN))
+                    .collect()
+            }
             Some(_) if head.is_empty() => head = w.iter().map(|x| x.to_string()).collect(),
             _ => {}
         }
@@ -417,7 +515,10 @@ fn free() -> Free {
 }
 
 /// `numastat -m` (MB): `(row, column)` → value, columns `Node 0`.. and `Total`.
-fn numastat_m() -> std::collections::BTreeMap<(String, String), f64> {
+type NumaTable = std::collections::BTreeMap<(String, String), f64>;
+type MemInfo = std::collections::BTreeMap<String, u64>;
+
+fn numastat_m() -> NumaTable {
     let text = live::run("numastat", &["-m"]);
     let mut cols: Vec<String> = Vec::new();
     let mut m = std::collections::BTreeMap::new();
@@ -453,14 +554,8 @@ fn numastat_m() -> std::collections::BTreeMap<(String, String), f64> {
 struct MemoryWindow {
     frame: Value,
     free: (Free, Free),
-    numa: (
-        std::collections::BTreeMap<(String, String), f64>,
-        std::collections::BTreeMap<(String, String), f64>,
-    ),
-    meminfo: (
-        std::collections::BTreeMap<String, u64>,
-        std::collections::BTreeMap<String, u64>,
-    ),
+    numa: (NumaTable, NumaTable),
+    meminfo: (MemInfo, MemInfo),
 }
 
 fn memory_window() -> MemoryWindow {
@@ -499,8 +594,10 @@ fn memory_matches_free_and_numastat() {
     for n in w.frame["nodes"].as_array().into_iter().flatten() {
         let id = n["node"].as_u64().unwrap_or(0);
         let col = format!("Node {id}");
-        let get = |m: &std::collections::BTreeMap<(String, String), f64>, row: &str| {
-            m.get(&(row.to_string(), col.clone())).copied().unwrap_or(f64::NAN)
+        let get = |m: &NumaTable, row: &str| {
+            m.get(&(row.to_string(), col.clone()))
+                .copied()
+                .unwrap_or(f64::NAN)
         };
         // numastat prints MB with two decimals: 0.005 MB of rounding.
         let mb = |k: &str| f(n, &[k]).map(|v| v / 1024.0);
@@ -551,8 +648,19 @@ fn memory_object_matches_free() {
             w.meminfo.1.get(k).map_or(f64::NAN, |&v| v as f64),
         )
     };
-    t.close("memory.mem_total_kb vs free total", f(m, &["mem_total_kb"]), b.total, 0.0);
-    t.bracket("memory.mem_free_kb vs free free", f(m, &["mem_free_kb"]), a.free, b.free, MEM_DRIFT_KB);
+    t.close(
+        "memory.mem_total_kb vs free total",
+        f(m, &["mem_total_kb"]),
+        b.total,
+        0.0,
+    );
+    t.bracket(
+        "memory.mem_free_kb vs free free",
+        f(m, &["mem_free_kb"]),
+        a.free,
+        b.free,
+        MEM_DRIFT_KB,
+    );
     t.bracket(
         "memory.mem_available_kb vs free available",
         f(m, &["mem_available_kb"]),
@@ -560,7 +668,13 @@ fn memory_object_matches_free() {
         b.available,
         MEM_DRIFT_KB,
     );
-    t.bracket("memory.buffers_kb vs free buffers", f(m, &["buffers_kb"]), a.buffers, b.buffers, MEM_DRIFT_KB);
+    t.bracket(
+        "memory.buffers_kb vs free buffers",
+        f(m, &["buffers_kb"]),
+        a.buffers,
+        b.buffers,
+        MEM_DRIFT_KB,
+    );
     // free's "cache" is Cached + SReclaimable (procps >= 3.3.10); perftop's cached_kb is
     // meminfo Cached, so SReclaimable (read right after each free) is taken out.
     let (sr0, sr1) = mi("SReclaimable");
@@ -571,12 +685,35 @@ fn memory_object_matches_free() {
         b.cache - sr1,
         MEM_DRIFT_KB,
     );
-    t.close("memory.swap_total_kb vs free swap total", f(m, &["swap_total_kb"]), b.swap_total, 0.0);
-    t.bracket("memory.swap_free_kb vs free swap free", f(m, &["swap_free_kb"]), a.swap_free, b.swap_free, MEM_DRIFT_KB);
+    t.close(
+        "memory.swap_total_kb vs free swap total",
+        f(m, &["swap_total_kb"]),
+        b.swap_total,
+        0.0,
+    );
+    t.bracket(
+        "memory.swap_free_kb vs free swap free",
+        f(m, &["swap_free_kb"]),
+        a.swap_free,
+        b.swap_free,
+        MEM_DRIFT_KB,
+    );
     let (c0, c1) = mi("Committed_AS");
-    t.bracket("memory.committed_as_kb vs meminfo Committed_AS", f(m, &["committed_as_kb"]), c0, c1, MEM_DRIFT_KB);
+    t.bracket(
+        "memory.committed_as_kb vs meminfo Committed_AS",
+        f(m, &["committed_as_kb"]),
+        c0,
+        c1,
+        MEM_DRIFT_KB,
+    );
     let (l0, l1) = mi("CommitLimit");
-    t.bracket("memory.commit_limit_kb vs meminfo CommitLimit", f(m, &["commit_limit_kb"]), l0, l1, 0.0);
+    t.bracket(
+        "memory.commit_limit_kb vs meminfo CommitLimit",
+        f(m, &["commit_limit_kb"]),
+        l0,
+        l1,
+        0.0,
+    );
     let node_total: f64 = w
         .numa
         .1
@@ -585,12 +722,32 @@ fn memory_object_matches_free() {
         .map(|(_, v)| v * 1024.0)
         .sum();
     // numastat's MB have two decimals: 0.005 MB per node of rounding.
-    t.close("memory.nodes_total_kb vs numastat -m MemTotal nodes", f(m, &["nodes_total_kb"]), node_total, 6.0);
+    t.close(
+        "memory.nodes_total_kb vs numastat -m MemTotal nodes",
+        f(m, &["nodes_total_kb"]),
+        node_total,
+        6.0,
+    );
     let page_kb = (live::page_size() / 1024) as f64;
-    t.close("memory.page_kb vs getconf PAGESIZE", f(m, &["page_kb"]), page_kb, 0.0);
-    t.close("dirty.page_kb vs getconf PAGESIZE", f(&w.frame, &["dirty", "page_kb"]), page_kb, 0.0);
+    t.close(
+        "memory.page_kb vs getconf PAGESIZE",
+        f(m, &["page_kb"]),
+        page_kb,
+        0.0,
+    );
+    t.close(
+        "dirty.page_kb vs getconf PAGESIZE",
+        f(&w.frame, &["dirty", "page_kb"]),
+        page_kb,
+        0.0,
+    );
     let from = m["page_kb_from"].as_str().unwrap_or("null").to_string();
-    t.holds("memory.page_kb_from", from.clone(), "host".into(), from == "host");
+    t.holds(
+        "memory.page_kb_from",
+        from.clone(),
+        "host".into(),
+        from == "host",
+    );
     t.finish();
 }
 
@@ -624,7 +781,10 @@ fn hugepage_pool_shows_in_sizes_and_node() {
     let want: u64 = old.parse::<u64>().unwrap_or(0) + 8;
     live::write_file("/proc/sys/vm/nr_hugepages", &want.to_string());
     let mi = live::kv("/proc/meminfo");
-    let frame = Recording::start(0.25, 2).finish().pop().expect("one interval");
+    let frame = Recording::start(0.25, 2)
+        .finish()
+        .pop()
+        .expect("one interval");
     let mut t = Table::new(T);
     let (total, free) = (mi["HugePages_Total"], mi["HugePages_Free"]);
     t.holds(
@@ -635,8 +795,18 @@ fn hugepage_pool_shows_in_sizes_and_node() {
     );
     let size = find(&frame["hugepages"]["sizes"], "size_kb", "2048");
     // Nothing maps these pages during the test: the counts are exact.
-    t.close("hugepages 2048 kB total vs meminfo", size.and_then(|s| f(s, &["total"])), total as f64, 0.0);
-    t.close("hugepages 2048 kB free vs meminfo", size.and_then(|s| f(s, &["free"])), free as f64, 0.0);
+    t.close(
+        "hugepages 2048 kB total vs meminfo",
+        size.and_then(|s| f(s, &["total"])),
+        total as f64,
+        0.0,
+    );
+    t.close(
+        "hugepages 2048 kB free vs meminfo",
+        size.and_then(|s| f(s, &["free"])),
+        free as f64,
+        0.0,
+    );
     let mut node_total = 0.0;
     let mut node_free = 0.0;
     for n in frame["nodes"].as_array().into_iter().flatten() {
@@ -644,14 +814,37 @@ fn hugepage_pool_shows_in_sizes_and_node() {
         let dir = format!("/sys/devices/system/node/node{id}/hugepages/hugepages-2048kB");
         let k = |x: &str| live::read_trim(format!("{dir}/{x}")).and_then(|v| v.parse::<f64>().ok());
         let ours = find(&n["hugepages"], "size_kb", "2048");
-        let (kt, kf) = (k("nr_hugepages").unwrap_or(f64::NAN), k("free_hugepages").unwrap_or(f64::NAN));
-        t.close(&format!("node {id} 2048 kB total vs sysfs"), ours.and_then(|s| f(s, &["total"])), kt, 0.0);
-        t.close(&format!("node {id} 2048 kB free vs sysfs"), ours.and_then(|s| f(s, &["free"])), kf, 0.0);
+        let (kt, kf) = (
+            k("nr_hugepages").unwrap_or(f64::NAN),
+            k("free_hugepages").unwrap_or(f64::NAN),
+        );
+        t.close(
+            &format!("node {id} 2048 kB total vs sysfs"),
+            ours.and_then(|s| f(s, &["total"])),
+            kt,
+            0.0,
+        );
+        t.close(
+            &format!("node {id} 2048 kB free vs sysfs"),
+            ours.and_then(|s| f(s, &["free"])),
+            kf,
+            0.0,
+        );
         node_total += ours.and_then(|s| f(s, &["total"])).unwrap_or(0.0);
         node_free += ours.and_then(|s| f(s, &["free"])).unwrap_or(0.0);
     }
-    t.close("sum of nodes 2048 kB total", Some(node_total), total as f64, 0.0);
-    t.close("sum of nodes 2048 kB free", Some(node_free), free as f64, 0.0);
+    t.close(
+        "sum of nodes 2048 kB total",
+        Some(node_total),
+        total as f64,
+        0.0,
+    );
+    t.close(
+        "sum of nodes 2048 kB free",
+        Some(node_free),
+        free as f64,
+        0.0,
+    );
     t.finish();
 }
 
@@ -707,7 +900,10 @@ const HARD_BYTES: u64 = 256 << 20;
 fn small_dirty_limits() -> DirtyLimits {
     let saved = DirtyLimits::save().expect("dirty sysctls");
     let _ = Command::new("sync").status();
-    live::write_file(&format!("{VM}/dirty_background_bytes"), &BG_BYTES.to_string());
+    live::write_file(
+        &format!("{VM}/dirty_background_bytes"),
+        &BG_BYTES.to_string(),
+    );
     live::write_file(&format!("{VM}/dirty_bytes"), &HARD_BYTES.to_string());
     saved
 }
@@ -715,22 +911,40 @@ fn small_dirty_limits() -> DirtyLimits {
 fn kernel_thresholds_kb(page: u64) -> (f64, f64) {
     let v = live::kv("/proc/vmstat");
     let kb = |k: &str| v.get(k).map_or(f64::NAN, |p| (p * page / 1024) as f64);
-    (kb("nr_dirty_background_threshold"), kb("nr_dirty_threshold"))
+    (
+        kb("nr_dirty_background_threshold"),
+        kb("nr_dirty_threshold"),
+    )
 }
 
 /// perftop's thresholds against `/proc/vmstat`'s, read just before and after its sample.
 fn thresholds_rows(t: &mut Table, label: &str) -> Value {
     let page = live::page_size();
     let (bg0, h0) = kernel_thresholds_kb(page);
-    let frame = Recording::start(0.25, 2).finish().pop().expect("one interval");
+    let frame = Recording::start(0.25, 2)
+        .finish()
+        .pop()
+        .expect("one interval");
     let (bg1, h1) = kernel_thresholds_kb(page);
     let d = &frame["dirty"];
     // With ratio limits the kernel recomputes both thresholds from free memory at each read,
     // so they move with the page cache between reads; with byte limits they are constant.
     // The bracket covers the move; 1 page of tolerance for rounding.
     let tol = (page / 1024) as f64;
-    t.bracket(&format!("{label} background_threshold_kb vs vmstat x PAGESIZE"), f(d, &["background_threshold_kb"]), bg0, bg1, tol);
-    t.bracket(&format!("{label} threshold_kb vs vmstat x PAGESIZE"), f(d, &["threshold_kb"]), h0, h1, tol);
+    t.bracket(
+        &format!("{label} background_threshold_kb vs vmstat x PAGESIZE"),
+        f(d, &["background_threshold_kb"]),
+        bg0,
+        bg1,
+        tol,
+    );
+    t.bracket(
+        &format!("{label} threshold_kb vs vmstat x PAGESIZE"),
+        f(d, &["threshold_kb"]),
+        h0,
+        h1,
+        tol,
+    );
     frame
 }
 
@@ -749,12 +963,32 @@ fn dirty_thresholds_are_the_kernels() {
         let frame = thresholds_rows(&mut t, "64M/256M bytes:");
         let d = &frame["dirty"];
         // Byte limits are exact: DIV_ROUND_UP(bytes, PAGE_SIZE) pages, shown in kB.
-        t.close("64M/256M bytes: background_threshold_kb", f(d, &["background_threshold_kb"]), 65536.0, 0.0);
-        t.close("64M/256M bytes: threshold_kb", f(d, &["threshold_kb"]), 262144.0, 0.0);
-        t.close("64M/256M bytes: freerun_kb = (bg + hard) / 2", f(d, &["freerun_kb"]), 163840.0, 0.0);
+        t.close(
+            "64M/256M bytes: background_threshold_kb",
+            f(d, &["background_threshold_kb"]),
+            65536.0,
+            0.0,
+        );
+        t.close(
+            "64M/256M bytes: threshold_kb",
+            f(d, &["threshold_kb"]),
+            262144.0,
+            0.0,
+        );
+        t.close(
+            "64M/256M bytes: freerun_kb = (bg + hard) / 2",
+            f(d, &["freerun_kb"]),
+            163840.0,
+            0.0,
+        );
         for k in ["limit_from", "background_limit_from"] {
             let v = d[k].as_str().unwrap_or("null").to_string();
-            t.holds(&format!("64M/256M bytes: {k}"), v.clone(), "bytes".into(), v == "bytes");
+            t.holds(
+                &format!("64M/256M bytes: {k}"),
+                v.clone(),
+                "bytes".into(),
+                v == "bytes",
+            );
         }
     }
     t.finish();
@@ -782,12 +1016,15 @@ fn dirty_gauge_follows_buffered_writes() {
     disk.freeze().expect("fsfreeze");
     // Our own reference reads of /proc/meminfo Dirty every ~10 ms, stamped with the wall clock
     // that perftop stamps its samples with.
-    let polls = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(i64, f64)>::new()));
+    // (wall ms, Dirty kB, Dirty + Writeback kB)
+    type Poll = (i64, f64, f64);
+    let polls = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Poll>::new()));
     let sink = polls.clone();
     let poller = LoadThread::start(move || {
-        if let Some(d) = live::kv("/proc/meminfo").get("Dirty") {
+        let mi = live::kv("/proc/meminfo");
+        if let (Some(d), Some(w)) = (mi.get("Dirty"), mi.get("Writeback")) {
             if let Ok(mut v) = sink.lock() {
-                v.push((live::wall_ms(), *d as f64));
+                v.push((live::wall_ms(), *d as f64, (d + w) as f64));
             }
         }
         live::sleep_ms(10);
@@ -832,7 +1069,11 @@ fn dirty_gauge_follows_buffered_writes() {
         "background or throttled".into(),
         states.iter().any(|s| s == "background" || s == "throttled"),
     );
-    t.note("peak dirty_kb", &format!("{peak:.0}"), "background 65536 kB, hard 262144 kB");
+    t.note(
+        "peak dirty_kb",
+        &format!("{peak:.0}"),
+        "background 65536 kB, hard 262144 kB",
+    );
     for k in ["limit_from", "background_limit_from"] {
         let v = frames
             .last()
@@ -841,26 +1082,48 @@ fn dirty_gauge_follows_buffered_writes() {
             .to_string();
         t.holds(k, v.clone(), "bytes".into(), v == "bytes");
     }
-    // dirty_kb is meminfo Dirty: it must lie between our reads within 30 ms before and 60 ms
-    // after perftop's sample time (a sample takes a few ms to read; Dirty moves at hundreds of
-    // MB/s while dd runs, so a tighter window would test our timing, not perftop), +1 page.
+    // dirty_kb is meminfo Dirty, read a few ms after perftop stamps the sample's wall clock.
+    // Reference: our reads within 30 ms before and 60 ms after that stamp (Dirty moves at
+    // hundreds of MB/s while dd runs; a tighter window would test our timing, not perftop).
+    // Dirty + Writeback only grows while the disk completes nothing: 1 page of tolerance.
+    // Dirty alone also drops when the flusher moves a batch of pages to Writeback, which can
+    // fall between two 10 ms polls: 2 MiB of tolerance for that alone.
     let polls = polls.lock().map(|v| v.clone()).unwrap_or_default();
     for (i, fr) in frames.iter().enumerate() {
         let Some(w) = fr["host"]["wall_ms"].as_i64() else {
             continue;
         };
-        let near: Vec<f64> = polls
+        let near: Vec<Poll> = polls
             .iter()
-            .filter(|(t, _)| *t >= w - 30 && *t <= w + 60)
-            .map(|&(_, d)| d)
+            .filter(|(t, _, _)| *t >= w - 30 && *t <= w + 60)
+            .copied()
             .collect();
         if near.is_empty() {
-            t.note(&format!("[{i}] dirty_kb"), "-", "no reference read near this sample");
+            t.note(
+                &format!("[{i}] dirty_kb"),
+                "-",
+                "no reference read near this sample",
+            );
             continue;
         }
-        let lo = near.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = near.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        t.bracket(&format!("[{i}] dirty_kb vs meminfo Dirty [{}]", states[i]), f(fr, &["dirty", "dirty_kb"]), lo, hi, 4.0);
+        let range = |g: fn(&Poll) -> f64| {
+            let lo = near.iter().map(g).fold(f64::INFINITY, f64::min);
+            let hi = near.iter().map(g).fold(f64::NEG_INFINITY, f64::max);
+            (lo, hi)
+        };
+        let d = &fr["dirty"];
+        let (lo, hi) = range(|p| p.2);
+        let sum = f(d, &["dirty_kb"])
+            .zip(f(d, &["writeback_kb"]))
+            .map(|(a, b)| a + b);
+        let m = format!(
+            "[{i}] dirty_kb+writeback_kb vs meminfo Dirty+Writeback [{}]",
+            states[i]
+        );
+        t.bracket(&m, sum, lo, hi, 4.0);
+        let (lo, hi) = range(|p| p.1);
+        let m = format!("[{i}] dirty_kb vs meminfo Dirty");
+        t.bracket(&m, f(d, &["dirty_kb"]), lo, hi, 2048.0);
     }
     drop(disk);
     drop(limits);
@@ -899,16 +1162,25 @@ fn with_stuck_disk(test: &str, check: impl FnOnce(&mut Table, &[Value], &str)) {
     }
     let inflight = || -> u64 {
         live::read_trim(format!("/sys/block/{name}/inflight"))
-            .map(|s| s.split_whitespace().filter_map(|x| x.parse::<u64>().ok()).sum())
+            .map(|s| {
+                s.split_whitespace()
+                    .filter_map(|x| x.parse::<u64>().ok())
+                    .sum()
+            })
             .unwrap_or(0)
     };
     if !live::wait_until(Duration::from_secs(5), || inflight() >= 3) {
-        support::skip(test, "writes to a loop device over a frozen ext4 did not stay in flight");
+        support::skip(
+            test,
+            "writes to a loop device over a frozen ext4 did not stay in flight",
+        );
         return;
     }
     let writes_done = || -> Option<u64> {
         let text = live::read_trim("/proc/diskstats")?;
-        let line = text.lines().find(|l| l.split_whitespace().nth(2) == Some(name.as_str()))?;
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().nth(2) == Some(name.as_str()))?;
         line.split_whitespace().nth(7)?.parse().ok()
     };
     let before = writes_done();
@@ -925,7 +1197,12 @@ fn with_stuck_disk(test: &str, check: impl FnOnce(&mut Table, &[Value], &str)) {
         "unchanged".into(),
         before.is_some() && before == after,
     );
-    t.holds(&format!("kernel: {name} inflight"), inflight().to_string(), ">= 3".into(), inflight() >= 3);
+    t.holds(
+        &format!("kernel: {name} inflight"),
+        inflight().to_string(),
+        ">= 3".into(),
+        inflight() >= 3,
+    );
     check(&mut t, &frames, &name);
     drop(disk);
     t.finish();
@@ -939,8 +1216,18 @@ fn stuck_io_shows_in_flight() {
             let d = find(&fr["disks"], "disk_device", name);
             // Nothing completes, so every rate is exactly 0 and the in-flight gauge is the
             // kernel's own count.
-            t.close(&format!("[{i}] {name} inflight"), d.and_then(|d| f(d, &["inflight"])), 3.0, 0.0);
-            t.close(&format!("[{i}] {name} w/s"), d.and_then(|d| f(d, &["w/s"])), 0.0, 0.0);
+            t.close(
+                &format!("[{i}] {name} inflight"),
+                d.and_then(|d| f(d, &["inflight"])),
+                3.0,
+                0.0,
+            );
+            t.close(
+                &format!("[{i}] {name} w/s"),
+                d.and_then(|d| f(d, &["w/s"])),
+                0.0,
+                0.0,
+            );
             t.note(
                 &format!("[{i}] {name} %util / aqu-sz (io_ticks grows, time_in_queue only at completion)"),
                 &format!(
@@ -962,8 +1249,18 @@ fn stuck_io_is_flagged_stalled() {
         for (i, fr) in frames.iter().enumerate() {
             let d = find(&fr["disks"], "disk_device", name);
             let stalled = d.and_then(|d| d["stalled"].as_bool());
-            t.holds(&format!("[{i}] {name} stalled"), format!("{stalled:?}"), "Some(true)".into(), stalled == Some(true));
-            t.close(&format!("[{i}] {name} in_flight"), d.and_then(|d| f(d, &["in_flight"])), 3.0, 0.0);
+            t.holds(
+                &format!("[{i}] {name} stalled"),
+                format!("{stalled:?}"),
+                "Some(true)".into(),
+                stalled == Some(true),
+            );
+            t.close(
+                &format!("[{i}] {name} in_flight"),
+                d.and_then(|d| f(d, &["in_flight"])),
+                3.0,
+                0.0,
+            );
         }
         // Findings are raised after 3 samples: the last interval must carry it.
         let ids: Vec<String> = frames
@@ -973,6 +1270,11 @@ fn stuck_io_is_flagged_stalled() {
             .flatten()
             .filter_map(|x| x["id"].as_str().map(str::to_string))
             .collect();
-        t.holds("finding disk.stalled", format!("{ids:?}"), "contains disk.stalled".into(), ids.iter().any(|x| x == "disk.stalled"));
+        t.holds(
+            "finding disk.stalled",
+            format!("{ids:?}"),
+            "contains disk.stalled".into(),
+            ids.iter().any(|x| x == "disk.stalled"),
+        );
     });
 }

@@ -32,7 +32,10 @@ pub fn have(tool: &str) -> bool {
 /// True when the test can run: root and every tool installed. Otherwise says SKIP why.
 pub fn ready(test: &str, tools: &[&str]) -> bool {
     if !crate::support::is_root() {
-        crate::support::skip(test, "needs root (drives kernel state and reads root-only files)");
+        crate::support::skip(
+            test,
+            "needs root (drives kernel state and reads root-only files)",
+        );
         return false;
     }
     let missing: Vec<&str> = tools.iter().copied().filter(|t| !have(t)).collect();
@@ -106,7 +109,14 @@ impl Table {
     pub fn close(&mut self, metric: &str, perftop: Option<f64>, reference: f64, tol: f64) {
         let diff = perftop.map(|p| p - reference);
         let ok = diff.is_some_and(|d| d.abs() <= tol);
-        self.row(metric, num(perftop), format!("{reference:.2}"), diff, tol, ok);
+        self.row(
+            metric,
+            num(perftop),
+            format!("{reference:.2}"),
+            diff,
+            tol,
+            ok,
+        );
     }
 
     /// Like `close`, with the tolerance `rel` of the reference plus `abs`.
@@ -145,8 +155,9 @@ impl Table {
         );
         write_row(&line);
         if !ok {
-            self.failures
-                .push(format!("{metric}: perftop {perftop}, reference {reference}"));
+            self.failures.push(format!(
+                "{metric}: perftop {perftop}, reference {reference}"
+            ));
         }
     }
 
