@@ -574,3 +574,19 @@ impl Drop for FrozenDisk {
         }
     }
 }
+
+/// How far apart two reads of one global vmstat counter (meminfo Dirty, Writeback...) can be
+/// with no change at all, in kB: each CPU folds its private delta into the global count only
+/// once it passes the "vm stats threshold" (or every second), so each read is within
+/// ncpus x threshold pages of the truth, in either direction.
+pub fn vmstat_drift_kb(page: u64) -> f64 {
+    let text = read_trim("/proc/zoneinfo").unwrap_or_default();
+    let threshold = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("vm stats threshold:"))
+        .filter_map(|v| v.trim().parse::<u64>().ok())
+        .max()
+        .unwrap_or(125);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    (2 * cpus * threshold * page / 1024) as f64
+}
