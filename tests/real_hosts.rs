@@ -449,7 +449,6 @@ fn vmstat(t: &str, key: &str) -> u64 {
 }
 
 #[test]
-#[ignore = "needs the page-size fix and memory object from main"]
 fn dirty_thresholds_in_4k_pages() {
     // The kernel's own thresholds, in pages; the host's pages are 4 kB (MemFree /
     // nr_free_pages is ~150 here, which once made perftop claim 64 kB pages).
@@ -470,7 +469,6 @@ fn dirty_thresholds_in_4k_pages() {
 }
 
 #[test]
-#[ignore = "needs the page-size fix and memory object from main"]
 fn memory_object() {
     let m = &perftop_delta()["memory"];
     assert_eq!(m["page_kb"].as_u64(), Some(4));

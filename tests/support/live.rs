@@ -1,0 +1,592 @@
+//! Harness of the live truth suite (`tests/live_truth.rs`): one lock so checks never overlap,
+//! perftop recordings and reference tools started over the same window, kernel-state guards,
+//! parsers for the reference tools' output, and the comparison table.
+//!
+//! Every comparison prints one table row to the process's stderr (libtest captures
+//! `eprintln!`, not direct writes) and appends it to `target/live-truth.md`.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard, Once};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// The live checks drive load and kernel state; two at once would disturb each other.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+pub fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {tool}"))
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// True when the test can run: root and every tool installed. Otherwise says SKIP why.
+pub fn ready(test: &str, tools: &[&str]) -> bool {
+    if !crate::support::is_root() {
+        crate::support::skip(
+            test,
+            "needs root (drives kernel state and reads root-only files)",
+        );
+        return false;
+    }
+    let missing: Vec<&str> = tools.iter().copied().filter(|t| !have(t)).collect();
+    if !missing.is_empty() {
+        let why = format!(
+            "{} not installed (.ci/run installs sysstat, numactl, procps)",
+            missing.join(", ")
+        );
+        crate::support::skip(test, &why);
+        return false;
+    }
+    true
+}
+
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"))
+}
+
+pub fn wall_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+// ------------------------------------------------------------------ the comparison table
+
+static HEADER: Once = Once::new();
+
+fn write_row(line: &str) {
+    let _ = std::io::stderr().write_all(line.as_bytes());
+    let path = target_dir().join("live-truth.md");
+    let _ = std::fs::create_dir_all(target_dir());
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = f.write_all(line.as_bytes());
+    }
+}
+
+/// Rows of one test; failures are collected so every row is printed before the test fails.
+pub struct Table {
+    test: &'static str,
+    failures: Vec<String>,
+}
+
+fn num(v: Option<f64>) -> String {
+    v.map_or("null".to_string(), |x| format!("{x:.2}"))
+}
+
+impl Table {
+    pub fn new(test: &'static str) -> Table {
+        HEADER.call_once(|| {
+            write_row(&format!(
+                "\n## live truth run, unix time {}\n\n\
+                 | test | metric | perftop | reference | diff | tolerance | |\n\
+                 |---|---|---:|---:|---:|---:|---|\n",
+                wall_ms() / 1000
+            ));
+        });
+        Table {
+            test,
+            failures: Vec::new(),
+        }
+    }
+
+    /// perftop must be within `tol` of the reference (absolute, in the metric's unit).
+    pub fn close(&mut self, metric: &str, perftop: Option<f64>, reference: f64, tol: f64) {
+        let diff = perftop.map(|p| p - reference);
+        let ok = diff.is_some_and(|d| d.abs() <= tol);
+        self.row(
+            metric,
+            num(perftop),
+            format!("{reference:.2}"),
+            diff,
+            tol,
+            ok,
+        );
+    }
+
+    /// Like `close`, with the tolerance `rel` of the reference plus `abs`.
+    pub fn rel(&mut self, metric: &str, perftop: Option<f64>, reference: f64, rel: f64, abs: f64) {
+        self.close(metric, perftop, reference, reference.abs() * rel + abs);
+    }
+
+    /// perftop must lie within [lo - tol, hi + tol]: the reference was read just before and
+    /// just after perftop's own read of a gauge that moves.
+    pub fn bracket(&mut self, metric: &str, perftop: Option<f64>, lo: f64, hi: f64, tol: f64) {
+        let (lo, hi) = (lo.min(hi), lo.max(hi));
+        let diff = perftop.map(|p| {
+            if p < lo {
+                p - lo
+            } else if p > hi {
+                p - hi
+            } else {
+                0.0
+            }
+        });
+        let ok = lo.is_finite() && hi.is_finite() && diff.is_some_and(|d| d.abs() <= tol);
+        let reference = if lo == hi {
+            format!("{lo:.2}")
+        } else {
+            format!("{lo:.2}..{hi:.2}")
+        };
+        self.row(metric, num(perftop), reference, diff, tol, ok);
+    }
+
+    /// A fact that must hold, shown as a row.
+    pub fn holds(&mut self, metric: &str, perftop: String, reference: String, ok: bool) {
+        let line = format!(
+            "| {} | {metric} | {perftop} | {reference} | | | {} |\n",
+            self.test,
+            if ok { "ok" } else { "FAIL" }
+        );
+        write_row(&line);
+        if !ok {
+            self.failures.push(format!(
+                "{metric}: perftop {perftop}, reference {reference}"
+            ));
+        }
+    }
+
+    /// A number worth keeping next to the others, with no assertion.
+    pub fn note(&mut self, metric: &str, perftop: &str, reference: &str) {
+        write_row(&format!(
+            "| {} | {metric} | {perftop} | {reference} | | | note |\n",
+            self.test
+        ));
+    }
+
+    fn row(
+        &mut self,
+        metric: &str,
+        perftop: String,
+        reference: String,
+        diff: Option<f64>,
+        tol: f64,
+        ok: bool,
+    ) {
+        let line = format!(
+            "| {} | {metric} | {perftop} | {reference} | {} | {tol:.2} | {} |\n",
+            self.test,
+            num(diff),
+            if ok { "ok" } else { "FAIL" }
+        );
+        write_row(&line);
+        if !ok {
+            self.failures.push(format!(
+                "{metric}: perftop {perftop}, reference {reference}, tolerance {tol:.2}"
+            ));
+        }
+    }
+
+    pub fn finish(self) {
+        assert!(
+            self.failures.is_empty(),
+            "{}: {} comparison(s) out of tolerance:\n{}",
+            self.test,
+            self.failures.len(),
+            self.failures.join("\n")
+        );
+    }
+}
+
+// ------------------------------------------------------------------ perftop and the tools
+
+/// `perftop record -d D -n N` running in the background, then `perftop dump --format json`.
+pub struct Recording {
+    child: Child,
+    path: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Recording {
+    /// `samples` samples `interval` seconds apart: `samples - 1` intervals.
+    pub fn start(interval: f64, samples: u32) -> Recording {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("live.rec");
+        let child = Command::new(env!("CARGO_BIN_EXE_perftop"))
+            .arg("record")
+            .arg("-d")
+            .arg(interval.to_string())
+            .arg("-n")
+            .arg(samples.to_string())
+            .arg("-o")
+            .arg(&path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start perftop record");
+        Recording {
+            child,
+            path,
+            _dir: dir,
+        }
+    }
+
+    /// Waits for the recorder; one derived JSON object per interval.
+    pub fn finish(self) -> Vec<Value> {
+        let out = self.child.wait_with_output().expect("perftop record");
+        assert!(
+            out.status.success(),
+            "perftop record: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = Command::new(env!("CARGO_BIN_EXE_perftop"))
+            .args(["dump", "--format", "json"])
+            .arg(&self.path)
+            .output()
+            .expect("perftop dump");
+        assert!(
+            out.status.success(),
+            "perftop dump: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("dump line is JSON"))
+            .collect()
+    }
+}
+
+/// A reference tool running over the window, C locale (24-hour times, `.` decimals).
+pub fn spawn(tool: &str, args: &[&str]) -> Child {
+    Command::new(tool)
+        .args(args)
+        .env("LC_ALL", "C")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {tool}: {e}"))
+}
+
+pub fn output(child: Child) -> String {
+    let out = child.wait_with_output().expect("reference tool");
+    assert!(
+        out.status.success(),
+        "reference tool failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn run(tool: &str, args: &[&str]) -> String {
+    output(spawn(tool, args))
+}
+
+/// A child process that is killed and reaped when this goes out of scope, on every path.
+pub struct Load(pub Child);
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A thread that repeats `work` until dropped.
+pub struct LoadThread {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl LoadThread {
+    pub fn start(mut work: impl FnMut() + Send + 'static) -> LoadThread {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                work();
+            }
+        });
+        LoadThread {
+            stop,
+            handle: Some(handle),
+        }
+    }
+}
+
+impl Drop for LoadThread {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+pub fn sleep_ms(ms: u64) {
+    std::thread::sleep(Duration::from_millis(ms));
+}
+
+/// Polls `f` until it is true or `timeout` passes.
+pub fn wait_until(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + timeout;
+    while Instant::now() < end {
+        if f() {
+            return true;
+        }
+        sleep_ms(20);
+    }
+    f()
+}
+
+// ------------------------------------------------------------------ kernel files
+
+pub fn read_trim(path: impl AsRef<Path>) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+pub fn write_file(path: &str, value: &str) {
+    std::fs::write(path, value).unwrap_or_else(|e| panic!("writing {value} to {path}: {e}"));
+}
+
+/// `key value` lines (`/proc/vmstat`) or `Key: value kB` lines (`/proc/meminfo`).
+pub fn kv(path: &str) -> BTreeMap<String, u64> {
+    read_trim(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let k = w.next()?.trim_end_matches(':').to_string();
+            Some((k, w.next()?.parse().ok()?))
+        })
+        .collect()
+}
+
+pub fn page_size() -> u64 {
+    run("getconf", &["PAGESIZE"])
+        .trim()
+        .parse()
+        .expect("getconf PAGESIZE")
+}
+
+/// `/proc/pressure/*` `total` (µs stalled) per "resource kind", e.g. `io some`.
+pub fn psi_totals() -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    for res in ["cpu", "memory", "io", "irq"] {
+        let Some(text) = read_trim(format!("/proc/pressure/{res}")) else {
+            continue;
+        };
+        for line in text.lines() {
+            let mut w = line.split_whitespace();
+            let Some(kind) = w.next() else { continue };
+            if let Some(total) = w.find_map(|x| x.strip_prefix("total=")) {
+                if let Ok(t) = total.parse() {
+                    m.insert(format!("{res} {kind}"), t);
+                }
+            }
+        }
+    }
+    m
+}
+
+/// Notes the PSI stall share over a window (no perftop field yet: a pressure pane is planned).
+pub fn note_psi(t: &mut Table, before: &BTreeMap<String, u64>, secs: f64) {
+    let after = psi_totals();
+    if after.is_empty() {
+        t.note("psi", "-", "/proc/pressure not present");
+        return;
+    }
+    for (k, v) in &after {
+        let Some(b) = before.get(k) else { continue };
+        let d = v.saturating_sub(*b);
+        t.note(
+            &format!("psi {k} total delta"),
+            "- (no field yet)",
+            &format!("{d} us = {:.1}% of {secs:.1}s", d as f64 / (secs * 1e4)),
+        );
+    }
+}
+
+// ------------------------------------------------------------------ JSON access
+
+pub fn f(v: &Value, path: &[&str]) -> Option<f64> {
+    path.iter().try_fold(v, |v, k| v.get(*k))?.as_f64()
+}
+
+/// The element of `arr` whose `key` equals `want` (a number or a string).
+pub fn find<'a>(arr: &'a Value, key: &str, want: &str) -> Option<&'a Value> {
+    arr.as_array()?.iter().find(|x| match &x[key] {
+        Value::String(s) => s == want,
+        Value::Number(n) => n.to_string() == want,
+        _ => false,
+    })
+}
+
+/// The whole disk holding `path` (st_dev matched against `/sys/class/block/*/dev`).
+pub fn disk_of(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(path).ok()?.dev();
+    let (major, minor) = ((dev >> 8) & 0xfff, (dev & 0xff) | ((dev >> 12) & 0xfff00));
+    let want = format!("{major}:{minor}");
+    for e in std::fs::read_dir("/sys/class/block").ok()?.flatten() {
+        if read_trim(e.path().join("dev")).as_deref() != Some(want.as_str()) {
+            continue;
+        }
+        let name = e.file_name().to_string_lossy().into_owned();
+        if Path::new("/sys/block").join(&name).exists() {
+            return Some(name);
+        }
+        // A partition: its sysfs directory sits inside the whole disk's.
+        let real = std::fs::canonicalize(e.path()).ok()?;
+        return Some(real.parent()?.file_name()?.to_string_lossy().into_owned());
+    }
+    None
+}
+
+// ------------------------------------------------------------------ a disk that completes nothing
+
+/// Runs a command; its stdout, or what went wrong.
+pub fn sh(args: &[&str]) -> Result<String, String> {
+    let out = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .map_err(|e| format!("{}: {e}", args[0]))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    } else {
+        Err(format!(
+            "{}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// A loop device whose I/O never completes while the guard holds: its backing file lives on
+/// an ext4 filesystem (itself on a loop device over a sparse file in /var/tmp) that is frozen
+/// with `fsfreeze`, so the loop worker's writes to the backing file wait in the frozen
+/// filesystem. No dm-delay or null_blk needed. Drop thaws first (blocked writers finish), then
+/// reaps the writers, unmounts and detaches everything, on every path.
+pub struct FrozenDisk {
+    pub dir: tempfile::TempDir,
+    outer: Option<String>,
+    mnt: PathBuf,
+    mounted: bool,
+    /// `/dev/loopN` of the device that stalls.
+    pub inner: Option<String>,
+    /// Where ext4 on the stalling device is mounted, when asked for.
+    pub inner_mnt: Option<PathBuf>,
+    frozen: bool,
+    pub writers: Vec<Child>,
+}
+
+impl FrozenDisk {
+    /// `inner_mb` of stalling device; with `with_fs`, an ext4 on it, mounted.
+    pub fn new(inner_mb: u64, with_fs: bool) -> Result<FrozenDisk, String> {
+        let dir = tempfile::Builder::new()
+            .prefix("perftop-live-frozen-")
+            .tempdir_in("/var/tmp")
+            .map_err(|e| format!("tempdir in /var/tmp: {e}"))?;
+        let mnt = dir.path().join("outer");
+        let mut g = FrozenDisk {
+            outer: None,
+            mnt,
+            mounted: false,
+            inner: None,
+            inner_mnt: None,
+            frozen: false,
+            writers: Vec::new(),
+            dir,
+        };
+        let p = |x: &Path| x.to_string_lossy().into_owned();
+        let outer_img = p(&g.dir.path().join("outer.img"));
+        let outer_mb = inner_mb + 64;
+        sh(&["truncate", "-s", &format!("{outer_mb}M"), &outer_img])?;
+        sh(&["mkfs.ext4", "-q", "-F", &outer_img])?;
+        g.outer = Some(sh(&["losetup", "-f", "--show", &outer_img])?);
+        std::fs::create_dir(&g.mnt).map_err(|e| e.to_string())?;
+        sh(&["mount", g.outer.as_deref().unwrap_or("?"), &p(&g.mnt)])?;
+        g.mounted = true;
+        let inner_img = p(&g.mnt.join("inner.img"));
+        sh(&["truncate", "-s", &format!("{inner_mb}M"), &inner_img])?;
+        let inner = sh(&["losetup", "-f", "--show", &inner_img])?;
+        g.inner = Some(inner.clone());
+        if with_fs {
+            sh(&["mkfs.ext4", "-q", "-F", &inner])?;
+            let m = g.dir.path().join("inner");
+            std::fs::create_dir(&m).map_err(|e| e.to_string())?;
+            sh(&["mount", &inner, &p(&m)])?;
+            g.inner_mnt = Some(m);
+        }
+        Ok(g)
+    }
+
+    /// The stalling device's name (`loopN`).
+    pub fn name(&self) -> String {
+        self.inner
+            .as_deref()
+            .unwrap_or("")
+            .trim_start_matches("/dev/")
+            .to_string()
+    }
+
+    pub fn freeze(&mut self) -> Result<(), String> {
+        sh(&["fsfreeze", "-f", &self.mnt.to_string_lossy()])?;
+        self.frozen = true;
+        Ok(())
+    }
+
+    fn thaw(&mut self) {
+        if self.frozen {
+            let _ = sh(&["fsfreeze", "-u", &self.mnt.to_string_lossy()]);
+            self.frozen = false;
+        }
+    }
+}
+
+impl Drop for FrozenDisk {
+    fn drop(&mut self) {
+        for w in &mut self.writers {
+            let _ = w.kill();
+        }
+        self.thaw();
+        for w in &mut self.writers {
+            let _ = w.wait();
+        }
+        if let Some(m) = self.inner_mnt.take() {
+            let _ = sh(&["umount", &m.to_string_lossy()]);
+        }
+        if let Some(dev) = self.inner.take() {
+            let _ = sh(&["losetup", "-d", &dev]);
+        }
+        if self.mounted {
+            let _ = sh(&["umount", &self.mnt.to_string_lossy()]);
+        }
+        if let Some(dev) = self.outer.take() {
+            let _ = sh(&["losetup", "-d", &dev]);
+        }
+    }
+}
+
+/// How far apart two reads of one global vmstat counter (meminfo Dirty, Writeback...) can be
+/// with no change at all, in kB: each CPU folds its private delta into the global count only
+/// once it passes the "vm stats threshold" (or every second), so each read is within
+/// ncpus x threshold pages of the truth, in either direction.
+pub fn vmstat_drift_kb(page: u64) -> f64 {
+    let text = read_trim("/proc/zoneinfo").unwrap_or_default();
+    let threshold = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("vm stats threshold:"))
+        .filter_map(|v| v.trim().parse::<u64>().ok())
+        .max()
+        .unwrap_or(125);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    (2 * cpus * threshold * page / 1024) as f64
+}
