@@ -3,7 +3,7 @@
 //!
 //! Errors surface here with context (`anyhow`) and become a one-line message and exit code 1.
 
-use crate::derive::derive_with;
+use crate::assess::assess;
 use crate::findings::Thresholds;
 use crate::root::Root;
 use crate::sample::Sample;
@@ -416,7 +416,7 @@ pub fn load_sample(path: &PathBuf) -> Result<Sample> {
 fn delta(old: &PathBuf, new: &PathBuf, thresholds: &Thresholds) -> Result<()> {
     let a = load_sample(old)?;
     let b = load_sample(new)?;
-    let d = derive_with(Some(&a), &b, thresholds);
+    let d = assess(Some(&a), &b, thresholds);
     let json = serde_json::to_string_pretty(&d).context("encoding metrics")?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "{json}").context("writing to stdout")
@@ -436,7 +436,7 @@ fn batch(
     let mut out = std::io::stdout().lock();
     loop {
         let cur = read_sample(&mut reader);
-        let d = derive_with(prev.as_ref(), &cur, thresholds);
+        let d = assess(prev.as_ref(), &cur, thresholds);
         n += 1;
         let text = crate::text::report(&d, n, width.max(60));
         out.write_all(text.as_bytes())

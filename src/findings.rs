@@ -12,10 +12,13 @@ mod tracker;
 
 pub use disk::disk_await;
 pub use thresholds::Thresholds;
-pub use tracker::{strip_lines, ActiveFinding, DiskBaseline, DiskBaselines, FindingTracker};
+pub use tracker::{
+    strip_lines, strip_rows, ActiveFinding, DiskBaseline, DiskBaselines, FindingTracker,
+};
 
-use crate::derive::{Derived, Finding};
+use crate::derive::Derived;
 use crate::text::fmt::{compact, kb};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Every rule id, in evaluation order. Ids are stable: scripts and configs key on them.
@@ -34,7 +37,9 @@ pub const RULE_IDS: [&str; 12] = [
     "ksoftirqd.busy",
 ];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// How bad a finding is; serialized as `"info"`, `"warn"` or `"crit"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Severity {
     Info,
     Warn,
@@ -50,20 +55,36 @@ impl Severity {
         }
     }
 
-    /// The severity of a `Finding` (unknown strings rank lowest).
+    /// The severity of a `Finding`.
     pub fn of(f: &Finding) -> Severity {
-        match f.severity.as_str() {
-            "crit" => Severity::Crit,
-            "warn" => Severity::Warn,
-            _ => Severity::Info,
-        }
+        f.severity
     }
+}
+
+impl PartialEq<&str> for Severity {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// One plain-language hint, with the numbers that triggered it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Finding {
+    /// Stable rule id, e.g. `dirty.throttled`.
+    pub id: String,
+    pub severity: Severity,
+    /// One line with the numbers that triggered it.
+    pub message: String,
+    /// The pane to jump to: `cpu`, `numa`, `hugepages`, `dirty`, `disks` or `softirq`.
+    pub pane: String,
+    /// The tweak that addresses it, when one exists (e.g. `vm.dirty_ratio`, `governor`).
+    pub tweak: Option<String>,
 }
 
 fn finding(id: &str, sev: Severity, pane: &str, tweak: Option<&str>, message: String) -> Finding {
     Finding {
         id: id.to_string(),
-        severity: sev.as_str().to_string(),
+        severity: sev,
         message,
         pane: pane.to_string(),
         tweak: tweak.map(str::to_string),
@@ -511,7 +532,40 @@ mod tests {
         assert!(Severity::Crit > Severity::Warn && Severity::Warn > Severity::Info);
         let f = finding("x", Severity::Crit, "cpu", None, String::new());
         assert_eq!(Severity::of(&f), Severity::Crit);
-        assert_eq!(RULE_IDS.len(), 12);
+        assert_eq!(
+            serde_json::to_string(&Severity::Warn).ok().as_deref(),
+            Some("\"warn\"")
+        );
+    }
+
+    /// Every rule id is unique and documented in the README's findings table, and the table
+    /// lists no rule that does not exist.
+    #[test]
+    fn rule_ids_are_unique_and_documented() {
+        let mut ids = RULE_IDS.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), RULE_IDS.len(), "duplicate rule id");
+        let readme = include_str!("../README.md");
+        let section = readme
+            .split("### Findings thresholds")
+            .nth(1)
+            .and_then(|rest| rest.split("\n## ").next())
+            .unwrap_or("");
+        let table: Vec<&str> = section
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
+            .filter(|id| id.contains('.') && !id.contains(' '))
+            .collect();
+        for id in RULE_IDS {
+            assert!(
+                table.contains(&id),
+                "{id} is not in the README findings table"
+            );
+        }
+        for id in &table {
+            assert!(RULE_IDS.contains(id), "README lists {id}, which is no rule");
+        }
     }
 
     #[test]

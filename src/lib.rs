@@ -3,6 +3,7 @@
 //! The run modes (snapshot, delta, batch, ...) live in `cli`; everything they print comes from
 //! `derive`, so live, batch and JSON output agree line for line.
 
+pub mod assess;
 pub mod capture;
 pub mod cli;
 pub mod config;

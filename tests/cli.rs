@@ -1,7 +1,8 @@
 //! The command line contract: `perftop snapshot`, `perftop delta` and their failure modes,
 //! run as the real binary against the fixture roots.
 
-use perftop::derive::derive;
+use perftop::assess::assess;
+use perftop::findings::Thresholds;
 use perftop::root::Root;
 use perftop::source::Reader;
 use serde_json::Value;
@@ -122,7 +123,8 @@ fn delta_through_json_equals_derive_in_process() {
         let t0 = Reader::new(Root::new(fixture(name).join("t0"))).sample();
         let t1 = Reader::new(Root::new(fixture(name).join("t1"))).sample();
         // Through text, as the CLI prints it (f32 load averages print shortest-form).
-        let text = serde_json::to_string(&derive(Some(&t0), &t1)).expect("serialize");
+        let text = serde_json::to_string(&assess(Some(&t0), &t1, &Thresholds::default()))
+            .expect("serialize");
         let mut direct: Value = serde_json::from_str(&text).expect("parse");
         for v in [&mut cli, &mut direct] {
             v["host"]["wall_ms"] = Value::Null;

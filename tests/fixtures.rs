@@ -8,6 +8,7 @@
 //! pages, writers throttled), `wrap` (32-bit counters wrapping, CPU 1 offline, resets) and `bad`
 //! (garbled, truncated, empty and oversized files).
 
+use perftop::assess::assess;
 use perftop::derive::{
     derive, CpuMetrics, Derived, DiskMetrics, IrqQueueMetrics, NicMetrics, NodeMetrics,
     SoftirqCpuMetrics, StateMetrics,
@@ -886,9 +887,11 @@ fn bad_root_lists_problems_and_does_not_panic() {
     );
 
     // Since-boot and reversed derives and the text report survive it too.
-    let boot = derive(None, &t1);
-    let back = derive(Some(&t1), &t0);
-    for x in [&d, &boot, &back] {
+    let t = perftop::findings::Thresholds::default();
+    let now = assess(Some(&t0), &t1, &t);
+    let boot = assess(None, &t1, &t);
+    let back = assess(Some(&t1), &t0, &t);
+    for x in [&now, &boot, &back] {
         let text = perftop::text::report(x, 1, 80);
         assert!(text.contains("Disks"));
     }

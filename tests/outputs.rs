@@ -2,7 +2,7 @@
 //! over the fixture roots, held as firmly as the TUI snapshots hold the screen. A change to any
 //! of them shows up here as a snapshot diff to accept on purpose.
 
-use perftop::derive::derive;
+use perftop::assess::assess;
 use perftop::findings::Thresholds;
 use perftop::record::dump::{dump, DumpOptions, Format};
 use perftop::record::writer::header_for;
@@ -51,7 +51,7 @@ fn snap_name(name: &str) -> String {
 fn batch_reports_at_80_and_200_columns() {
     for name in FIXTURES {
         let (a, b) = pair(name);
-        let d = derive(Some(&a), &b);
+        let d = assess(Some(&a), &b, &Thresholds::default());
         for width in [80, 200] {
             let text = perftop::text::report(&d, 2, width);
             insta::assert_snapshot!(format!("batch_{}_{width}", snap_name(name)), text);

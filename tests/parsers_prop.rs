@@ -3,8 +3,9 @@
 //! token soup, and real fixture files cut and spliced with noise (the shapes a truncated read or a
 //! changed kernel format produce). Case counts are modest so the suite stays fast.
 
+use perftop::assess::assess;
 use perftop::cpulist::CpuList;
-use perftop::derive::derive;
+use perftop::findings::Thresholds;
 use perftop::root::Root;
 use perftop::source::disk::parse_line;
 use perftop::source::net::{parse_interrupts, parse_softirqs, parse_softnet};
@@ -301,7 +302,8 @@ proptest! {
         let a = reader.sample();
         build(dir.path(), &second);
         let b = reader.sample();
-        for d in [derive(None, &a), derive(Some(&a), &b), derive(Some(&b), &a)] {
+        let t = Thresholds::default();
+        for d in [assess(None, &a, &t), assess(Some(&a), &b, &t), assess(Some(&b), &a, &t)] {
             let text = perftop::text::report(&d, 2, 80);
             prop_assert!(text.lines().all(|l| l.chars().count() <= 80));
             serde_json::to_string(&d).expect("derived serializes");

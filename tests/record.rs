@@ -414,7 +414,7 @@ fn json_rows_hold_every_derived_key_and_each_pane_alone() {
     let rec = Recording::from_bytes("keys", encode(s)).expect("open");
     // Through text, as the dump's values are (serde_json's float parsing may differ in the last
     // digit from a direct `to_value`).
-    let d = perftop::derive::derive_with(Some(&s[0]), &s[1], &Thresholds::default());
+    let d = perftop::assess::assess(Some(&s[0]), &s[1], &Thresholds::default());
     let derived: serde_json::Value =
         serde_json::from_str(&serde_json::to_string(&d).expect("derived json")).expect("json");
     let mut want: Vec<String> = derived

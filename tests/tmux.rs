@@ -287,16 +287,9 @@ fn leftovers(screen: &str) -> Vec<&str> {
         .collect()
 }
 
-/// A defect seen in tmux that belongs to code outside this test: reported on stderr, and a
-/// failure when `PERFTOP_TMUX_STRICT=1` (for checking a fix).
-fn known_issue(ok: bool, what: &str, screen: &str) {
-    if ok {
-        return;
-    }
-    if std::env::var_os("PERFTOP_TMUX_STRICT").is_some_and(|v| v == "1") {
-        panic!("{what}; screen:\n{screen}");
-    }
-    eprintln!("KNOWN ISSUE (set PERFTOP_TMUX_STRICT=1 to fail): {what}; screen:\n{screen}");
+/// A screen property checked in tmux (these once only warned; they hold strictly now).
+fn assert_screen(ok: bool, what: &str, screen: &str) {
+    assert!(ok, "{what}; screen:\n{screen}");
 }
 
 #[test]
@@ -318,7 +311,7 @@ fn keys_resizes_and_quit_in_tmux() {
 
     s.keys(&["?"]);
     let help = s.wait("the help screen", |sc| sc.contains("perftop keys"));
-    known_issue(
+    assert_screen(
         help.contains("back to live"),
         "help at 80x24 cuts off its last rows (Home / End) without any scroll hint",
         &help,
@@ -363,7 +356,7 @@ fn keys_resizes_and_quit_in_tmux() {
         !TITLES.iter().any(|t| small.contains(t)),
         "panes drawn at 20x5:\n{small}"
     );
-    known_issue(
+    assert_screen(
         small.contains("too small"),
         "at 20 columns the first line 'perftop: terminal too small' is cut to 'perftop: terminal to'",
         &small,
@@ -395,7 +388,7 @@ fn keys_resizes_and_quit_in_tmux() {
 
     s.keys(&["q"]);
     let after = s.assert_exited_and_restored("q", &["0"]);
-    known_issue(
+    assert_screen(
         leftovers(&after).is_empty(),
         "after growing the window while on the alternate screen, tmux 3.3a keeps dashboard lines \
          on the normal screen at exit (clearing the alternate screen before leaving it avoids it)",

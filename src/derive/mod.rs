@@ -38,22 +38,6 @@ pub struct Derived {
     pub softirq_cpus: Vec<SoftirqCpuMetrics>,
     pub irq_queues: Vec<IrqQueueMetrics>,
     pub nics: Vec<NicMetrics>,
-    pub findings: Vec<Finding>,
-}
-
-/// One plain-language hint (rules in `crate::findings`).
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Finding {
-    /// Stable rule id, e.g. `dirty.throttled`.
-    pub id: String,
-    /// `info`, `warn` or `crit`.
-    pub severity: String,
-    /// One line with the numbers that triggered it.
-    pub message: String,
-    /// The pane to jump to: `cpu`, `numa`, `hugepages`, `dirty`, `disks` or `softirq`.
-    pub pane: String,
-    /// The tweak that addresses it, when one exists (e.g. `vm.dirty_ratio`, `governor`).
-    pub tweak: Option<String>,
 }
 
 /// Header facts: who the host is and what the CPU power stack looks like.
@@ -160,23 +144,14 @@ pub fn finite(v: f64) -> Option<f64> {
     v.is_finite().then_some(v)
 }
 
-/// Derives every pane's metrics with the default findings thresholds. `prev = None` gives
-/// since-boot averages.
+/// Derives every pane's metrics from two samples; `prev = None` gives since-boot averages.
+/// Findings are the next stage's (`crate::assess`).
 pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
-    derive_with(prev, cur, &crate::findings::Thresholds::default())
-}
-
-/// Like `derive`, with the findings thresholds of the user's config.
-pub fn derive_with(
-    prev: Option<&Sample>,
-    cur: &Sample,
-    thresholds: &crate::findings::Thresholds,
-) -> Derived {
     let iv = Interval::between(prev, cur);
     let (cpus, policies) = cpu::derive_cpus(iv, prev, cur);
     let mut host = cpu::derive_host(iv, prev, cur, &cpus, &policies);
     host.nodes = cur.nodes.len();
-    let mut d = Derived {
+    Derived {
         interval_s: iv.secs,
         since_boot: iv.since_boot,
         host,
@@ -190,10 +165,7 @@ pub fn derive_with(
         nics: net::derive_nics(iv, prev, cur),
         cpus,
         policies,
-        findings: Vec::new(),
-    };
-    d.findings = crate::findings::evaluate(&d, thresholds, None);
-    d
+    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
 //! Disk rules: `disk.stalled` (requests in flight, none completed) and `disk.saturated` (a queue
 //! building, await far above the device's own baseline or its class's limit).
 
+use super::Finding;
 use super::{worst, DiskBaselines, Severity, Thresholds};
-use crate::derive::{Derived, DiskMetrics, Finding};
+use crate::derive::{Derived, DiskMetrics};
 
 /// (completions per second, their mean await in ms) over reads, writes and discards, as the
 /// `await` column of older iostat. Flushes are left out: their latency is the cache's, not the queue's.

@@ -1,8 +1,9 @@
 //! Findings over time for the live/replay strip: per-device disk baselines, the tracker that
 //! raises and clears findings, and the strip's text.
 
+use super::Finding;
 use super::{disk_await, evaluate, Severity, Thresholds};
-use crate::derive::{Derived, Finding};
+use crate::derive::Derived;
 use crate::text::fmt::fit;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -190,10 +191,23 @@ fn sort_active(v: &mut [ActiveFinding]) {
     });
 }
 
-/// The findings strip: one line per finding (`CRIT message`), most severe first, each cut to
-/// `width`; when they do not fit in `max_lines`, the last line says `+k more: ids`. No findings
-/// give no lines (the caller decides whether to say "none").
+/// The findings strip as text: one line per finding (`CRIT message`), see [`strip_rows`].
 pub fn strip_lines(active: &[ActiveFinding], width: usize, max_lines: usize) -> Vec<String> {
+    strip_rows(active, width, max_lines)
+        .into_iter()
+        .map(|(_, line)| line)
+        .collect()
+}
+
+/// The findings strip: one row per finding (`CRIT message`) with its severity, most severe
+/// first, each cut to `width`; when they do not fit in `max_lines`, the last row says
+/// `+k more: ids` (no severity of its own). No findings give no rows (the caller decides whether
+/// to say "none").
+pub fn strip_rows(
+    active: &[ActiveFinding],
+    width: usize,
+    max_lines: usize,
+) -> Vec<(Option<Severity>, String)> {
     if width == 0 || max_lines == 0 {
         return Vec::new();
     }
@@ -204,19 +218,18 @@ pub fn strip_lines(active: &[ActiveFinding], width: usize, max_lines: usize) -> 
     } else {
         v.len()
     };
-    let mut lines: Vec<String> = v[..shown]
+    let mut lines: Vec<(Option<Severity>, String)> = v[..shown]
         .iter()
         .map(|a| {
-            let sev = Severity::of(&a.finding).as_str().to_uppercase();
-            fit(&format!("{sev} {}", a.finding.message), width)
+            let sev = a.finding.severity;
+            let text = format!("{} {}", sev.as_str().to_uppercase(), a.finding.message);
+            (Some(sev), fit(&text, width))
         })
         .collect();
     if shown < v.len() {
         let ids: Vec<&str> = v[shown..].iter().map(|a| a.finding.id.as_str()).collect();
-        lines.push(fit(
-            &format!("+{} more: {}", v.len() - shown, ids.join(", ")),
-            width,
-        ));
+        let text = format!("+{} more: {}", v.len() - shown, ids.join(", "));
+        lines.push((None, fit(&text, width)));
     }
     lines
 }

@@ -19,7 +19,7 @@
 
 use super::reader::{Decoder, Recording};
 use super::{format_rfc3339, parse_time};
-use crate::derive::{derive_with, Derived};
+use crate::assess::{assess, Assessed};
 use crate::findings::Thresholds;
 use crate::sample::Sample;
 use anyhow::{bail, Context, Result};
@@ -109,14 +109,14 @@ pub fn intervals(
     to: Option<i64>,
     thresholds: &Thresholds,
     warn: &mut dyn FnMut(String),
-    f: &mut dyn FnMut(u64, i64, &Derived) -> Result<()>,
+    f: &mut dyn FnMut(u64, i64, &Assessed) -> Result<()>,
 ) -> Result<u64> {
     intervals_with(rec, from, to, thresholds, 0, warn, f)
 }
 
 /// One recorded interval (its end time and metrics) or a warning, in recording order.
 enum Item {
-    Interval(i64, Box<Derived>),
+    Interval(i64, Box<Assessed>),
     Warn(String),
 }
 
@@ -150,7 +150,7 @@ fn chunk(
                     if from.is_none_or(|t| w >= t) {
                         sink(Item::Interval(
                             w,
-                            Box::new(derive_with(Some(p), &cur, thresholds)),
+                            Box::new(assess(Some(p), &cur, thresholds)),
                         ))?;
                     }
                 }
@@ -179,7 +179,7 @@ pub fn intervals_with(
     thresholds: &Thresholds,
     threads: usize,
     warn: &mut dyn FnMut(String),
-    f: &mut dyn FnMut(u64, i64, &Derived) -> Result<()>,
+    f: &mut dyn FnMut(u64, i64, &Assessed) -> Result<()>,
 ) -> Result<u64> {
     let start = match from {
         Some(t) => rec.samples.partition_point(|s| s.wall_ms < t),
@@ -286,13 +286,13 @@ pub fn intervals_with(
 struct JsonLine<'a> {
     time: &'a str,
     #[serde(flatten)]
-    d: &'a Derived,
+    d: &'a Assessed,
 }
 
 /// A JSON Lines row with only `time`, `interval_s` and the chosen panes.
 struct JsonPanes<'a> {
     time: &'a str,
-    d: &'a Derived,
+    d: &'a Assessed,
     keys: &'a [&'a str],
 }
 

@@ -5,6 +5,7 @@
 
 pub mod fmt;
 
+use crate::assess::Assessed;
 use crate::derive::{CpuMetrics, Derived, DiskMetrics, IrqQueueMetrics, SoftirqCpuMetrics};
 use fmt::{compact, duration, fit, kb, num, num_fit, pct};
 use std::fmt::Write;
@@ -12,7 +13,8 @@ use std::fmt::Write;
 /// Rows per table before "+k hidden" (at width 80; wider reports show more).
 const TOP_ROWS: usize = 8;
 
-pub fn report(d: &Derived, n: u64, width: usize) -> String {
+/// The text report of one assessed interval (`batch`, `dump --format text`).
+pub fn report(d: &Assessed, n: u64, width: usize) -> String {
     let mut r = Report {
         out: String::new(),
         width,
@@ -773,13 +775,17 @@ fn nics(r: &mut Report, d: &Derived) {
     r.table(&widths, &rows);
 }
 
-fn findings(r: &mut Report, d: &Derived) {
+fn findings(r: &mut Report, d: &Assessed) {
     r.section("Findings");
     if d.findings.is_empty() {
         r.line("none");
     }
     for f in &d.findings {
-        r.line(&format!("{} {}", f.severity.to_uppercase(), f.message));
+        r.line(&format!(
+            "{} {}",
+            f.severity.as_str().to_uppercase(),
+            f.message
+        ));
     }
     for p in &d.host.problems {
         r.line(&format!("could not read {p}"));

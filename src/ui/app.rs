@@ -4,7 +4,8 @@
 
 use super::keymap::{lookup, Action, Key};
 use super::timeline::{next_speed, speed_label, tick, History, Playback};
-use crate::derive::{derive_with, Derived};
+use crate::assess::{assess, Assessed};
+use crate::derive::Derived;
 use crate::findings::{ActiveFinding, FindingTracker, Thresholds};
 use crate::record::Recording;
 use crate::sample::Sample;
@@ -97,7 +98,7 @@ pub struct App {
     pub jump: Duration,
     /// The `b` prompt while it is being typed.
     pub goto_input: Option<String>,
-    pub derived: Option<Derived>,
+    pub derived: Option<Assessed>,
     pub trends: VecDeque<TrendPoint>,
     /// Replay: trend points of the samples derived so far, by index.
     trend_cache: BTreeMap<usize, TrendPoint>,
@@ -258,7 +259,7 @@ impl App {
             return;
         };
         // The tracker follows the live sequence even while the view is paused on the past.
-        let latest = derive_with(prev.as_ref(), cur, &self.thresholds);
+        let latest = assess(prev.as_ref(), cur, &self.thresholds);
         self.active_findings = self.tracker.update(&latest);
         if !self.paused {
             self.view = None;
@@ -279,14 +280,14 @@ impl App {
     }
 
     /// Derives sample `i` against its predecessor (none across a recorder gap).
-    fn derive_at(&mut self, i: usize) -> Result<Derived, String> {
+    fn derive_at(&mut self, i: usize) -> Result<Assessed, String> {
         let prev = if self.history.has_prev(i) {
             self.history.sample(i - 1).ok()
         } else {
             None
         };
         let cur = self.history.sample(i)?;
-        Ok(derive_with(prev.as_ref(), &cur, &self.thresholds))
+        Ok(assess(prev.as_ref(), &cur, &self.thresholds))
     }
 
     fn recompute(&mut self) {

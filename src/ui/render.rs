@@ -5,6 +5,7 @@ use super::app::{App, PaneId, PANES};
 use super::keymap::{footer_hints, help_rows};
 use super::panes::{self, span, View};
 use super::theme::Theme;
+use crate::findings::Severity;
 use crate::text::fmt::{duration, fit};
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -369,7 +370,7 @@ fn cell_style(c: super::timeline::Cell, t: &Theme) -> Style {
 /// sample on screen (single interval, no 3-sample rule), said as such.
 fn findings_strip(
     app: &App,
-    d: &crate::derive::Derived,
+    d: &crate::assess::Assessed,
     t: &Theme,
     width: usize,
     max: usize,
@@ -385,9 +386,9 @@ fn findings_strip(
                 samples: 1,
             })
             .collect();
-        crate::findings::strip_lines(&as_active, width.saturating_sub(10), max)
+        crate::findings::strip_rows(&as_active, width.saturating_sub(10), max)
     } else {
-        crate::findings::strip_lines(&app.active_findings, width.saturating_sub(10), max)
+        crate::findings::strip_rows(&app.active_findings, width.saturating_sub(10), max)
     };
     let label = if history { "at sample" } else { "findings" };
     if lines.is_empty() {
@@ -399,13 +400,11 @@ fn findings_strip(
     lines
         .into_iter()
         .enumerate()
-        .map(|(i, l)| {
-            let style = if l.starts_with("CRIT") {
-                t.crit
-            } else if l.starts_with("WARN") {
-                t.warn
-            } else {
-                t.info
+        .map(|(i, (sev, l))| {
+            let style = match sev {
+                Some(Severity::Crit) => t.crit,
+                Some(Severity::Warn) => t.warn,
+                _ => t.info,
             };
             let head = if i == 0 {
                 format!("{label:<10}")
