@@ -96,7 +96,7 @@ fn governor_toggle_confirm_applies_only_on_y() {
     assert_eq!(governors(&root), vec!["performance"; 4]);
     // u: undo with a confirm.
     key(&mut app, KeyCode::Char('u'));
-    assert!(screen(&app).contains("undo governor"));
+    assert!(screen(&app).contains("undo #1 governor"));
     key(&mut app, KeyCode::Char('y'));
     assert_eq!(governors(&root), before, "{:?}", app.status);
     // a: the knob menu, any key closes.
