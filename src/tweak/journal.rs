@@ -1,7 +1,7 @@
 //! Write-ahead journal of old values, and how undo picks the change to restore from it.
 //!
-//! `STATE_DIR/journal.jsonl`: one JSON record per line, mode 0600, fsync'd (file and directory)
-//! after every append. A change is journalled as `pending` with its full plan (old values) and
+//! `STATE_DIR/journal.jsonl`: one JSON record per line ending in a CRC32 of the rest (`encode`),
+//! mode 0600, fsync'd (file and directory) after every append. A change is journalled as `pending` with its full plan (old values) and
 //! its root (canonical path) before the first write, then marked `applied`, `rolled-back` or
 //! `undone`. Changes are begun under the lock (`lock`), which allocates their ids.
 //!
@@ -45,6 +45,7 @@ impl Status {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Record {
     pub id: u64,
     pub time: f64,
@@ -111,6 +112,32 @@ pub fn append_line(path: &Path, line: &str) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The line for `r`: its JSON with a CRC32 of everything before it as the last field,
+/// `…,"crc":"1a2b3c4d"}`, so a flipped byte that still parses (a value, the root) is caught.
+pub fn encode(r: &Record) -> Result<String> {
+    let body = serde_json::to_string(r).context("encoding journal record")?;
+    let open = body.strip_suffix('}').context("encoding journal record")?;
+    Ok(format!("{open},\"crc\":\"{:08x}\"}}", crc32fast::hash(body.as_bytes())))
+}
+
+/// Parses one line: with a `crc` field it must match; lines without one (older perftop) are
+/// taken as they are.
+fn decode(line: &str) -> std::result::Result<Record, String> {
+    let tail = line.len().checked_sub(18).and_then(|at| Some((at, line.get(at..)?)));
+    let body = match tail {
+        Some((at, t)) if t.starts_with(",\"crc\":\"") && t.ends_with("\"}") => {
+            let body = format!("{}}}", &line[..at]);
+            let want = u32::from_str_radix(&t[8..16], 16).map_err(|e| format!("crc: {e}"))?;
+            if crc32fast::hash(body.as_bytes()) != want {
+                return Err("checksum mismatch: the record was altered".into());
+            }
+            body
+        }
+        _ => line.to_string(),
+    };
+    serde_json::from_str(&body).map_err(|e| e.to_string())
 }
 
 /// A line that is not a readable record, with what could still be read from it.
@@ -244,7 +271,7 @@ impl Contents {
                     piece,
                     format!("not UTF-8 at byte {}", e.valid_up_to() + 1),
                 )),
-                Ok(s) => match serde_json::from_str::<Record>(s) {
+                Ok(s) => match decode(s) {
                     Ok(r) if r.status == Status::Pending && r.plan.is_none() => {
                         Line::Damaged(Damaged::new(
                             i + 1,
@@ -254,7 +281,7 @@ impl Contents {
                         ))
                     }
                     Ok(r) => Line::Record(r),
-                    Err(e) => Line::Damaged(Damaged::new(i + 1, torn, piece, e.to_string())),
+                    Err(e) => Line::Damaged(Damaged::new(i + 1, torn, piece, e)),
                 },
             };
             lines.push((i + 1, line));
@@ -422,8 +449,7 @@ impl Journal {
 
     fn append(&self, r: &Record) -> Result<()> {
         ensure_dir(&self.dir)?;
-        let line = serde_json::to_string(r).context("encoding journal record")?;
-        append_line(&self.path(), &line)
+        append_line(&self.path(), &encode(r)?)
     }
 
     /// Journals the old values and root (fsync'd) before the first write, under the lock that
