@@ -92,13 +92,22 @@ fn old_values(p: &Plan) -> Option<String> {
     })
 }
 
+/// A multi-line message (the journal damage list) on the one status line.
+fn one_line(s: &str) -> String {
+    s.split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
 /// The status line, then `warning: …` for each warning (an audit log that could not be written
 /// does not make an applied change read as failed).
 fn with_warnings(mut status: String, warnings: &[String]) -> String {
     for w in warnings {
         status.push_str(&format!(" · warning: {w}"));
     }
-    status
+    one_line(&status)
 }
 
 /// The timeline record for a plan applied (`undone` swaps from and to).
@@ -239,7 +248,7 @@ impl TweakState {
         };
         match apply::undo_preview(&ctx, Which::Last) {
             Ok(None) => Some("nothing to undo".into()),
-            Err(e) => Some(format!("undo: {e:#}")),
+            Err(e) => Some(one_line(&format!("undo: {e:#}"))),
             Ok(Some(UndoPreview {
                 id,
                 plan: p,
@@ -309,7 +318,7 @@ impl TweakState {
                 };
                 Some(match pending {
                     Pending::Apply(p) => match apply::apply(&ctx, &p, &mut FsWriter) {
-                        Err(e) => format!("{}: not applied: {e:#}", p.knob),
+                        Err(e) => one_line(&format!("{}: not applied: {e:#}", p.knob)),
                         Ok(r) if r.ok() => {
                             self.done = Some(action_of(&p, false));
                             with_warnings(
@@ -324,7 +333,7 @@ impl TweakState {
                     },
                     Pending::Undo(id, p) => {
                         match apply::undo(&ctx, &mut FsWriter, Which::Last, Some(id)) {
-                            Err(e) => format!("undo: {e:#}"),
+                            Err(e) => one_line(&format!("undo: {e:#}")),
                             Ok(r) if r.ok() => {
                                 self.done = Some(action_of(&p, true));
                                 with_warnings(format!("undone #{id}"), &r.warnings)
