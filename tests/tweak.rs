@@ -101,7 +101,9 @@ fn dirty_ratio_pair_round_trip() {
         h.ctx.root.read_line("proc/sys/vm/dirty_ratio").as_deref(),
         Some("5")
     );
-    assert!(apply::undo(&h.ctx, &mut FsWriter, Which::Last, None).expect("undo").ok());
+    assert!(apply::undo(&h.ctx, &mut FsWriter, Which::Last, None)
+        .expect("undo")
+        .ok());
     assert_eq!(snapshot_files(&h.ctx), before);
     assert!(
         plan::plan(&h.ctx, "vm.dirty_ratio", "95").is_err(),
@@ -338,7 +340,9 @@ fn older_per_cpu_layout_round_trip() {
         ["cpu0", "cpu1", "cpu2"]
     );
     assert!(apply::apply(&h.ctx, &p, &mut FsWriter).expect("apply").ok());
-    assert!(apply::undo(&h.ctx, &mut FsWriter, Which::Last, None).expect("undo").ok());
+    assert!(apply::undo(&h.ctx, &mut FsWriter, Which::Last, None)
+        .expect("undo")
+        .ok());
     let gov = h
         .ctx
         .root
@@ -373,7 +377,9 @@ fn irq_affinity_round_trip_and_managed_irq_refusal() {
     let p = plan::plan(&h.ctx, "irq.124", "2").expect("plan");
     assert!(apply::apply(&h.ctx, &p, &mut FsWriter).expect("apply").ok());
     assert_eq!(h.ctx.root.read_line(rel).as_deref(), Some("2"));
-    assert!(apply::undo(&h.ctx, &mut FsWriter, Which::Last, None).expect("undo").ok());
+    assert!(apply::undo(&h.ctx, &mut FsWriter, Which::Last, None)
+        .expect("undo")
+        .ok());
     assert_eq!(h.ctx.root.read_line(rel).as_deref(), Some("0-3"));
 }
 

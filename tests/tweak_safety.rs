@@ -109,8 +109,7 @@ fn change_ids(state: &Path) -> Vec<u64> {
 
 /// Undoes through the CLI until nothing is left; returns how many were undone.
 fn undo_all(root: &Path, state: &Path) -> usize {
-    let mut n = 0;
-    for _ in 0..500 {
+    for n in 0..500 {
         let o = perftop(root, state, &["undo", "--yes"]);
         if !o.status.success() {
             assert!(
@@ -120,7 +119,6 @@ fn undo_all(root: &Path, state: &Path) -> usize {
             );
             return n;
         }
-        n += 1;
     }
     panic!("undo never ran out");
 }
@@ -140,7 +138,10 @@ fn simultaneous_sets_get_their_own_ids_and_undo_all_restores_the_start() {
         let b = (round % 40 + 2).to_string();
         let c = governor[round % 2];
         let mut kids = Vec::new();
-        for (knob, value) in [("vm.dirty_ratio", a.as_str()), ("vm.dirty_background_ratio", &b)] {
+        for (knob, value) in [
+            ("vm.dirty_ratio", a.as_str()),
+            ("vm.dirty_background_ratio", &b),
+        ] {
             kids.push(
                 Command::new(env!("CARGO_BIN_EXE_perftop"))
                     .args(["tweak", "set", knob, value, "--yes", "--root"])
@@ -355,7 +356,10 @@ fn journal_damage_at_every_byte_of_the_newest_change_never_undoes_the_older_one(
         cases.len()
     );
     assert!(undid_b > 0 && stopped > 0);
-    assert!(warned > 0, "a torn final status mark is skipped with a warning");
+    assert!(
+        warned > 0,
+        "a torn final status mark is skipped with a warning"
+    );
 
     // The CLI, on the file cut in half: refuses naming the line; `journal` lists it; --id acts.
     let root = h.ctx.root.base().to_path_buf();
@@ -393,9 +397,17 @@ fn a_non_utf8_byte_in_an_old_record_spoils_that_record_only() {
         + 12;
     bytes[at] = 0xff;
     std::fs::write(&journal, &bytes).expect("damage");
-    let o = perftop(&root, &state, &["set", "vm.dirty_background_ratio", "5", "--yes"]);
+    let o = perftop(
+        &root,
+        &state,
+        &["set", "vm.dirty_background_ratio", "5", "--yes"],
+    );
     assert!(o.status.success(), "{}", text(&o));
-    assert_eq!(change_ids(&state), vec![2, 3], "change #1 unreadable; no id reused");
+    assert_eq!(
+        change_ids(&state),
+        vec![2, 3],
+        "change #1 unreadable; no id reused"
+    );
     for _ in 0..2 {
         let o = perftop(&root, &state, &["undo", "--yes"]);
         assert!(o.status.success(), "{}", text(&o));
@@ -509,7 +521,11 @@ fn a_full_state_filesystem_never_makes_a_report_lie() {
     let (mut ok_sets, mut refused_sets, mut ok_undos) = (0, 0, 0);
     for v in 2..14 {
         let before = h.ctx.root.read_line(rel);
-        let o = perftop(&root, &state, &["set", "vm.dirty_background_ratio", &v.to_string(), "--yes"]);
+        let o = perftop(
+            &root,
+            &state,
+            &["set", "vm.dirty_background_ratio", &v.to_string(), "--yes"],
+        );
         let now = h.ctx.root.read_line(rel);
         if o.status.success() {
             assert_eq!(now.as_deref(), Some(v.to_string().as_str()), "{}", text(&o));
@@ -527,7 +543,11 @@ fn a_full_state_filesystem_never_makes_a_report_lie() {
         let snap = snapshot(&h.ctx.root);
         let o = perftop(&root, &state, &["undo", "--yes"]);
         if o.status.success() {
-            assert!(String::from_utf8_lossy(&o.stdout).contains("undone"), "{}", text(&o));
+            assert!(
+                String::from_utf8_lossy(&o.stdout).contains("undone"),
+                "{}",
+                text(&o)
+            );
             ok_undos += 1;
         } else {
             assert_eq!(snapshot(&h.ctx.root), snap, "{}", text(&o));

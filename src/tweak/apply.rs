@@ -217,7 +217,9 @@ pub fn apply(ctx: &Ctx, plan: &Plan, w: &mut dyn Writer) -> Result<Report> {
         audit = audit::log(&ctx.state_dir, "rollback", plan, &errors);
     }
     if let Err(e) = audit {
-        report.warnings.push(format!("{e:#}; the report above is still true"));
+        report
+            .warnings
+            .push(format!("{e:#}; the report above is still true"));
     }
     Ok(report)
 }
@@ -340,7 +342,9 @@ pub fn undo(ctx: &Ctx, w: &mut dyn Writer, which: Which, expect: Option<u64>) ->
     let mut errors = report.errors();
     errors.extend(report.warnings.iter().cloned());
     if let Err(e) = audit::log(&ctx.state_dir, "undo", &plan, &errors) {
-        report.warnings.push(format!("{e:#}; the report above is still true"));
+        report
+            .warnings
+            .push(format!("{e:#}; the report above is still true"));
     }
     Ok(report)
 }

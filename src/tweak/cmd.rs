@@ -100,7 +100,8 @@ pub fn undo(ctx: &Ctx, id: Option<u64>, yes: bool) -> Result<()> {
     };
     let p = &pre.plan;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "undo change #{}: {} → {}:", pre.id, p.knob, p.value).context("writing to stdout")?;
+    writeln!(out, "undo change #{}: {} → {}:", pre.id, p.knob, p.value)
+        .context("writing to stdout")?;
     for c in p.changes.iter().filter(|c| {
         c.undo && super::read_value(&ctx.root, &c.rel).as_deref() != Some(c.old.as_str())
     }) {

@@ -119,13 +119,19 @@ pub fn append_line(path: &Path, line: &str) -> Result<()> {
 pub fn encode(r: &Record) -> Result<String> {
     let body = serde_json::to_string(r).context("encoding journal record")?;
     let open = body.strip_suffix('}').context("encoding journal record")?;
-    Ok(format!("{open},\"crc\":\"{:08x}\"}}", crc32fast::hash(body.as_bytes())))
+    Ok(format!(
+        "{open},\"crc\":\"{:08x}\"}}",
+        crc32fast::hash(body.as_bytes())
+    ))
 }
 
 /// Parses one line: with a `crc` field it must match; lines without one (older perftop) are
 /// taken as they are.
 fn decode(line: &str) -> std::result::Result<Record, String> {
-    let tail = line.len().checked_sub(18).and_then(|at| Some((at, line.get(at..)?)));
+    let tail = line
+        .len()
+        .checked_sub(18)
+        .and_then(|at| Some((at, line.get(at..)?)));
     let body = match tail {
         Some((at, t)) if t.starts_with(",\"crc\":\"") && t.ends_with("\"}") => {
             let body = format!("{}}}", &line[..at]);
@@ -403,9 +409,10 @@ impl Contents {
             .filter(|d| d.line > c.line)
             .map(|d| format!("unreadable, ignored as you chose #{id}: {}", d.describe()))
             .collect();
-        for n in changes.iter().filter(|n| {
-            n.line > c.line && matches!(n.status, Status::Pending | Status::Applied)
-        }) {
+        for n in changes
+            .iter()
+            .filter(|n| n.line > c.line && matches!(n.status, Status::Pending | Status::Applied))
+        {
             warnings.push(format!(
                 "a newer change is still in effect: #{} ({} → {})",
                 n.id, n.plan.knob, n.plan.value

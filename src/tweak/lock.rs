@@ -61,10 +61,7 @@ impl Holder {
     pub fn describe(&self) -> String {
         let ago = (super::journal::now() - self.since).max(0.0);
         let cmd: String = self.cmd.chars().filter(|c| !c.is_control()).collect();
-        format!(
-            "pid {} (uid {}), for {ago:.1} s: {cmd}",
-            self.pid, self.uid
-        )
+        format!("pid {} (uid {}), for {ago:.1} s: {cmd}", self.pid, self.uid)
     }
 }
 
