@@ -121,7 +121,9 @@ pub fn undo(ctx: &Ctx, id: Option<u64>, yes: bool) -> Result<()> {
         writeln!(out, "not restored").context("writing to stdout")?;
         return Ok(());
     }
-    let report = apply::undo(ctx, &mut FsWriter, which, Some(pre.id))?;
+    let mut report = apply::undo(ctx, &mut FsWriter, which, Some(pre.id))?;
+    // Shown with the preview already.
+    report.warnings.retain(|w| !pre.warnings.contains(w));
     write!(out, "{}", report.text()).context("writing to stdout")?;
     if !report.ok() {
         bail!("undo incomplete: {}", report.errors().join("; "));

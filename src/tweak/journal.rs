@@ -141,6 +141,10 @@ fn decode(line: &str) -> std::result::Result<Record, String> {
             }
             body
         }
+        // A `crc` field not at the end: the line was cut inside it or altered.
+        _ if line.contains(",\"crc\":") => {
+            return Err("its checksum is cut off or altered".into());
+        }
         _ => line.to_string(),
     };
     serde_json::from_str(&body).map_err(|e| e.to_string())
