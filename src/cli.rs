@@ -196,13 +196,26 @@ pub enum TweakCmd {
         #[arg(long, default_value = crate::tweak::DEFAULT_STATE_DIR)]
         state_dir: PathBuf,
     },
-    /// Restore the last change from the journal (also after a crash).
+    /// Restore the last change from the journal (also after a crash), or change N with --id.
     Undo {
         #[arg(long, default_value = crate::tweak::DEFAULT_STATE_DIR)]
         state_dir: PathBuf,
+        /// Restore change N (see `perftop tweak journal`) instead of the last one.
+        #[arg(long)]
+        id: Option<u64>,
         /// Restore without asking.
         #[arg(long)]
         yes: bool,
+    },
+    /// Who holds the tweak lock, the changes in effect, journal damage, what undo would do.
+    Status {
+        #[arg(long, default_value = crate::tweak::DEFAULT_STATE_DIR)]
+        state_dir: PathBuf,
+    },
+    /// Every journal line, readable or not, with line numbers.
+    Journal {
+        #[arg(long, default_value = crate::tweak::DEFAULT_STATE_DIR)]
+        state_dir: PathBuf,
     },
 }
 
@@ -351,9 +364,18 @@ fn tweak(root: Root, cmd: TweakCmd, read_only: bool) -> Result<()> {
             dry_run,
             yes,
         } => t::set(&ctx(Some(state_dir)), &knob, &value, dry_run, yes),
-        TweakCmd::Undo { state_dir, yes } => t::undo(&ctx(Some(state_dir)), yes),
+        TweakCmd::Undo { state_dir, id, yes } => t::undo(&ctx(Some(state_dir)), id, yes),
+        TweakCmd::Status { state_dir } => print(&t::status(&ctx(Some(state_dir)))?),
+        TweakCmd::Journal { state_dir } => print(&t::journal(&ctx(Some(state_dir)))?),
         TweakCmd::HoldLatency { us, state_dir } => t::hold_latency(&ctx(Some(state_dir)), us),
     }
+}
+
+fn print(text: &str) -> Result<()> {
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .context("writing to stdout")
 }
 
 fn jump_step(s: &str) -> Result<Duration> {

@@ -2,7 +2,7 @@
 //! undo from the journal after a crash, audit lines.
 
 use perftop::root::Root;
-use perftop::tweak::apply::{self, FsWriter, Writer};
+use perftop::tweak::apply::{self, FsWriter, Which, Writer};
 use perftop::tweak::journal::Journal;
 use perftop::tweak::{plan, Ctx};
 use std::path::Path;
@@ -84,11 +84,11 @@ fn set_and_undo_round_trip() {
     let r = apply::apply(&h.ctx, &p, &mut FsWriter).expect("apply");
     assert!(r.ok(), "{}", r.text());
     assert_eq!(governors(&h.ctx), vec!["performance"; 4]);
-    let u = apply::undo(&h.ctx, &mut FsWriter).expect("undo");
+    let u = apply::undo(&h.ctx, &mut FsWriter, Which::Last, None).expect("undo");
     assert!(u.ok(), "{}", u.text());
     assert_eq!(snapshot_files(&h.ctx), before);
     // Nothing left to undo.
-    assert!(apply::undo(&h.ctx, &mut FsWriter).is_err());
+    assert!(apply::undo(&h.ctx, &mut FsWriter, Which::Last, None).is_err());
 }
 
 #[test]
@@ -101,7 +101,9 @@ fn dirty_ratio_pair_round_trip() {
         h.ctx.root.read_line("proc/sys/vm/dirty_ratio").as_deref(),
         Some("5")
     );
-    assert!(apply::undo(&h.ctx, &mut FsWriter).expect("undo").ok());
+    assert!(apply::undo(&h.ctx, &mut FsWriter, Which::Last, None)
+        .expect("undo")
+        .ok());
     assert_eq!(snapshot_files(&h.ctx), before);
     assert!(
         plan::plan(&h.ctx, "vm.dirty_ratio", "95").is_err(),
@@ -196,7 +198,7 @@ fn failure_half_way_rolls_back_everything() {
     assert!(r.text().contains("busy"), "errno in words: {}", r.text());
     assert_eq!(snapshot_files(&h.ctx), before);
     // Rolled back: nothing to undo.
-    assert!(apply::undo(&h.ctx, &mut FsWriter).is_err());
+    assert!(apply::undo(&h.ctx, &mut FsWriter, Which::Last, None).is_err());
     let audit = std::fs::read_to_string(h.ctx.state_dir.join("audit.jsonl")).expect("audit");
     assert!(audit.contains("\"action\":\"rollback\""));
 }
@@ -240,7 +242,11 @@ fn undo_after_crash_from_journal_alone() {
     let before = snapshot_files(&h.ctx);
     let p = plan::plan(&h.ctx, "governor", "performance").expect("plan");
     // Crash after the journal entry and two of three writes: no status record follows.
-    Journal::new(&h.ctx.state_dir).begin(&p).expect("journal");
+    let j = Journal::new(&h.ctx.state_dir);
+    let mut lock = j.lock().expect("lock");
+    let root = apply::canonical_root(&h.ctx).expect("root");
+    j.begin(&mut lock, &p, &root).expect("journal");
+    drop(lock);
     for c in p.writes().take(2) {
         FsWriter
             .write(&h.ctx.root.path(&c.rel), &c.new)
@@ -270,7 +276,10 @@ fn undo_warns_when_changed_by_someone_else() {
     assert!(apply::apply(&h.ctx, &p, &mut FsWriter).expect("apply").ok());
     let rel = "sys/kernel/mm/transparent_hugepage/enabled";
     std::fs::write(h.ctx.root.path(rel), "always madvise [never]\n").expect("write");
-    let (_, _, warnings) = apply::undo_preview(&h.ctx).expect("preview").expect("some");
+    let warnings = apply::undo_preview(&h.ctx, Which::Last)
+        .expect("preview")
+        .expect("some")
+        .warnings;
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("someone else"));
 }
@@ -281,7 +290,7 @@ fn audit_line_per_action() {
     std::env::set_var("SUDO_USER", "alice");
     let p = plan::plan(&h.ctx, "vm.dirty_background_ratio", "5").expect("plan");
     apply::apply(&h.ctx, &p, &mut FsWriter).expect("apply");
-    apply::undo(&h.ctx, &mut FsWriter).expect("undo");
+    apply::undo(&h.ctx, &mut FsWriter, Which::Last, None).expect("undo");
     let audit = std::fs::read_to_string(h.ctx.state_dir.join("audit.jsonl")).expect("audit");
     let lines: Vec<serde_json::Value> = audit
         .lines()
@@ -331,7 +340,9 @@ fn older_per_cpu_layout_round_trip() {
         ["cpu0", "cpu1", "cpu2"]
     );
     assert!(apply::apply(&h.ctx, &p, &mut FsWriter).expect("apply").ok());
-    assert!(apply::undo(&h.ctx, &mut FsWriter).expect("undo").ok());
+    assert!(apply::undo(&h.ctx, &mut FsWriter, Which::Last, None)
+        .expect("undo")
+        .ok());
     let gov = h
         .ctx
         .root
@@ -366,7 +377,9 @@ fn irq_affinity_round_trip_and_managed_irq_refusal() {
     let p = plan::plan(&h.ctx, "irq.124", "2").expect("plan");
     assert!(apply::apply(&h.ctx, &p, &mut FsWriter).expect("apply").ok());
     assert_eq!(h.ctx.root.read_line(rel).as_deref(), Some("2"));
-    assert!(apply::undo(&h.ctx, &mut FsWriter).expect("undo").ok());
+    assert!(apply::undo(&h.ctx, &mut FsWriter, Which::Last, None)
+        .expect("undo")
+        .ok());
     assert_eq!(h.ctx.root.read_line(rel).as_deref(), Some("0-3"));
 }
 

@@ -96,7 +96,7 @@ fn governor_toggle_confirm_applies_only_on_y() {
     assert_eq!(governors(&root), vec!["performance"; 4]);
     // u: undo with a confirm.
     key(&mut app, KeyCode::Char('u'));
-    assert!(screen(&app).contains("undo governor"));
+    assert!(screen(&app).contains("undo #1 governor"));
     key(&mut app, KeyCode::Char('y'));
     assert_eq!(governors(&root), before, "{:?}", app.status);
     // a: the knob menu, any key closes.
@@ -169,4 +169,106 @@ fn governor_chooser_when_the_previous_one_is_unknown() {
         "{:?}",
         app.status
     );
+}
+
+/// A dashboard on a temp copy of intel-pstate/t0 with its own state dir.
+fn tweak_app() -> (tempfile::TempDir, App, Root) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root_dir = dir.path().join("root");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/intel-pstate/t0"),
+        &root_dir,
+    );
+    let root = Root::new(&root_dir);
+    let mut app = App::new(Duration::from_secs(1), Duration::from_secs(60));
+    app.push_sample(Reader::new(root.clone()).sample());
+    app.tweaks.ctx = Some(Ctx {
+        root: root.clone(),
+        state_dir: dir.path().join("state"),
+        privileged: true,
+        read_only: false,
+    });
+    (dir, app, root)
+}
+
+fn status(app: &App) -> String {
+    app.status.clone().unwrap_or_default()
+}
+
+#[test]
+fn dashboard_keys_take_the_same_lock_and_name_the_holder() {
+    let (dir, mut app, root) = tweak_app();
+    let before = governors(&root);
+    let held = perftop::tweak::journal::Journal::new(&dir.path().join("state"))
+        .lock()
+        .expect("lock");
+    key(&mut app, KeyCode::Char('g'));
+    key(&mut app, KeyCode::Char('y'));
+    let s = status(&app);
+    assert!(
+        s.contains("not applied") && s.contains(&format!("pid {}", std::process::id())),
+        "{s}"
+    );
+    assert_eq!(governors(&root), before);
+    drop(held);
+    key(&mut app, KeyCode::Char('g'));
+    key(&mut app, KeyCode::Char('y'));
+    assert_eq!(governors(&root), vec!["performance"; 4], "{}", status(&app));
+}
+
+#[test]
+fn dashboard_undo_stops_on_a_damaged_journal_and_on_another_root() {
+    let (dir, mut app, root) = tweak_app();
+    let before = governors(&root);
+    key(&mut app, KeyCode::Char('g'));
+    key(&mut app, KeyCode::Char('y'));
+    assert_eq!(governors(&root), vec!["performance"; 4]);
+    // The newest change's record cut in half (its status mark gone too).
+    let journal = dir.path().join("state/journal.jsonl");
+    let good = std::fs::read(&journal).expect("journal");
+    let first = good.iter().position(|&b| b == b'\n').expect("line");
+    std::fs::write(&journal, &good[..first / 2]).expect("cut");
+    key(&mut app, KeyCode::Char('u'));
+    let s = status(&app);
+    assert!(app.tweaks.dialog.is_none(), "no undo offered");
+    assert!(s.contains("line 1") && s.contains("torn"), "{s}");
+    assert_eq!(governors(&root), vec!["performance"; 4]);
+    // Journal back; the dashboard now runs under another root: u refuses, naming both.
+    std::fs::write(&journal, &good).expect("restore");
+    let other = dir.path().join("other");
+    copy_dir(root.base(), &other);
+    if let Some(ctx) = app.tweaks.ctx.as_mut() {
+        ctx.root = Root::new(&other);
+    }
+    key(&mut app, KeyCode::Char('u'));
+    let s = status(&app);
+    assert!(s.contains("another") || s.contains("under the root"), "{s}");
+    assert!(s.contains(&*other.to_string_lossy()), "{s}");
+    assert_eq!(governors(&Root::new(&other)), vec!["performance"; 4]);
+    if let Some(ctx) = app.tweaks.ctx.as_mut() {
+        ctx.root = root.clone();
+    }
+    key(&mut app, KeyCode::Char('u'));
+    key(&mut app, KeyCode::Char('y'));
+    assert_eq!(governors(&root), before, "{}", status(&app));
+}
+
+#[test]
+fn dashboard_apply_with_an_unwritable_audit_log_is_applied_with_a_warning() {
+    let (dir, mut app, root) = tweak_app();
+    let before = governors(&root);
+    std::fs::create_dir_all(dir.path().join("state/audit.jsonl")).expect("audit dir");
+    key(&mut app, KeyCode::Char('g'));
+    key(&mut app, KeyCode::Char('y'));
+    let s = status(&app);
+    assert!(
+        s.contains("governor = performance") && s.contains("warning") && s.contains("audit"),
+        "{s}"
+    );
+    assert_eq!(governors(&root), vec!["performance"; 4]);
+    key(&mut app, KeyCode::Char('u'));
+    key(&mut app, KeyCode::Char('y'));
+    let s = status(&app);
+    assert!(s.contains("undone") && s.contains("warning"), "{s}");
+    assert_eq!(governors(&root), before);
 }

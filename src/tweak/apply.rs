@@ -1,10 +1,11 @@
 //! Apply a plan target by target with read-back, rolling back in reverse order on any failure;
-//! undo the last journalled change. Writes go through `Writer` so tests can inject failures.
+//! undo a journalled change (the last one, or one chosen by id). Writes go through `Writer` so tests can inject failures.
 
 use super::journal::{Journal, Status};
+use super::lock;
 use super::plan::{Change, Plan};
 use super::{audit, read_value, Ctx};
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use std::io::Write;
 use std::path::Path;
 
@@ -117,12 +118,32 @@ fn check_allowed(ctx: &Ctx) -> Result<()> {
     Ok(())
 }
 
-/// Journals, applies and reads back `plan`; on any failure restores what was changed, in
-/// reverse order. Audit: `apply`, plus `rollback` after a failure.
+/// The root's canonical path, as journalled with each change.
+pub fn canonical_root(ctx: &Ctx) -> Result<String> {
+    let base = ctx.root.base();
+    let p = std::fs::canonicalize(base)
+        .with_context(|| format!("resolving the root {}", base.display()))?;
+    Ok(p.display().to_string())
+}
+
+/// `the kernel holds: policy0 …/scaling_governor = performance, …`
+fn holds(results: &[TargetResult]) -> String {
+    results
+        .iter()
+        .map(|r| format!("{} {} = {}", r.label, r.rel, r.value))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Journals (fsync), writes, reads back, journals the outcome (fsync), then audits; on any
+/// write failure restores what was changed, in reverse order. Failures after the kernel files
+/// were written (journal status, audit) are warnings in a true report, never an error that would
+/// read as "not applied".
 pub fn apply(ctx: &Ctx, plan: &Plan, w: &mut dyn Writer) -> Result<Report> {
     check_allowed(ctx)?;
+    let root = canonical_root(ctx)?;
     let journal = Journal::new(&ctx.state_dir);
-    let _lock = journal.lock()?;
+    let mut lock = journal.lock()?;
     for c in plan.writes() {
         let now = read_value(&ctx.root, &c.rel);
         if now.as_deref() != Some(c.old.as_str()) {
@@ -134,7 +155,9 @@ pub fn apply(ctx: &Ctx, plan: &Plan, w: &mut dyn Writer) -> Result<Report> {
             );
         }
     }
-    let id = journal.begin(plan)?;
+    let (id, mut warnings) = journal
+        .begin(&mut lock, plan, &root)
+        .context("journalling the old values (nothing was changed)")?;
     let mut results = Vec::new();
     let mut touched: Vec<&Change> = Vec::new();
     let mut failed = false;
@@ -158,34 +181,99 @@ pub fn apply(ctx: &Ctx, plan: &Plan, w: &mut dyn Writer) -> Result<Report> {
             rolled_back.push(write_one(ctx, w, c, &c.old));
         }
     }
-    let report = Report {
+    let clean = rolled_back.iter().all(|r: &TargetResult| r.error.is_none());
+    let status = match (failed, clean) {
+        (false, _) => Some(Status::Applied),
+        (true, true) => Some(Status::RolledBack),
+        // Partly restored: stays pending, so undo finishes the job.
+        (true, false) => None,
+    };
+    if let Some(status) = status {
+        if let Err(e) = journal.mark(id, status) {
+            warnings.push(if failed {
+                format!(
+                    "the journal could not mark change #{id} rolled back ({e:#}); the kernel \
+                     holds the old values again, and undo would find nothing to write"
+                )
+            } else {
+                format!(
+                    "the journal could not mark change #{id} applied ({e:#}); the kernel holds \
+                     the new values ({}). The journal still says pending, which undo treats as \
+                     in effect: `perftop tweak undo` restores them",
+                    holds(&results)
+                )
+            });
+        }
+    }
+    let mut report = Report {
         id,
         results,
         rolled_back,
-        warnings: Vec::new(),
+        warnings,
     };
     let errors = report.errors();
-    audit::log(&ctx.state_dir, "apply", plan, &errors)?;
-    if failed {
-        let clean = report.rolled_back.iter().all(|r| r.error.is_none());
-        audit::log(&ctx.state_dir, "rollback", plan, &errors)?;
-        if clean {
-            journal.mark(id, Status::RolledBack)?;
-        }
-    } else {
-        journal.mark(id, Status::Applied)?;
+    let mut audit = audit::log(&ctx.state_dir, "apply", plan, &errors);
+    if failed && audit.is_ok() {
+        audit = audit::log(&ctx.state_dir, "rollback", plan, &errors);
+    }
+    if let Err(e) = audit {
+        report
+            .warnings
+            .push(format!("{e:#}; the report above is still true"));
     }
     Ok(report)
 }
 
-/// The change undo would restore and warnings about values changed by someone else since.
-pub fn undo_preview(ctx: &Ctx) -> Result<Option<(u64, Plan, Vec<String>)>> {
+/// Which change undo restores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    /// The newest still in effect, refused when the journal is damaged after it.
+    Last,
+    /// Change N, chosen by a person (`perftop tweak undo --id N`).
+    Id(u64),
+}
+
+/// What undo will do: the change, and warnings (damage skipped, values changed since).
+#[derive(Debug, Clone)]
+pub struct UndoPreview {
+    pub id: u64,
+    pub plan: Plan,
+    pub warnings: Vec<String>,
+}
+
+fn pick(ctx: &Ctx, which: Which, last_begun: u64) -> Result<Option<UndoPreview>> {
     let journal = Journal::new(&ctx.state_dir);
-    let Some((id, plan)) = journal.last_open()? else {
+    let contents = journal.read()?;
+    let picked = match which {
+        Which::Last => contents.pick_last(last_begun),
+        Which::Id(n) => contents.pick_id(n),
+    };
+    let picked = picked.map_err(|e| anyhow!("{e} (journal {})", journal.path().display()))?;
+    let Some(change) = picked.change else {
         return Ok(None);
     };
-    let mut warnings = Vec::new();
-    for c in plan.writes() {
+    let here = canonical_root(ctx)?;
+    let mut warnings = picked.warnings;
+    match &change.root {
+        Some(r) if *r != here => bail!(
+            "change #{} ({} → {}) was made under the root {r}, but this undo runs under the root \
+             {here}: refusing to write its old values there. Run the undo with {}",
+            change.id,
+            change.plan.knob,
+            change.plan.value,
+            if r == "/" {
+                "no --root".to_string()
+            } else {
+                format!("--root {r}")
+            }
+        ),
+        Some(_) => {}
+        None => warnings.push(format!(
+            "change #{} records no root (an older perftop); restoring under {here}",
+            change.id
+        )),
+    }
+    for c in change.plan.writes() {
         let now = read_value(&ctx.root, &c.rel);
         if now.as_deref() != Some(c.new.as_str()) && now.as_deref() != Some(c.old.as_str()) {
             warnings.push(format!(
@@ -197,18 +285,34 @@ pub fn undo_preview(ctx: &Ctx) -> Result<Option<(u64, Plan, Vec<String>)>> {
             ));
         }
     }
-    Ok(Some((id, plan, warnings)))
+    Ok(Some(UndoPreview {
+        id: change.id,
+        plan: change.plan,
+        warnings,
+    }))
 }
 
-/// Restores the last journalled change (governor before EPP: plan order), writing only the files
-/// that differ from their old value. Works from the journal alone, e.g. after a crash.
-pub fn undo(ctx: &Ctx, w: &mut dyn Writer) -> Result<Report> {
+/// The change undo would restore and warnings; `Ok(None)`: nothing to undo. Errors when the
+/// journal is damaged where it matters or the change was made under another root.
+pub fn undo_preview(ctx: &Ctx, which: Which) -> Result<Option<UndoPreview>> {
+    pick(ctx, which, lock::last_id(&ctx.state_dir))
+}
+
+/// Restores a journalled change (governor before EPP: plan order), writing only the files that
+/// differ from their old value. Works from the journal alone, e.g. after a crash. `expect`: the
+/// id the preview showed; refused when the journal now points elsewhere.
+pub fn undo(ctx: &Ctx, w: &mut dyn Writer, which: Which, expect: Option<u64>) -> Result<Report> {
     check_allowed(ctx)?;
     let journal = Journal::new(&ctx.state_dir);
-    let _lock = journal.lock()?;
-    let Some((id, plan, warnings)) = undo_preview(ctx)? else {
+    let lock = journal.lock()?;
+    let Some(UndoPreview { id, plan, warnings }) = pick(ctx, which, lock.last_id())? else {
         bail!("nothing to undo (journal {})", journal.path().display());
     };
+    if let Some(e) = expect {
+        if e != id {
+            bail!("the journal changed since the preview (it showed #{e}, now #{id}); look again");
+        }
+    }
     let mut results = Vec::new();
     for c in plan.changes.iter().filter(|c| c.undo) {
         if read_value(&ctx.root, &c.rel).as_deref() == Some(c.old.as_str()) {
@@ -216,17 +320,31 @@ pub fn undo(ctx: &Ctx, w: &mut dyn Writer) -> Result<Report> {
         }
         results.push(write_one(ctx, w, c, &c.old));
     }
-    let report = Report {
+    let mut report = Report {
         id,
         results,
         rolled_back: Vec::new(),
         warnings,
     };
+    if report.ok() {
+        if let Err(e) = journal.mark(id, Status::Undone) {
+            report.warnings.push(format!(
+                "the journal could not mark change #{id} undone ({e:#}); the kernel holds the \
+                 old values{}. A later undo finds #{id} again and has nothing to write",
+                if report.results.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", holds(&report.results))
+                }
+            ));
+        }
+    }
     let mut errors = report.errors();
     errors.extend(report.warnings.iter().cloned());
-    audit::log(&ctx.state_dir, "undo", &plan, &errors)?;
-    if report.ok() {
-        journal.mark(id, Status::Undone)?;
+    if let Err(e) = audit::log(&ctx.state_dir, "undo", &plan, &errors) {
+        report
+            .warnings
+            .push(format!("{e:#}; the report above is still true"));
     }
     Ok(report)
 }

@@ -8,11 +8,16 @@
 //! 1. offered only where it can work (privileged, file present, value allowed); otherwise refused
 //!    with the reason and the equivalent shell command (`knob::Knob::command`);
 //! 2. preview (`plan::Plan::preview`): every file, old → new;
-//! 3. write-ahead journal of the old values, fsync'd, before the first write, under a lock file
+//! 3. under the kernel lock (`lock`: `flock` on `STATE_DIR/lock`, which allocates change ids),
+//!    write-ahead journal of the old values and the root, fsync'd, before the first write
 //!    (`journal`; default state dir `/run/perftop`, mode 0600);
-//! 4. apply target by target with read-back; on any failure roll back in reverse order (`apply`);
-//! 5. undo restores the last journalled change (also after a crash), warning when someone else
-//!    changed a value since; tweaks stay applied when perftop exits;
+//! 4. apply target by target with read-back; on any failure roll back in reverse order; then
+//!    journal the outcome (fsync) and audit — a failure there is a warning beside a true report
+//!    (`apply`);
+//! 5. undo restores the last journalled change (also after a crash), refusing when the journal is
+//!    damaged after it or the change was made under another root, and warning when someone else
+//!    changed a value since; `undo --id N` restores a chosen change; tweaks stay applied when
+//!    perftop exits;
 //! 6. one JSON audit line per action (`audit`).
 //!
 //! The PM-QoS latency hold (`pmqos`) is the one exception to "tweaks stay applied on exit": it is
@@ -25,6 +30,7 @@ pub mod audit;
 pub mod cmd;
 pub mod journal;
 pub mod knob;
+pub mod lock;
 pub mod plan;
 pub mod pmqos;
 pub mod ui;

@@ -2,7 +2,7 @@
 //!
 //! Confirm dialogs apply only on `y`; Enter, Esc and every other key cancel.
 
-use super::apply::{self, FsWriter};
+use super::apply::{self, FsWriter, UndoPreview, Which};
 use super::journal::Journal;
 use super::knob::{self, Allowed};
 use super::plan::{self, Plan};
@@ -12,8 +12,8 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent};
 #[derive(Debug, Clone)]
 pub enum Pending {
     Apply(Plan),
-    /// The journalled change the undo restores.
-    Undo(Plan),
+    /// The journalled change the undo restores (id, plan).
+    Undo(u64, Plan),
 }
 
 #[derive(Debug, Clone)]
@@ -90,6 +90,24 @@ fn old_values(p: &Plan) -> Option<String> {
     } else {
         "mixed".to_string()
     })
+}
+
+/// A multi-line message (the journal damage list) on the one status line.
+fn one_line(s: &str) -> String {
+    s.split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// The status line, then `warning: …` for each warning (an audit log that could not be written
+/// does not make an applied change read as failed).
+fn with_warnings(mut status: String, warnings: &[String]) -> String {
+    for w in warnings {
+        status.push_str(&format!(" · warning: {w}"));
+    }
+    one_line(&status)
 }
 
 /// The timeline record for a plan applied (`undone` swaps from and to).
@@ -170,8 +188,6 @@ impl TweakState {
         // What perftop changed away from, if the last journalled change was the governor.
         let before = Journal::new(&ctx.state_dir)
             .last_open()
-            .ok()
-            .flatten()
             .filter(|(_, p)| p.knob == "governor" && p.value == "performance")
             .and_then(|(_, p)| p.writes().next().map(|c| c.old.clone()))
             .filter(|v| allowed.contains(v));
@@ -230,10 +246,14 @@ impl TweakState {
             Ok(c) => c.clone(),
             Err(e) => return Some(e),
         };
-        match apply::undo_preview(&ctx) {
+        match apply::undo_preview(&ctx, Which::Last) {
             Ok(None) => Some("nothing to undo".into()),
-            Err(e) => Some(format!("undo: {e:#}")),
-            Ok(Some((_, p, warnings))) => {
+            Err(e) => Some(one_line(&format!("undo: {e:#}"))),
+            Ok(Some(UndoPreview {
+                id,
+                plan: p,
+                warnings,
+            })) => {
                 let mut lines: Vec<String> = p
                     .changes
                     .iter()
@@ -246,9 +266,9 @@ impl TweakState {
                     .collect();
                 lines.extend(warnings.into_iter().map(|w| format!("warning: {w}")));
                 self.dialog = Some(Dialog::Confirm {
-                    title: format!("undo {} → {}?", p.knob, p.value),
+                    title: format!("undo #{id} {} → {}?", p.knob, p.value),
                     lines,
-                    pending: Pending::Undo(p),
+                    pending: Pending::Undo(id, p),
                 });
                 None
             }
@@ -298,23 +318,32 @@ impl TweakState {
                 };
                 Some(match pending {
                     Pending::Apply(p) => match apply::apply(&ctx, &p, &mut FsWriter) {
-                        Err(e) => format!("{}: not applied: {e:#}", p.knob),
+                        Err(e) => one_line(&format!("{}: not applied: {e:#}", p.knob)),
                         Ok(r) if r.ok() => {
                             self.done = Some(action_of(&p, false));
-                            format!("{} = {} (u undoes)", p.knob, p.value)
+                            with_warnings(
+                                format!("{} = {} (u undoes)", p.knob, p.value),
+                                &r.warnings,
+                            )
                         }
-                        Ok(r) => {
-                            format!("{} FAILED, rolled back: {}", p.knob, r.errors().join("; "))
-                        }
+                        Ok(r) => with_warnings(
+                            format!("{} FAILED, rolled back: {}", p.knob, r.errors().join("; ")),
+                            &r.warnings,
+                        ),
                     },
-                    Pending::Undo(p) => match apply::undo(&ctx, &mut FsWriter) {
-                        Err(e) => format!("undo: {e:#}"),
-                        Ok(r) if r.ok() => {
-                            self.done = Some(action_of(&p, true));
-                            "undone".into()
+                    Pending::Undo(id, p) => {
+                        match apply::undo(&ctx, &mut FsWriter, Which::Last, Some(id)) {
+                            Err(e) => one_line(&format!("undo: {e:#}")),
+                            Ok(r) if r.ok() => {
+                                self.done = Some(action_of(&p, true));
+                                with_warnings(format!("undone #{id}"), &r.warnings)
+                            }
+                            Ok(r) => with_warnings(
+                                format!("undo incomplete: {}", r.errors().join("; ")),
+                                &r.warnings,
+                            ),
                         }
-                        Ok(r) => format!("undo incomplete: {}", r.errors().join("; ")),
-                    },
+                    }
                 })
             }
         }
