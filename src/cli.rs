@@ -407,9 +407,9 @@ fn snapshot(root: &Root, output: Option<PathBuf>) -> Result<()> {
 }
 
 pub fn load_sample(path: &PathBuf) -> Result<Sample> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text)
+    let text = crate::root::read_regular_file(path, crate::root::MAX_FILE_BYTES)
+        .with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_slice(&text)
         .with_context(|| format!("{} is not a perftop snapshot", path.display()))
 }
 

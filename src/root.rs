@@ -5,6 +5,10 @@
 //! Reads are capped (a 4096-CPU `/proc/interrupts` is ~25 MB; anything far beyond that is not a
 //! kernel file) and never panic: a missing file is `Missing`, a directory is `NotAFile`.
 //!
+//! Reads never block: files are opened with `O_NONBLOCK` and anything `fstat` does not call a
+//! regular file (a FIFO, a socket, a device node planted in a fixture or a container's mount) is
+//! `NotAFile` before a byte is read. procfs and sysfs files are regular files to `fstat`.
+//!
 //! A root can carry a `Trace` that records what the readers touched, so `perftop capture`
 //! copies exactly that and nothing else.
 
@@ -14,6 +18,7 @@ use std::fmt;
 use std::fs;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -165,7 +170,7 @@ impl Root {
             path.push("/");
             path.push(name);
         }
-        let opened = fs::File::open(Path::new(&buf.path));
+        let opened = open_nonblocking(Path::new(&buf.path));
         // Unreadable files are traced too: a capture lists them as skipped.
         if self.trace.is_some()
             && !matches!(&opened, Err(e) if e.kind() == std::io::ErrorKind::NotFound)
@@ -177,6 +182,11 @@ impl Root {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadError::Missing),
             Err(e) => return Err(ReadError::Io(e.to_string())),
         };
+        match file.metadata() {
+            Ok(m) if m.is_file() => {}
+            Ok(_) => return Err(ReadError::NotAFile),
+            Err(e) => return Err(ReadError::Io(e.to_string())),
+        }
         let data = &mut buf.data;
         if data.len() < FIRST_READ {
             data.resize(FIRST_READ, 0);
@@ -310,6 +320,48 @@ impl Root {
         self.note(|t| t.link(rel));
         Some(target.file_name()?.to_string_lossy().into_owned())
     }
+}
+
+/// Opens `path` for reading without ever blocking: a FIFO with no writer would block `open`
+/// (and a FIFO or terminal would block `read`) forever.
+fn open_nonblocking(path: &Path) -> std::io::Result<fs::File> {
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+    fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)
+}
+
+/// Reads a file perftop was pointed at (config, theme, recording segment, snapshot): refuses
+/// anything but a regular file (a FIFO would hang the read) and files over `max` bytes.
+pub fn read_regular_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    let file = open_nonblocking(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.len() > max {
+        return Err(std::io::Error::other(format!(
+            "{} bytes, larger than the {} MiB perftop reads",
+            meta.len(),
+            max >> 20
+        )));
+    }
+    let mut data = Vec::with_capacity(meta.len() as usize);
+    file.take(max + 1).read_to_end(&mut data)?;
+    if data.len() as u64 > max {
+        return Err(std::io::Error::other(format!(
+            "larger than the {} MiB perftop reads",
+            max >> 20
+        )));
+    }
+    Ok(data)
+}
+
+/// `read_regular_file` as text (UTF-8 required: config and theme files are TOML).
+pub fn read_regular_text(path: &Path, max: u64) -> std::io::Result<String> {
+    String::from_utf8(read_regular_file(path, max)?)
+        .map_err(|_| std::io::Error::other("not UTF-8 text"))
 }
 
 #[cfg(test)]

@@ -12,6 +12,9 @@ use crate::sample::Sample;
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
 
+/// Largest segment read (they are read whole); only a damaged or foreign file is near it.
+const MAX_SEGMENT_BYTES: u64 = 16 << 30;
+
 /// Where one sample lives.
 #[derive(Debug, Clone)]
 pub struct SampleRef {
@@ -95,7 +98,8 @@ impl Recording {
         };
         let only = segs.len() == 1;
         for (_, p) in segs {
-            let data = std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
+            let data = crate::root::read_regular_file(&p, MAX_SEGMENT_BYTES)
+                .with_context(|| format!("reading {}", p.display()))?;
             if let Err(e) = rec.add_segment(&p, data) {
                 if only {
                     return Err(e);

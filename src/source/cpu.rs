@@ -523,7 +523,8 @@ fn scan_ksoftirqd(probe: &mut Probe) -> Vec<(u32, u32)> {
         let Some(pid) = dec(&name).and_then(|p| u32::try_from(p).ok()) else {
             continue;
         };
-        let Ok(comm) = probe.root.read(&format!("proc/{pid}/comm")) else {
+        let dir = format!("proc/{pid}");
+        let Some(comm) = probe.quiet_text(&dir, "comm") else {
             continue;
         };
         if let Some(cpu) = comm.trim().strip_prefix("ksoftirqd/").and_then(dec) {

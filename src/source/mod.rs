@@ -463,10 +463,15 @@ impl Probe {
     }
 
     /// Whole file `dir/name`, borrowed from the read buffer; nothing is noted (for files that
-    /// can vanish between listing and reading, like `/proc/PID/stat`).
+    /// can vanish between listing and reading, like `/proc/PID/stat`) unless it is not a
+    /// regular file at all, which no vanishing process explains.
     pub fn quiet_text(&mut self, dir: &str, name: &str) -> Option<Cow<'_, str>> {
         match self.root.read_into(dir, name, &mut self.buf) {
             Ok(false) => Some(self.buf.text()),
+            Err(ReadError::NotAFile) => {
+                self.note(&join(dir, name), ReadError::NotAFile.to_string());
+                None
+            }
             _ => None,
         }
     }

@@ -1,0 +1,125 @@
+//! Bad input that must cost a bounded amount and be listed: FIFOs and other non-regular files
+//! anywhere in the read set, empty and garbled files, huge tables, many NICs.
+
+mod support;
+
+use perftop::root::{Root, Trace};
+use perftop::sample::Sample;
+use perftop::source::Reader;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// Copies a fixture tree (files, directories, symlinks) so a test can change it.
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).expect("mkdir");
+    for e in fs::read_dir(from).expect("read_dir") {
+        let e = e.expect("entry");
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        let t = e.file_type().expect("file type");
+        if t.is_symlink() {
+            let target = fs::read_link(&src).expect("readlink");
+            std::os::unix::fs::symlink(target, &dst).expect("symlink");
+        } else if t.is_dir() {
+            copy_tree(&src, &dst);
+        } else {
+            fs::copy(&src, &dst).expect("copy");
+        }
+    }
+}
+
+/// The files one sample of `root` reads (in reading order).
+fn files_read(root: &Path) -> Vec<String> {
+    let trace = Arc::new(Mutex::new(Trace::default()));
+    let mut r = Reader::new(Root::new(root).traced(trace.clone()));
+    let _ = r.sample();
+    let files = trace.lock().expect("trace").files.clone();
+    files
+}
+
+/// One sample of `root` read by a fresh reader, or `None` when it took longer than `limit`
+/// (the reader thread is left behind, blocked: the test fails anyway).
+fn sample_within(root: &Path, limit: Duration) -> Option<Sample> {
+    let (tx, rx) = mpsc::channel();
+    let root = root.to_path_buf();
+    std::thread::spawn(move || {
+        let s = Reader::new(Root::new(root)).sample();
+        let _ = tx.send(s);
+    });
+    rx.recv_timeout(limit).ok()
+}
+
+fn mkfifo(path: &Path) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .expect("mkfifo");
+}
+
+/// Replaces each file a fixture sample reads, one at a time, with a FIFO (no writer: `open`
+/// without `O_NONBLOCK` blocks forever): the sample still completes and lists the path.
+#[test]
+fn a_fifo_anywhere_in_the_read_set_is_listed_and_never_blocks() {
+    for name in ["intel-pstate/t1", "vm-2cpu/t1"] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        copy_tree(&fixture(name), dir.path());
+        let files = files_read(dir.path());
+        assert!(files.len() > 40, "{name}: only {} files read", files.len());
+        for rel in &files {
+            let path = dir.path().join(rel);
+            let aside = dir.path().join("aside");
+            fs::rename(&path, &aside).expect("move aside");
+            mkfifo(&path);
+            let s = sample_within(dir.path(), Duration::from_secs(20))
+                .unwrap_or_else(|| panic!("{name}: a FIFO at {rel} blocks the sample"));
+            assert!(
+                s.problems
+                    .iter()
+                    .any(|p| &p.path == rel && p.what == "not a regular file"),
+                "{name}: FIFO at {rel} not listed: {:?}",
+                s.problems
+            );
+            fs::remove_file(&path).expect("rm fifo");
+            fs::rename(&aside, &path).expect("restore");
+        }
+    }
+}
+
+/// `--config`, `--theme` and a recording segment that are FIFOs are refused at once.
+#[test]
+fn fifo_config_theme_and_segment_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = dir.path().join("x.toml");
+    mkfifo(&fifo);
+    let (tx, rx) = mpsc::channel();
+    let f = fifo.clone();
+    std::thread::spawn(move || {
+        let config = perftop::config::load(Some(&f)).map(|_| ());
+        let theme = perftop::ui::theme::Theme::load(
+            &f.display().to_string(),
+            perftop::ui::theme::ColorDepth::Mono,
+            perftop::ui::theme::GlyphSet::Ascii,
+        )
+        .map(|_| ());
+        let rec = perftop::record::reader::Recording::open(&f).map(|_| ());
+        let _ = tx.send((config, theme, rec));
+    });
+    let (config, theme, rec) = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("a FIFO config, theme or segment blocks");
+    for r in [config, theme, rec] {
+        let e = format!("{:#}", r.expect_err("a FIFO is refused"));
+        assert!(e.contains("not a regular file"), "{e}");
+    }
+}
