@@ -351,7 +351,12 @@ pub fn capture(root: &Root, out: &Path, interval: Duration) -> Result<()> {
             s.skipped.len()
         );
         for k in &s.skipped {
-            let _ = writeln!(stderr, "perftop:   skipped {}: {}", k.path, k.why);
+            let _ = writeln!(
+                stderr,
+                "perftop:   skipped {}: {}",
+                crate::text::safe::line(&k.path),
+                crate::text::safe::line(&k.why)
+            );
         }
         passes.push(s);
     }

@@ -8,6 +8,7 @@ use crate::findings::Thresholds;
 use crate::root::Root;
 use crate::sample::Sample;
 use crate::source::Reader;
+use crate::text::safe;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
@@ -218,7 +219,7 @@ pub fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("perftop: {e:#}");
+            eprintln!("perftop: {}", crate::text::safe::text(&format!("{e:#}")));
             ExitCode::FAILURE
         }
     }
@@ -341,7 +342,7 @@ fn tweak(root: Root, cmd: TweakCmd, read_only: bool) -> Result<()> {
             let text = t::list(&ctx(None));
             std::io::stdout()
                 .lock()
-                .write_all(text.as_bytes())
+                .write_all(safe::text(&text).as_bytes())
                 .context("writing to stdout")
         }
         TweakCmd::Set {
@@ -384,8 +385,8 @@ fn read_sample(reader: &mut Reader) -> Sample {
     for p in &s.problems {
         eprintln!(
             "perftop: {}: {}",
-            reader.root().path(&p.path).display(),
-            p.what
+            safe::line(&reader.root().path(&p.path).display().to_string()),
+            safe::line(&p.what)
         );
     }
     s
@@ -396,8 +397,9 @@ fn snapshot(root: &Root, output: Option<PathBuf>) -> Result<()> {
     let mut reader = Reader::new(root.clone());
     let sample = read_sample(&mut reader);
     let json = serde_json::to_string_pretty(&sample).context("encoding sample")?;
+    let json = safe::json(&json);
     match output {
-        Some(path) => std::fs::write(&path, json + "\n")
+        Some(path) => std::fs::write(&path, format!("{json}\n"))
             .with_context(|| format!("writing {}", path.display())),
         None => {
             let mut out = std::io::stdout().lock();
@@ -418,6 +420,7 @@ fn delta(old: &PathBuf, new: &PathBuf, thresholds: &Thresholds) -> Result<()> {
     let b = load_sample(new)?;
     let d = derive_with(Some(&a), &b, thresholds);
     let json = serde_json::to_string_pretty(&d).context("encoding metrics")?;
+    let json = safe::json(&json);
     let mut out = std::io::stdout().lock();
     writeln!(out, "{json}").context("writing to stdout")
 }

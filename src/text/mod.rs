@@ -4,6 +4,7 @@
 //! per CPU, disk or queue. Unknown values print as `-`.
 
 pub mod fmt;
+pub mod safe;
 
 use crate::derive::{CpuMetrics, Derived, DiskMetrics, IrqQueueMetrics, SoftirqCpuMetrics};
 use fmt::{compact, duration, fit, kb, num, num_fit, pct};
@@ -26,7 +27,11 @@ pub fn report(d: &Derived, n: u64, width: usize) -> String {
     softirq(&mut r, d);
     findings(&mut r, d);
     r.out.push('\n');
-    r.out
+    // Kernel strings go into the report as they are; escape bytes never leave it.
+    match safe::text(&r.out) {
+        std::borrow::Cow::Borrowed(_) => r.out,
+        std::borrow::Cow::Owned(clean) => clean,
+    }
 }
 
 struct Report {
