@@ -123,3 +123,58 @@ fn fifo_config_theme_and_segment_are_refused() {
         assert!(e.contains("not a regular file"), "{e}");
     }
 }
+
+/// A `/proc/net/dev` with `n` interfaces (a container host's veths), counters growing with `tick`.
+fn many_nics(root: &Path, n: usize, tick: u64) {
+    let mut t = String::from(
+        "Inter-|   Receive                                                |  Transmit\n \
+         face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n",
+    );
+    for i in 0..n {
+        let v = (i as u64 + 1) * (tick + 1);
+        t.push_str(&format!(
+            "veth{i:06}: {v} {v} 0 0 0 0 0 0 {v} {v} 0 0 0 0 0 0\n"
+        ));
+    }
+    fs::create_dir_all(root.join("proc/net")).expect("mkdir");
+    fs::write(root.join("proc/net/dev"), t).expect("write");
+    fs::write(
+        root.join("proc/uptime"),
+        format!("{}.00 0.00\n", 100 + tick),
+    )
+    .expect("write");
+}
+
+/// Pairing interfaces across samples is by name through an index: 50,000 NICs derive in well
+/// under a second (a linear search per NIC took ~28 s).
+#[test]
+fn fifty_thousand_nics_derive_in_bounded_time() {
+    const NICS: usize = 50_000;
+    let dir = tempfile::tempdir().expect("tempdir");
+    many_nics(dir.path(), NICS, 0);
+    let mut r = Reader::new(Root::new(dir.path()));
+    let t = std::time::Instant::now();
+    let a = r.sample();
+    let read = t.elapsed();
+    many_nics(dir.path(), NICS, 1);
+    let b = r.sample();
+    assert_eq!(b.net.devices.len(), NICS);
+    let t = std::time::Instant::now();
+    let d = perftop::derive::derive(Some(&a), &b);
+    let derive = t.elapsed();
+    eprintln!("{NICS} NICs: read {read:?}, derive {derive:?}");
+    assert_eq!(d.nics.len(), NICS);
+    let last = d.nics.last().expect("nics");
+    assert_eq!(last.rx_packets_per_s, Some(NICS as f64));
+    // Debug build, a shared 2-CPU machine: linear is ~0.1 s, quadratic tens of seconds.
+    assert!(derive < Duration::from_secs(3), "derive took {derive:?}");
+    assert!(read < Duration::from_secs(20), "read took {read:?}");
+    let t = std::time::Instant::now();
+    let text = perftop::text::report(&d, 2, 80);
+    assert!(
+        t.elapsed() < Duration::from_secs(3),
+        "report took {:?}",
+        t.elapsed()
+    );
+    assert!(text.len() < 64 << 10, "report is {} bytes", text.len());
+}

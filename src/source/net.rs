@@ -238,6 +238,11 @@ pub fn parse_interrupts(probe: &mut Probe, text: &str) -> Interrupts {
     if bad > 0 {
         probe.note("proc/interrupts", format!("{bad} garbled line(s) skipped"));
     }
+    // Derive pairs IRQs across samples by binary search; the kernel lists them in order, a
+    // damaged or hand-made file may not.
+    if !out.irqs.is_sorted_by_key(|l| l.irq) {
+        out.irqs.sort_by_key(|l| l.irq);
+    }
     out
 }
 
