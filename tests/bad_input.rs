@@ -178,3 +178,79 @@ fn fifty_thousand_nics_derive_in_bounded_time() {
     );
     assert!(text.len() < 64 << 10, "report is {} bytes", text.len());
 }
+
+/// Bytes no kernel text file holds: NUL, invalid UTF-8, and some that look like numbers.
+const RANDOM: &[u8] = b"\x00\xff\xfe 12\x9c\x00\x81q:\xc3(\n\x01\x02 7 \xe2\x82\n";
+
+/// Every file a fixture sample reads, emptied (zero bytes) or filled with random bytes in turn,
+/// is listed as a problem: "unknown and listed", never silently unknown (or silently zero).
+#[test]
+fn empty_and_garbled_files_are_listed() {
+    let mut silent = Vec::new();
+    for name in ["intel-pstate/t1", "vm-2cpu/t1"] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        copy_tree(&fixture(name), dir.path());
+        for rel in files_read(dir.path()) {
+            let path = dir.path().join(&rel);
+            let original = fs::read(&path).expect("read");
+            for (what, bytes) in [("empty", &b""[..]), ("random", RANDOM)] {
+                fs::write(&path, bytes).expect("write");
+                let s = Reader::new(Root::new(dir.path())).sample();
+                if !s.problems.iter().any(|p| p.path == rel) {
+                    silent.push(format!("{name}: {what} {rel}"));
+                }
+            }
+            fs::write(&path, original).expect("restore");
+        }
+    }
+    assert!(silent.is_empty(), "not listed:\n{}", silent.join("\n"));
+}
+
+/// An empty `cpu/online` is unknown, not "no CPU online": /proc/stat still says which are.
+#[test]
+fn empty_online_file_is_unknown_not_zero() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_tree(&fixture("intel-pstate/t1"), dir.path());
+    for text in ["", "\n"] {
+        fs::write(dir.path().join("sys/devices/system/cpu/online"), text).expect("write");
+        let s = Reader::new(Root::new(dir.path())).sample();
+        assert_eq!(s.cpu.online, None, "{text:?}");
+        assert_eq!(s.cpu.cpus.iter().filter(|c| c.online).count(), 4);
+        assert!(s
+            .problems
+            .iter()
+            .any(|p| p.path == "sys/devices/system/cpu/online"));
+        let d = perftop::derive::derive(None, &s);
+        assert_eq!(d.host.cpus_online, 4);
+    }
+}
+
+/// A positive but subnormal (or sub-millisecond) interval is no interval: no `inf`/`NaN` in
+/// rates, finding messages or the report.
+#[test]
+fn subnormal_interval_gives_no_rates() {
+    let a = Reader::new(Root::new(fixture("intel-pstate/t0"))).sample();
+    for gap in [5e-324, 1e-300, 1e-9, 0.0009] {
+        let mut b = Reader::new(Root::new(fixture("intel-pstate/t1"))).sample();
+        let up = a.time.uptime_s.expect("uptime");
+        b.time.uptime_s = Some(up + gap);
+        b.time.boottime_ns = None;
+        let mut a = a.clone();
+        a.time.boottime_ns = None;
+        let d = perftop::derive::derive(Some(&a), &b);
+        assert_eq!(d.interval_s, None, "gap {gap}");
+        assert!(d
+            .disks
+            .iter()
+            .all(|m| m.aqu_sz.is_none() && m.util.is_none()));
+        let text = perftop::text::report(&d, 2, 200);
+        for f in &d.findings {
+            assert!(
+                !f.message.contains("inf") && !f.message.contains("NaN"),
+                "{}",
+                f.message
+            );
+        }
+        assert!(!text.contains("inf") && !text.contains("NaN"), "{text}");
+    }
+}

@@ -213,6 +213,19 @@ fn join(dir: &str, name: &str) -> String {
     }
 }
 
+/// Why a file's bytes cannot be a kernel text file: empty, or not text at all.
+fn damage(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.is_empty() {
+        Some("empty")
+    } else if bytes.contains(&0) {
+        Some("not text (NUL bytes)")
+    } else if std::str::from_utf8(bytes).is_err() {
+        Some("not text (invalid UTF-8)")
+    } else {
+        None
+    }
+}
+
 /// First line of a file's text, trimmed; `None` when empty.
 fn first_line(text: &str) -> Option<&str> {
     let line = text.lines().next().unwrap_or("").trim();
@@ -377,7 +390,9 @@ impl Probe {
 
     /// Reads `dir/name` into `buf`: true when there is something to look at. Absent is silent
     /// unless `required`; unreadable is noted; oversized is noted and its first
-    /// `MAX_FILE_BYTES` are still there.
+    /// `MAX_FILE_BYTES` are still there. A file that exists but is empty or not text (NUL
+    /// bytes, invalid UTF-8: no kernel file holds them) is noted; a `table` that is not text
+    /// is still parsed (its tolerant parser skips the garbled lines), a single value is unknown.
     fn fill(
         root: &Root,
         problems: &mut Vec<Problem>,
@@ -385,9 +400,13 @@ impl Probe {
         dir: &str,
         name: &str,
         required: bool,
+        table: bool,
     ) -> bool {
         let (ok, what) = match root.read_into(dir, name, buf) {
-            Ok(false) => return true,
+            Ok(false) => match damage(buf.bytes()) {
+                None => return true,
+                Some(what) => (table && !buf.bytes().is_empty(), what.to_string()),
+            },
             Ok(true) => (true, ReadError::TooLarge.to_string()),
             Err(ReadError::Missing) if !required => return false,
             Err(e) => (false, e.to_string()),
@@ -409,14 +428,23 @@ impl Probe {
             rel,
             "",
             false,
+            true,
         )
         .then(|| self.buf.text().into_owned())
     }
 
     /// Like `text`, but a missing file is a problem too (files every Linux has).
     pub fn required(&mut self, rel: &str) -> Option<String> {
-        Self::fill(&self.root, &mut self.problems, &mut self.buf, rel, "", true)
-            .then(|| self.buf.text().into_owned())
+        Self::fill(
+            &self.root,
+            &mut self.problems,
+            &mut self.buf,
+            rel,
+            "",
+            true,
+            true,
+        )
+        .then(|| self.buf.text().into_owned())
     }
 
     /// `f` over a whole file's text without copying it into a `String` (tables that are
@@ -428,17 +456,27 @@ impl Probe {
         f: impl FnOnce(&mut Probe, &str) -> R,
     ) -> Option<R> {
         let mut buf = std::mem::take(&mut self.big);
-        let ok = Self::fill(&self.root, &mut self.problems, &mut buf, rel, "", required);
+        let ok = Self::fill(
+            &self.root,
+            &mut self.problems,
+            &mut buf,
+            rel,
+            "",
+            required,
+            true,
+        );
         let out = ok.then(|| f(self, &buf.text()));
         self.big = buf;
         out
     }
 
-    /// First line of `dir/name`, parsed by `parse`; a parse error is noted and unknown.
+    /// First line of `dir/name`, parsed by `parse`; a parse error is noted and unknown. A
+    /// blank first line is unknown, and noted when `blank_noted` (a number file).
     fn parsed_in<T>(
         &mut self,
         dir: &str,
         name: &str,
+        blank_noted: bool,
         parse: impl FnOnce(&str) -> Result<T, String>,
     ) -> Option<T> {
         if !Self::fill(
@@ -448,11 +486,18 @@ impl Probe {
             dir,
             name,
             false,
+            false,
         ) {
             return None;
         }
         let text = self.buf.text();
-        let result = parse(first_line(&text)?);
+        let Some(line) = first_line(&text) else {
+            if blank_noted {
+                self.note(&join(dir, name), "empty");
+            }
+            return None;
+        };
+        let result = parse(line);
         match result {
             Ok(v) => Some(v),
             Err(what) => {
@@ -464,10 +509,17 @@ impl Probe {
 
     /// Whole file `dir/name`, borrowed from the read buffer; nothing is noted (for files that
     /// can vanish between listing and reading, like `/proc/PID/stat`) unless it is not a
-    /// regular file at all, which no vanishing process explains.
+    /// regular file, empty or not text, which no vanishing process explains (reading a
+    /// process that is gone fails with ESRCH).
     pub fn quiet_text(&mut self, dir: &str, name: &str) -> Option<Cow<'_, str>> {
         match self.root.read_into(dir, name, &mut self.buf) {
-            Ok(false) => Some(self.buf.text()),
+            Ok(false) => match damage(self.buf.bytes()) {
+                None => Some(self.buf.text()),
+                Some(what) => {
+                    self.note(&join(dir, name), what);
+                    None
+                }
+            },
             Err(ReadError::NotAFile) => {
                 self.note(&join(dir, name), ReadError::NotAFile.to_string());
                 None
@@ -483,25 +535,25 @@ impl Probe {
 
     /// `line` of `dir/name`, without building the path as a `String` first.
     pub fn line_in(&mut self, dir: &str, name: &str) -> Option<String> {
-        self.parsed_in(dir, name, |l| Ok(l.to_string()))
+        self.parsed_in(dir, name, false, |l| Ok(l.to_string()))
     }
 
     /// A number file; garbled content is noted and unknown.
     pub fn u64(&mut self, rel: &str) -> Option<u64> {
-        self.parsed_in(rel, "", parse_u64)
+        self.parsed_in(rel, "", true, parse_u64)
     }
 
     pub fn u64_in(&mut self, dir: &str, name: &str) -> Option<u64> {
-        self.parsed_in(dir, name, parse_u64)
+        self.parsed_in(dir, name, true, parse_u64)
     }
 
     pub fn i64(&mut self, rel: &str) -> Option<i64> {
-        self.parsed_in(rel, "", parse_i64)
+        self.parsed_in(rel, "", true, parse_i64)
     }
 
     /// `0`/`1` (or `N`/`Y`) as a boolean.
     pub fn flag(&mut self, rel: &str) -> Option<bool> {
-        self.parsed_in(rel, "", parse_flag)
+        self.parsed_in(rel, "", true, parse_flag)
     }
 
     /// First line of a file that does not change while the system runs; read once per refresh.
@@ -514,8 +566,10 @@ impl Probe {
         v
     }
 
+    /// A static number file whose garbled content is noted every sample (as `u64` would).
     pub fn static_u64(&mut self, rel: &str) -> Option<u64> {
-        self.static_line(rel)?.parse().ok()
+        let line = self.static_line(rel)?;
+        self.noted(rel, parse_u64(&line))
     }
 
     /// A static number file whose garbled content is noted every sample (as `i64` would).
@@ -559,6 +613,7 @@ impl Probe {
                 &mut self.buf,
                 dir,
                 name,
+                false,
                 false,
             ) {
                 match first_line(&self.buf.text()) {
@@ -863,9 +918,10 @@ mod tests {
         assert_eq!(p.u64_in("", "n"), Some(42));
         assert_eq!(p.i64("neg"), Some(-3));
         assert_eq!(p.flag("flag"), Some(true));
-        assert_eq!(p.line("empty"), None);
         assert_eq!(p.text("n").as_deref(), Some(" 42 \nrest\n"));
         assert!(p.problems.is_empty(), "{:?}", p.problems);
+        // Exists but empty: unknown and listed.
+        assert_eq!(p.line("empty"), None);
         assert_eq!(p.u64("bad"), None);
         assert_eq!(p.u64("missing"), None);
         assert_eq!(p.with_text("missing", false, |_, t| t.len()), None);
@@ -877,7 +933,11 @@ mod tests {
             .collect();
         assert_eq!(
             got,
-            vec![("bad", "not a number: \"4x2\""), ("missing", "missing")]
+            vec![
+                ("empty", "empty"),
+                ("bad", "not a number: \"4x2\""),
+                ("missing", "missing")
+            ]
         );
     }
 }
