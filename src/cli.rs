@@ -88,8 +88,8 @@ pub enum Command {
         /// Number of reports (default: run until interrupted).
         #[arg(short = 'n', long)]
         count: Option<u64>,
-        /// Report width in columns.
-        #[arg(long, default_value_t = 80)]
+        /// Report width in columns (20 .. 1000; reports are at least 60 wide).
+        #[arg(long, default_value_t = 80, value_parser = parse_width)]
         width: usize,
     },
     /// Record raw samples to a file, headless (SIGTERM/SIGINT/SIGHUP stop it cleanly).
@@ -125,8 +125,8 @@ pub enum Command {
         /// Only this pane: cpu, numa, hugepages, dirty, disks, softirq, nics, host, findings.
         #[arg(long)]
         pane: Option<String>,
-        /// Text report width in columns.
-        #[arg(long, default_value_t = 80)]
+        /// Text report width in columns (20 .. 1000; reports are at least 60 wide).
+        #[arg(long, default_value_t = 80, value_parser = parse_width)]
         width: usize,
     },
     /// The dashboard over a recording: same panes, a timeline, play / step / jump.
@@ -363,6 +363,23 @@ fn jump_step(s: &str) -> Result<Duration> {
         bail!("--jump must be at least 250ms, got {s}");
     }
     Ok(d)
+}
+
+/// Widest text report: wider than any terminal, and a report's cost grows with its width.
+pub const MAX_WIDTH: usize = 1000;
+
+/// `--width`: a number of columns in 20 ..= `MAX_WIDTH` (an unbounded width overflowed an
+/// allocation or asked for gigabytes).
+fn parse_width(s: &str) -> std::result::Result<usize, String> {
+    let w: usize = s
+        .parse()
+        .map_err(|_| format!("not a number of columns: {s}"))?;
+    if !(20..=MAX_WIDTH).contains(&w) {
+        return Err(format!(
+            "must be between 20 and {MAX_WIDTH} columns, got {w}"
+        ));
+    }
+    Ok(w)
 }
 
 pub fn checked_interval(secs: f64) -> Result<Duration> {

@@ -13,10 +13,11 @@ use std::fmt::Write;
 /// Rows per table before "+k hidden" (at width 80; wider reports show more).
 const TOP_ROWS: usize = 8;
 
+/// The report of one interval, `width` columns wide (clamped to 60 ..= 1000, as `--width` is).
 pub fn report(d: &Derived, n: u64, width: usize) -> String {
     let mut r = Report {
         out: String::new(),
-        width,
+        width: width.clamp(60, crate::cli::MAX_WIDTH),
     };
     header(&mut r, d, n);
     cpu(&mut r, d);
