@@ -161,7 +161,7 @@ pub fn read_pass(root: &Root, plan: &Plan, arena_hint: usize) -> Pass {
                 if too_large {
                     skipped.push(Skipped {
                         path: rel.clone(),
-                        why: ReadError::TooLarge.to_string() + " (cut there)",
+                        why: ReadError::TooLarge(crate::root::MAX_FILE_BYTES).to_string(),
                     });
                 }
             }

@@ -34,9 +34,13 @@ const FIRST_READ: usize = 8192;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReadError {
     Missing,
+    /// A directory.
     NotAFile,
-    /// The file was cut at `MAX_FILE_BYTES`; the truncated text is still returned by `read_lossy`.
-    TooLarge,
+    /// A FIFO, socket or device node: never read (it could block or never end).
+    Special,
+    /// The file was cut at this many bytes (`MAX_FILE_BYTES` or a reader's lower limit for
+    /// the file); the truncated text is still returned by `read_lossy`.
+    TooLarge(u64),
     Io(String),
 }
 
@@ -44,8 +48,13 @@ impl fmt::Display for ReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ReadError::Missing => write!(f, "missing"),
-            ReadError::NotAFile => write!(f, "not a regular file"),
-            ReadError::TooLarge => write!(f, "larger than {} MiB", MAX_FILE_BYTES >> 20),
+            ReadError::NotAFile | ReadError::Special => write!(f, "not a regular file"),
+            ReadError::TooLarge(cap) if *cap >= 1 << 20 => {
+                write!(f, "larger than {} MiB: only that much read", cap >> 20)
+            }
+            ReadError::TooLarge(cap) => {
+                write!(f, "larger than {} KiB: only that much read", cap >> 10)
+            }
             ReadError::Io(e) => write!(f, "{e}"),
         }
     }
@@ -156,6 +165,19 @@ impl Root {
     /// replacing what it held. `Ok(true)` means the file was cut at `MAX_FILE_BYTES`; what was
     /// read is still in `buf`.
     pub fn read_into(&self, dir: &str, name: &str, buf: &mut ReadBuf) -> Result<bool, ReadError> {
+        self.read_into_max(dir, name, buf, MAX_FILE_BYTES)
+    }
+
+    /// `read_into` with a lower cap than `MAX_FILE_BYTES`: what a reader will parse of the
+    /// file, so a huge or garbage table costs a bounded amount of memory and time.
+    pub fn read_into_max(
+        &self,
+        dir: &str,
+        name: &str,
+        buf: &mut ReadBuf,
+        max: u64,
+    ) -> Result<bool, ReadError> {
+        let max = max.min(MAX_FILE_BYTES);
         buf.len = 0;
         // Built in the reused buffer rather than with `Path::join`, which allocates.
         let path = &mut buf.path;
@@ -184,14 +206,15 @@ impl Root {
         };
         match file.metadata() {
             Ok(m) if m.is_file() => {}
-            Ok(_) => return Err(ReadError::NotAFile),
+            Ok(m) if m.is_dir() => return Err(ReadError::NotAFile),
+            Ok(_) => return Err(ReadError::Special),
             Err(e) => return Err(ReadError::Io(e.to_string())),
         }
         let data = &mut buf.data;
         if data.len() < FIRST_READ {
             data.resize(FIRST_READ, 0);
         }
-        let cap = MAX_FILE_BYTES as usize + 1;
+        let cap = max as usize + 1;
         let mut len = 0;
         loop {
             if len == data.len() {
@@ -221,8 +244,8 @@ impl Root {
                 Err(e) => return Err(ReadError::Io(e.to_string())),
             }
         }
-        let too_large = len as u64 > MAX_FILE_BYTES;
-        buf.len = len.min(MAX_FILE_BYTES as usize);
+        let too_large = len as u64 > max;
+        buf.len = len.min(max as usize);
         Ok(too_large)
     }
 
@@ -238,7 +261,10 @@ impl Root {
                     Ok(s) => s,
                     Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
                 };
-                (Some(text), too_large.then_some(ReadError::TooLarge))
+                (
+                    Some(text),
+                    too_large.then_some(ReadError::TooLarge(MAX_FILE_BYTES)),
+                )
             }
             Err(e) => (None, Some(e)),
         }

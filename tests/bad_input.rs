@@ -254,3 +254,50 @@ fn subnormal_interval_gives_no_rates() {
         assert!(!text.contains("inf") && !text.contains("NaN"), "{text}");
     }
 }
+
+/// A huge `diskstats` or `interrupts` (damage, or a hostile fixture) is read only as far as a
+/// real one of this host could reach: the sample stays bounded in time and size, and the cut
+/// is listed.
+#[test]
+fn huge_tables_are_cut_and_listed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_tree(&fixture("vm-2cpu/t1"), dir.path());
+    let mut disks = String::new();
+    let mut irqs = fs::read_to_string(dir.path().join("proc/interrupts")).expect("irqs");
+    let mut i = 0u64;
+    while disks.len() < 100 << 20 {
+        disks.push_str(&format!(
+            " 8 {} sd{i} 5020000 0 321280000 753000 2005000 401000 32080000 1002500 3 3000980 1765510 0 0 0 0 40100 4010\n",
+            i % 256
+        ));
+        i += 1;
+    }
+    let mut n = 1000u64;
+    while irqs.len() < 100 << 20 {
+        irqs.push_str(&format!(" {n}: 1 2 PCI-MSI {n}-edge q{n}\n"));
+        n += 1;
+    }
+    fs::write(dir.path().join("proc/diskstats"), disks).expect("write");
+    fs::write(dir.path().join("proc/interrupts"), irqs).expect("write");
+    let t = std::time::Instant::now();
+    let s = sample_within(dir.path(), Duration::from_secs(120)).expect("sample");
+    let took = t.elapsed();
+    eprintln!(
+        "100 MB diskstats + interrupts: {took:?}, {} disks, {:?} irqs",
+        s.disks.len(),
+        s.net.interrupts.as_ref().map(|i| i.irqs.len())
+    );
+    for rel in ["proc/diskstats", "proc/interrupts"] {
+        assert!(
+            s.problems.iter().any(|p| p.path == rel
+                && (p.what.contains("only that much read") || p.what.contains("only the first"))),
+            "{rel} cut not listed: {:?}",
+            s.problems
+        );
+    }
+    assert!(s.disks.len() < 100_000, "{} disks", s.disks.len());
+    let irqs = s.net.interrupts.as_ref().map_or(0, |i| i.irqs.len());
+    assert!(irqs <= 65_536, "{irqs} irqs");
+    // Debug build on a shared machine; before the budgets this took tens of seconds.
+    assert!(took < Duration::from_secs(30), "{took:?}");
+}

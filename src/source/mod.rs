@@ -32,7 +32,7 @@ pub mod parse;
 
 use crate::cpulist::CpuList;
 use crate::pagesize::{self, PageKbFrom};
-use crate::root::{ReadBuf, ReadError, Root};
+use crate::root::{ReadBuf, ReadError, Root, MAX_FILE_BYTES};
 use crate::sample::{Problem, Sample, SAMPLE_VERSION};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -168,7 +168,9 @@ impl Reader {
         let time = host::read_time(probe);
         let host = host::read_host(probe, &mut self.cpuinfo);
         let nodes = memory::read_nodes(probe);
+        probe.cpus_seen = 0;
         let mut cpu = cpu::read_cpu(probe, &nodes);
+        probe.cpus_seen = cpu.cpus.len();
         cpu.ksoftirqd = cpu::read_ksoftirqd(probe, &mut self.ksoftirqd_pids);
         let mut memory = memory::read_memory(probe);
         let (page_kb, from) = *self.page.get_or_insert_with(|| {
@@ -211,6 +213,41 @@ fn join(dir: &str, name: &str) -> String {
     } else {
         format!("{dir}/{name}")
     }
+}
+
+/// Most perftop reads of a one-value file (a sysfs attribute is at most a page); the rest of
+/// a bigger one is not read.
+const VALUE_MAX_BYTES: u64 = 64 << 10;
+
+/// IRQ lines budgeted for in `/proc/interrupts` (a 4096-CPU host with NIC and NVMe queues on
+/// every CPU has ~10k).
+pub(crate) const MAX_IRQ_LINES: u64 = 65_536;
+
+/// How much of a table perftop reads, from what a real one of this host could hold: tables of
+/// per-device lines get a fixed budget, per-CPU tables one relative to the CPUs seen (from
+/// `/proc/stat` and sysfs, read first). Beyond that a file is damaged or hostile, and a 200 MB
+/// `diskstats` would cost gigabytes and seconds per sample; the cut is listed as a problem.
+fn table_cap(rel: &str, cpus_seen: usize) -> u64 {
+    // Twice what this sample saw (room for a CPU list cut by damage); nothing seen: a big host.
+    let cpus = match cpus_seen {
+        0 => 4096,
+        n => 2 * n as u64 + 2,
+    };
+    let cap = match rel {
+        // ~50k devices or partitions at ~150 bytes a line.
+        "proc/diskstats" => 8 << 20,
+        // ~200k interfaces (container hosts) at ~150 bytes a line.
+        "proc/net/dev" => 32 << 20,
+        // One line per IRQ: a 10-column count per CPU, then chip and names.
+        "proc/interrupts" => (11 * cpus + 160) * MAX_IRQ_LINES,
+        // ~10 softirq rows of a count per CPU; one line per CPU.
+        "proc/softirqs" | "proc/net/softnet_stat" => cpus * 1024 + (64 << 10),
+        // A few hundred short `key value` lines.
+        "proc/meminfo" | "proc/vmstat" => 1 << 20,
+        r if r.ends_with("/meminfo") || r.ends_with("/numastat") => 1 << 20,
+        _ => MAX_FILE_BYTES,
+    };
+    cap.min(MAX_FILE_BYTES)
 }
 
 /// Why a file's bytes cannot be a kernel text file: empty, or not text at all.
@@ -265,6 +302,9 @@ pub struct Probe {
     pub(crate) sample_no: u64,
     /// Settings are read every sample (samples far apart; see `SETTINGS_EVERY_SAMPLE_GAP`).
     settings_every_sample: bool,
+    /// CPUs the sample has seen so far (0 before `/proc/stat`): per-CPU tables are read up to
+    /// a size relative to it (see `table_cap`).
+    pub(crate) cpus_seen: usize,
     /// Buffer for small files (one value each).
     buf: ReadBuf,
     /// Buffer for whole tables (`with_text`), kept apart so a table can be parsed while small
@@ -283,6 +323,7 @@ impl Probe {
             cache: Cache::default(),
             sample_no: 0,
             settings_every_sample: true,
+            cpus_seen: 0,
             buf: ReadBuf::default(),
             big: ReadBuf::default(),
         }
@@ -336,6 +377,7 @@ impl Probe {
         let f = &f;
         let root = &self.root;
         let (sample_no, settings_every_sample) = (self.sample_no, self.settings_every_sample);
+        let cpus_seen = self.cpus_seen;
         let results = std::thread::scope(|scope| {
             let handles: Vec<_> = parts
                 .into_iter()
@@ -351,6 +393,7 @@ impl Probe {
                             cache: Cache::default(),
                             sample_no,
                             settings_every_sample,
+                            cpus_seen,
                             buf: shard.buf,
                             big: ReadBuf::default(),
                         };
@@ -401,13 +444,14 @@ impl Probe {
         name: &str,
         required: bool,
         table: bool,
+        max: u64,
     ) -> bool {
-        let (ok, what) = match root.read_into(dir, name, buf) {
+        let (ok, what) = match root.read_into_max(dir, name, buf, max) {
             Ok(false) => match damage(buf.bytes()) {
                 None => return true,
                 Some(what) => (table && !buf.bytes().is_empty(), what.to_string()),
             },
-            Ok(true) => (true, ReadError::TooLarge.to_string()),
+            Ok(true) => (true, ReadError::TooLarge(max).to_string()),
             Err(ReadError::Missing) if !required => return false,
             Err(e) => (false, e.to_string()),
         };
@@ -429,6 +473,7 @@ impl Probe {
             "",
             false,
             true,
+            MAX_FILE_BYTES,
         )
         .then(|| self.buf.text().into_owned())
     }
@@ -443,6 +488,7 @@ impl Probe {
             "",
             true,
             true,
+            MAX_FILE_BYTES,
         )
         .then(|| self.buf.text().into_owned())
     }
@@ -456,6 +502,7 @@ impl Probe {
         f: impl FnOnce(&mut Probe, &str) -> R,
     ) -> Option<R> {
         let mut buf = std::mem::take(&mut self.big);
+        let max = table_cap(rel, self.cpus_seen);
         let ok = Self::fill(
             &self.root,
             &mut self.problems,
@@ -464,6 +511,7 @@ impl Probe {
             "",
             required,
             true,
+            max,
         );
         let out = ok.then(|| f(self, &buf.text()));
         self.big = buf;
@@ -487,6 +535,7 @@ impl Probe {
             name,
             false,
             false,
+            VALUE_MAX_BYTES,
         ) {
             return None;
         }
@@ -520,8 +569,8 @@ impl Probe {
                     None
                 }
             },
-            Err(ReadError::NotAFile) => {
-                self.note(&join(dir, name), ReadError::NotAFile.to_string());
+            Err(e @ (ReadError::NotAFile | ReadError::Special)) => {
+                self.note(&join(dir, name), e.to_string());
                 None
             }
             _ => None,
@@ -615,6 +664,7 @@ impl Probe {
                 name,
                 false,
                 false,
+                VALUE_MAX_BYTES,
             ) {
                 match first_line(&self.buf.text()) {
                     Some(line) => parse(line).map(Some),
