@@ -98,9 +98,10 @@ impl Recording {
         };
         let only = segs.len() == 1;
         for (_, p) in segs {
-            let data = crate::root::read_regular_file(&p, MAX_SEGMENT_BYTES)
-                .with_context(|| format!("reading {}", p.display()))?;
-            if let Err(e) = rec.add_segment(&p, data) {
+            let read = crate::root::read_regular_file(&p, MAX_SEGMENT_BYTES)
+                .with_context(|| format!("reading {}", p.display()));
+            // One unreadable segment (a directory, a dangling link, a FIFO) costs only itself.
+            if let Err(e) = read.and_then(|data| rec.add_segment(&p, data)) {
                 if only {
                     return Err(e);
                 }
@@ -198,8 +199,17 @@ impl Recording {
             pos = end;
             match RecordType::from_u8(head.kind) {
                 Some(RecordType::Header) => {
-                    let h: Header = serde_json::from_slice(payload)
-                        .with_context(|| format!("{name}: unreadable header"))?;
+                    // A header that checksums but does not parse loses the host facts, not
+                    // the samples after it.
+                    let h: Header = match serde_json::from_slice(payload) {
+                        Ok(h) => h,
+                        Err(e) => {
+                            self.warnings.push(format!(
+                                "{name}: unreadable header at byte {frame_at} ({e}); samples kept"
+                            ));
+                            continue;
+                        }
+                    };
                     if h.format_version > FORMAT_VERSION {
                         bail!(
                             "{name} was written by a newer perftop ({}, format {}); this one reads formats up to {FORMAT_VERSION}",
