@@ -106,3 +106,50 @@ fn record_onto_a_directory_is_refused() {
     name.push(".1");
     assert!(!Path::new(&name).exists(), "wrote {name:?}");
 }
+
+/// Frames of a recording file: (offset, kind, length including the frame header).
+fn frames(data: &[u8]) -> Vec<(usize, u8, usize)> {
+    let mut out = Vec::new();
+    let mut pos = FILE_MAGIC.len();
+    while let Some(h) = data.get(pos..).and_then(decode_head) {
+        let len = FRAME_HEADER + h.len as usize;
+        out.push((pos, h.kind, len));
+        pos += len;
+    }
+    out
+}
+
+/// Deltas find their keyframe by its offset in the file it was written in: a copied keyframe
+/// and two recordings concatenated (`cat F G`) lose no interval.
+#[test]
+fn duplicated_keyframe_and_concatenated_files_keep_every_sample() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = dir.path().join("f");
+    let g = dir.path().join("g");
+    record(&f, "12");
+    record(&g, "12");
+    let (nf, ng) = (
+        Recording::open(&f).expect("f").len(),
+        Recording::open(&g).expect("g").len(),
+    );
+    assert_eq!((nf, ng), (12, 12));
+
+    let data = fs::read(&f).expect("read");
+    let (at, _, len) = *frames(&data)
+        .iter()
+        .find(|(_, k, _)| *k == RecordType::Keyframe as u8)
+        .expect("keyframe");
+    let mut dup = data[..at + len].to_vec();
+    dup.extend_from_slice(&data[at..]);
+    let r = Recording::from_bytes("dup", dup).expect("dup");
+    assert_eq!(r.len(), nf, "{:?}", r.warnings);
+
+    let mut both = data.clone();
+    both.extend_from_slice(&fs::read(&g).expect("read"));
+    let r = Recording::from_bytes("cat", both).expect("cat");
+    assert_eq!(r.len(), nf + ng, "{:?}", r.warnings);
+    let mut dec = perftop::record::Decoder::default();
+    for i in 0..r.len() {
+        r.decode(i, &mut dec).expect("every sample decodes");
+    }
+}
