@@ -425,14 +425,14 @@ fn snapshot(root: &Root, output: Option<PathBuf>) -> Result<()> {
     }
 }
 
-pub fn load_sample(path: &PathBuf) -> Result<Sample> {
+pub fn load_sample(path: &std::path::Path) -> Result<Sample> {
     let text = crate::root::read_regular_file(path, crate::root::MAX_FILE_BYTES)
         .with_context(|| format!("reading {}", path.display()))?;
     serde_json::from_slice(&text)
         .with_context(|| format!("{} is not a perftop snapshot", path.display()))
 }
 
-fn delta(old: &PathBuf, new: &PathBuf, thresholds: &Thresholds) -> Result<()> {
+fn delta(old: &std::path::Path, new: &std::path::Path, thresholds: &Thresholds) -> Result<()> {
     let a = load_sample(old)?;
     let b = load_sample(new)?;
     let d = derive_with(Some(&a), &b, thresholds);

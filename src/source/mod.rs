@@ -250,6 +250,14 @@ fn table_cap(rel: &str, cpus_seen: usize) -> u64 {
     cap.min(MAX_FILE_BYTES)
 }
 
+/// What `Probe::fill` reads of a file, and what damage costs: a single value is unknown when
+/// damaged; a table is cut at its budget and still parsed.
+#[derive(Debug, Clone, Copy)]
+enum Budget {
+    Value,
+    Table(u64),
+}
+
 /// Why a file's bytes cannot be a kernel text file: empty, or not text at all.
 fn damage(bytes: &[u8]) -> Option<&'static str> {
     if bytes.is_empty() {
@@ -443,9 +451,12 @@ impl Probe {
         dir: &str,
         name: &str,
         required: bool,
-        table: bool,
-        max: u64,
+        budget: Budget,
     ) -> bool {
+        let (table, max) = match budget {
+            Budget::Value => (false, VALUE_MAX_BYTES),
+            Budget::Table(max) => (true, max),
+        };
         let (ok, what) = match root.read_into_max(dir, name, buf, max) {
             Ok(false) => match damage(buf.bytes()) {
                 None => return true,
@@ -472,8 +483,7 @@ impl Probe {
             rel,
             "",
             false,
-            true,
-            MAX_FILE_BYTES,
+            Budget::Table(MAX_FILE_BYTES),
         )
         .then(|| self.buf.text().into_owned())
     }
@@ -487,8 +497,7 @@ impl Probe {
             rel,
             "",
             true,
-            true,
-            MAX_FILE_BYTES,
+            Budget::Table(MAX_FILE_BYTES),
         )
         .then(|| self.buf.text().into_owned())
     }
@@ -510,8 +519,7 @@ impl Probe {
             rel,
             "",
             required,
-            true,
-            max,
+            Budget::Table(max),
         );
         let out = ok.then(|| f(self, &buf.text()));
         self.big = buf;
@@ -534,8 +542,7 @@ impl Probe {
             dir,
             name,
             false,
-            false,
-            VALUE_MAX_BYTES,
+            Budget::Value,
         ) {
             return None;
         }
@@ -663,8 +670,7 @@ impl Probe {
                 dir,
                 name,
                 false,
-                false,
-                VALUE_MAX_BYTES,
+                Budget::Value,
             ) {
                 match first_line(&self.buf.text()) {
                     Some(line) => parse(line).map(Some),
