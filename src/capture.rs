@@ -161,7 +161,7 @@ pub fn read_pass(root: &Root, plan: &Plan, arena_hint: usize) -> Pass {
                 if too_large {
                     skipped.push(Skipped {
                         path: rel.clone(),
-                        why: ReadError::TooLarge.to_string() + " (cut there)",
+                        why: ReadError::TooLarge(crate::root::MAX_FILE_BYTES).to_string(),
                     });
                 }
             }
@@ -351,7 +351,12 @@ pub fn capture(root: &Root, out: &Path, interval: Duration) -> Result<()> {
             s.skipped.len()
         );
         for k in &s.skipped {
-            let _ = writeln!(stderr, "perftop:   skipped {}: {}", k.path, k.why);
+            let _ = writeln!(
+                stderr,
+                "perftop:   skipped {}: {}",
+                crate::text::safe::line(&k.path),
+                crate::text::safe::line(&k.why)
+            );
         }
         passes.push(s);
     }

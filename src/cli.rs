@@ -8,6 +8,7 @@ use crate::findings::Thresholds;
 use crate::root::Root;
 use crate::sample::Sample;
 use crate::source::Reader;
+use crate::text::safe;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
@@ -87,8 +88,8 @@ pub enum Command {
         /// Number of reports (default: run until interrupted).
         #[arg(short = 'n', long)]
         count: Option<u64>,
-        /// Report width in columns.
-        #[arg(long, default_value_t = 80)]
+        /// Report width in columns (20 .. 1000; reports are at least 60 wide).
+        #[arg(long, default_value_t = 80, value_parser = parse_width)]
         width: usize,
     },
     /// Record raw samples to a file, headless (SIGTERM/SIGINT/SIGHUP stop it cleanly).
@@ -124,8 +125,8 @@ pub enum Command {
         /// Only this pane: cpu, numa, hugepages, dirty, disks, softirq, nics, host, findings.
         #[arg(long)]
         pane: Option<String>,
-        /// Text report width in columns.
-        #[arg(long, default_value_t = 80)]
+        /// Text report width in columns (20 .. 1000; reports are at least 60 wide).
+        #[arg(long, default_value_t = 80, value_parser = parse_width)]
         width: usize,
     },
     /// The dashboard over a recording: same panes, a timeline, play / step / jump.
@@ -231,7 +232,7 @@ pub fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("perftop: {e:#}");
+            eprintln!("perftop: {}", crate::text::safe::text(&format!("{e:#}")));
             ExitCode::FAILURE
         }
     }
@@ -354,7 +355,7 @@ fn tweak(root: Root, cmd: TweakCmd, read_only: bool) -> Result<()> {
             let text = t::list(&ctx(None));
             std::io::stdout()
                 .lock()
-                .write_all(text.as_bytes())
+                .write_all(safe::text(&text).as_bytes())
                 .context("writing to stdout")
         }
         TweakCmd::Set {
@@ -386,6 +387,23 @@ fn jump_step(s: &str) -> Result<Duration> {
     Ok(d)
 }
 
+/// Widest text report: wider than any terminal, and a report's cost grows with its width.
+pub const MAX_WIDTH: usize = 1000;
+
+/// `--width`: a number of columns in 20 ..= `MAX_WIDTH` (an unbounded width overflowed an
+/// allocation or asked for gigabytes).
+fn parse_width(s: &str) -> std::result::Result<usize, String> {
+    let w: usize = s
+        .parse()
+        .map_err(|_| format!("not a number of columns: {s}"))?;
+    if !(20..=MAX_WIDTH).contains(&w) {
+        return Err(format!(
+            "must be between 20 and {MAX_WIDTH} columns, got {w}"
+        ));
+    }
+    Ok(w)
+}
+
 pub fn checked_interval(secs: f64) -> Result<Duration> {
     if !(0.25..=60.0).contains(&secs) {
         bail!("interval must be between 0.25 and 60 seconds, got {secs}");
@@ -406,8 +424,8 @@ fn read_sample(reader: &mut Reader) -> Sample {
     for p in &s.problems {
         eprintln!(
             "perftop: {}: {}",
-            reader.root().path(&p.path).display(),
-            p.what
+            safe::line(&reader.root().path(&p.path).display().to_string()),
+            safe::line(&p.what)
         );
     }
     s
@@ -418,8 +436,9 @@ fn snapshot(root: &Root, output: Option<PathBuf>) -> Result<()> {
     let mut reader = Reader::new(root.clone());
     let sample = read_sample(&mut reader);
     let json = serde_json::to_string_pretty(&sample).context("encoding sample")?;
+    let json = safe::json(&json);
     match output {
-        Some(path) => std::fs::write(&path, json + "\n")
+        Some(path) => std::fs::write(&path, format!("{json}\n"))
             .with_context(|| format!("writing {}", path.display())),
         None => {
             let mut out = std::io::stdout().lock();
@@ -428,18 +447,19 @@ fn snapshot(root: &Root, output: Option<PathBuf>) -> Result<()> {
     }
 }
 
-pub fn load_sample(path: &PathBuf) -> Result<Sample> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text)
+pub fn load_sample(path: &std::path::Path) -> Result<Sample> {
+    let text = crate::root::read_regular_file(path, crate::root::MAX_FILE_BYTES)
+        .with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_slice(&text)
         .with_context(|| format!("{} is not a perftop snapshot", path.display()))
 }
 
-fn delta(old: &PathBuf, new: &PathBuf, thresholds: &Thresholds) -> Result<()> {
+fn delta(old: &std::path::Path, new: &std::path::Path, thresholds: &Thresholds) -> Result<()> {
     let a = load_sample(old)?;
     let b = load_sample(new)?;
     let d = assess(Some(&a), &b, thresholds);
     let json = serde_json::to_string_pretty(&d).context("encoding metrics")?;
+    let json = safe::json(&json);
     let mut out = std::io::stdout().lock();
     writeln!(out, "{json}").context("writing to stdout")
 }

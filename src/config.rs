@@ -24,6 +24,9 @@ pub fn default_path() -> Option<PathBuf> {
     Some(base.join("perftop/config.toml"))
 }
 
+/// A config file is a few hundred bytes; anything near this is not one.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 /// Loads `explicit` (must exist) or the default path (may be absent).
 pub fn load(explicit: Option<&Path>) -> Result<Config> {
     let path = match explicit {
@@ -33,8 +36,8 @@ pub fn load(explicit: Option<&Path>) -> Result<Config> {
             None => return Ok(Config::default()),
         },
     };
-    let text =
-        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let text = crate::root::read_regular_text(&path, MAX_CONFIG_BYTES)
+        .with_context(|| format!("reading {}", path.display()))?;
     parse(&text).with_context(|| format!("config {}", path.display()))
 }
 

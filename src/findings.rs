@@ -457,16 +457,19 @@ fn pagetables_large(d: &Derived, t: &Thresholds) -> Option<Finding> {
 
 fn powersave_busy(d: &Derived, t: &Thresholds) -> Option<Finding> {
     let mut busy: BTreeMap<u32, &str> = BTreeMap::new();
+    // By id through an index: a 4096-CPU host searched per policy CPU is 16M comparisons.
+    let by_id: std::collections::HashMap<u32, &crate::derive::CpuMetrics> = d
+        .cpus
+        .iter()
+        .filter(|c| c.online)
+        .map(|c| (c.cpu, c))
+        .collect();
     for p in &d.policies {
         let Some(gov) = p.governor.as_deref().filter(|g| *g != "performance") else {
             continue;
         };
         for id in &p.cpus {
-            let c0 = d
-                .cpus
-                .iter()
-                .find(|c| c.cpu == *id && c.online)
-                .and_then(|c| c.c0_pct);
+            let c0 = by_id.get(id).and_then(|c| c.c0_pct);
             if c0.is_some_and(|c| c >= t.powersave_busy_pct) {
                 busy.insert(*id, gov);
             }

@@ -5,6 +5,10 @@
 //! Reads are capped (a 4096-CPU `/proc/interrupts` is ~25 MB; anything far beyond that is not a
 //! kernel file) and never panic: a missing file is `Missing`, a directory is `NotAFile`.
 //!
+//! Reads never block: files are opened with `O_NONBLOCK` and anything `fstat` does not call a
+//! regular file (a FIFO, a socket, a device node planted in a fixture or a container's mount) is
+//! `NotAFile` before a byte is read. procfs and sysfs files are regular files to `fstat`.
+//!
 //! A root can carry a `Trace` that records what the readers touched, so `perftop capture`
 //! copies exactly that and nothing else.
 
@@ -14,6 +18,7 @@ use std::fmt;
 use std::fs;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -29,9 +34,13 @@ const FIRST_READ: usize = 8192;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReadError {
     Missing,
+    /// A directory.
     NotAFile,
-    /// The file was cut at `MAX_FILE_BYTES`; the truncated text is still returned by `read_lossy`.
-    TooLarge,
+    /// A FIFO, socket or device node: never read (it could block or never end).
+    Special,
+    /// The file was cut at this many bytes (`MAX_FILE_BYTES` or a reader's lower limit for
+    /// the file); the truncated text is still returned by `read_lossy`.
+    TooLarge(u64),
     Io(String),
 }
 
@@ -39,8 +48,13 @@ impl fmt::Display for ReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ReadError::Missing => write!(f, "missing"),
-            ReadError::NotAFile => write!(f, "not a regular file"),
-            ReadError::TooLarge => write!(f, "larger than {} MiB", MAX_FILE_BYTES >> 20),
+            ReadError::NotAFile | ReadError::Special => write!(f, "not a regular file"),
+            ReadError::TooLarge(cap) if *cap >= 1 << 20 => {
+                write!(f, "larger than {} MiB: only that much read", cap >> 20)
+            }
+            ReadError::TooLarge(cap) => {
+                write!(f, "larger than {} KiB: only that much read", cap >> 10)
+            }
             ReadError::Io(e) => write!(f, "{e}"),
         }
     }
@@ -151,6 +165,19 @@ impl Root {
     /// replacing what it held. `Ok(true)` means the file was cut at `MAX_FILE_BYTES`; what was
     /// read is still in `buf`.
     pub fn read_into(&self, dir: &str, name: &str, buf: &mut ReadBuf) -> Result<bool, ReadError> {
+        self.read_into_max(dir, name, buf, MAX_FILE_BYTES)
+    }
+
+    /// `read_into` with a lower cap than `MAX_FILE_BYTES`: what a reader will parse of the
+    /// file, so a huge or garbage table costs a bounded amount of memory and time.
+    pub fn read_into_max(
+        &self,
+        dir: &str,
+        name: &str,
+        buf: &mut ReadBuf,
+        max: u64,
+    ) -> Result<bool, ReadError> {
+        let max = max.min(MAX_FILE_BYTES);
         buf.len = 0;
         // Built in the reused buffer rather than with `Path::join`, which allocates.
         let path = &mut buf.path;
@@ -165,7 +192,7 @@ impl Root {
             path.push("/");
             path.push(name);
         }
-        let opened = fs::File::open(Path::new(&buf.path));
+        let opened = open_nonblocking(Path::new(&buf.path));
         // Unreadable files are traced too: a capture lists them as skipped.
         if self.trace.is_some()
             && !matches!(&opened, Err(e) if e.kind() == std::io::ErrorKind::NotFound)
@@ -177,11 +204,17 @@ impl Root {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadError::Missing),
             Err(e) => return Err(ReadError::Io(e.to_string())),
         };
+        match file.metadata() {
+            Ok(m) if m.is_file() => {}
+            Ok(m) if m.is_dir() => return Err(ReadError::NotAFile),
+            Ok(_) => return Err(ReadError::Special),
+            Err(e) => return Err(ReadError::Io(e.to_string())),
+        }
         let data = &mut buf.data;
         if data.len() < FIRST_READ {
             data.resize(FIRST_READ, 0);
         }
-        let cap = MAX_FILE_BYTES as usize + 1;
+        let cap = max as usize + 1;
         let mut len = 0;
         loop {
             if len == data.len() {
@@ -211,8 +244,8 @@ impl Root {
                 Err(e) => return Err(ReadError::Io(e.to_string())),
             }
         }
-        let too_large = len as u64 > MAX_FILE_BYTES;
-        buf.len = len.min(MAX_FILE_BYTES as usize);
+        let too_large = len as u64 > max;
+        buf.len = len.min(max as usize);
         Ok(too_large)
     }
 
@@ -228,7 +261,10 @@ impl Root {
                     Ok(s) => s,
                     Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
                 };
-                (Some(text), too_large.then_some(ReadError::TooLarge))
+                (
+                    Some(text),
+                    too_large.then_some(ReadError::TooLarge(MAX_FILE_BYTES)),
+                )
             }
             Err(e) => (None, Some(e)),
         }
@@ -310,6 +346,48 @@ impl Root {
         self.note(|t| t.link(rel));
         Some(target.file_name()?.to_string_lossy().into_owned())
     }
+}
+
+/// Opens `path` for reading without ever blocking: a FIFO with no writer would block `open`
+/// (and a FIFO or terminal would block `read`) forever.
+fn open_nonblocking(path: &Path) -> std::io::Result<fs::File> {
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+    fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)
+}
+
+/// Reads a file perftop was pointed at (config, theme, recording segment, snapshot): refuses
+/// anything but a regular file (a FIFO would hang the read) and files over `max` bytes.
+pub fn read_regular_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    let file = open_nonblocking(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.len() > max {
+        return Err(std::io::Error::other(format!(
+            "{} bytes, larger than the {} MiB perftop reads",
+            meta.len(),
+            max >> 20
+        )));
+    }
+    let mut data = Vec::with_capacity(meta.len() as usize);
+    file.take(max + 1).read_to_end(&mut data)?;
+    if data.len() as u64 > max {
+        return Err(std::io::Error::other(format!(
+            "larger than the {} MiB perftop reads",
+            max >> 20
+        )));
+    }
+    Ok(data)
+}
+
+/// `read_regular_file` as text (UTF-8 required: config and theme files are TOML).
+pub fn read_regular_text(path: &Path, max: u64) -> std::io::Result<String> {
+    String::from_utf8(read_regular_file(path, max)?)
+        .map_err(|_| std::io::Error::other("not UTF-8 text"))
 }
 
 #[cfg(test)]

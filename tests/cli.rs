@@ -269,3 +269,35 @@ fn snapshot_with_nan_load_average_reads_back() {
         .iter()
         .any(|p| p.as_str().is_some_and(|s| s.starts_with("proc/loadavg"))));
 }
+
+/// `--width` is bounded everywhere a width is accepted: huge values are a clear error, not a
+/// capacity-overflow panic or gigabytes of allocation.
+#[test]
+fn width_is_bounded() {
+    let root = fixture("vm-2cpu/t1");
+    for w in ["18446744073709551615", "4294967296", "1001", "19", "x"] {
+        for args in [
+            vec!["--root", root.to_str().expect("utf8"), "batch", "-n", "1"],
+            vec!["dump", "/nonexistent/rec"],
+        ] {
+            let mut a: Vec<&std::ffi::OsStr> = args.iter().map(|s| s.as_ref()).collect();
+            a.push("--width".as_ref());
+            a.push(w.as_ref());
+            let out = perftop(&a);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{w}: {err}");
+            assert!(err.contains("--width"), "{err}");
+            assert!(!err.contains("panicked"), "{err}");
+        }
+    }
+    let ok = perftop(&[
+        "--root".as_ref(),
+        root.as_os_str(),
+        "batch".as_ref(),
+        "-n".as_ref(),
+        "1".as_ref(),
+        "--width".as_ref(),
+        "1000".as_ref(),
+    ]);
+    assert!(ok.status.success());
+}

@@ -310,7 +310,11 @@ fn keys_resizes_and_quit_in_tmux() {
     assert!(first.contains("LIVE"), "header without LIVE:\n{first}");
 
     s.keys(&["?"]);
-    let help = s.wait("the help screen", |sc| sc.contains("perftop keys"));
+    // The frame may be captured while it is still being written: wait for the box's last
+    // row (its bottom border) before judging what it holds.
+    let help = s.wait("the whole help screen", |sc| {
+        sc.contains("perftop keys") && sc.contains("? or Esc closes")
+    });
     assert_screen(
         help.contains("back to live"),
         "help at 80x24 cuts off its last rows (Home / End) without any scroll hint",

@@ -159,10 +159,13 @@ pub fn derive_memory(cur: &Sample) -> MemoryMetrics {
 }
 
 pub fn derive_nodes(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Vec<NodeMetrics> {
+    let before: std::collections::HashMap<u32, &crate::sample::NodeSample> = prev
+        .map(|p| p.nodes.iter().map(|x| (x.id, x)).collect())
+        .unwrap_or_default();
     cur.nodes
         .iter()
         .map(|n| {
-            let p = prev.and_then(|p| p.nodes.iter().find(|x| x.id == n.id));
+            let p = before.get(&n.id).copied();
             let d = |f: fn(&crate::sample::NumaStat) -> Option<u64>| {
                 iv.d64(p.and_then(|p| f(&p.numastat)), f(&n.numastat)?)
             };

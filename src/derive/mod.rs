@@ -76,6 +76,9 @@ pub struct HostMetrics {
     pub problems: Vec<String>,
 }
 
+/// Shortest interval rates are computed over (see `Interval::between`).
+pub const MIN_INTERVAL_S: f64 = 1e-3;
+
 /// The interval between two samples and how counters are differenced over it.
 #[derive(Debug, Clone, Copy)]
 pub struct Interval {
@@ -96,7 +99,9 @@ impl Interval {
             },
         };
         Interval {
-            secs: secs.filter(|s| s.is_finite() && *s > 0.0),
+            // Under a millisecond is no interval: the clocks perftop reads tick in ms (uptime
+            // in 10 ms), and dividing by a subnormal gap gives inf/NaN rates and messages.
+            secs: secs.filter(|s| s.is_finite() && *s >= MIN_INTERVAL_S),
             since_boot: prev.is_none(),
         }
     }
@@ -211,6 +216,19 @@ mod tests {
         assert_eq!(Interval::between(Some(&a), &b).secs, None);
         b.time.uptime_s = Some(12.5);
         assert_eq!(Interval::between(Some(&a), &b).secs, Some(2.5));
+        // Positive but subnormal, or under a millisecond: no interval, no inf/NaN rates.
+        a.time.boottime_ns = Some(1);
+        b.time.boottime_ns = Some(2);
+        assert_eq!(Interval::between(Some(&a), &b).secs, None);
+        a.time.boottime_ns = None;
+        b.time.boottime_ns = None;
+        a.time.uptime_s = Some(5e-324);
+        b.time.uptime_s = Some(1e-323);
+        assert_eq!(Interval::between(Some(&a), &b).secs, None);
+        assert_eq!(Interval::between(None, &b).secs, None);
+        b.time.uptime_s = Some(5e-324 + 0.0009);
+        assert_eq!(Interval::between(Some(&a), &b).secs, None);
+        b.time.uptime_s = Some(12.5);
         assert_eq!(Interval::between(None, &b).secs, Some(12.5));
         let z = Interval {
             secs: None,

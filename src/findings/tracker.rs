@@ -37,8 +37,10 @@ impl DiskBaselines {
         if d.since_boot || d.interval_s.is_none() {
             return;
         }
+        let present: std::collections::HashSet<&str> =
+            d.disks.iter().map(|m| m.disk_device.as_str()).collect();
         self.devices
-            .retain(|name, _| d.disks.iter().any(|m| &m.disk_device == name));
+            .retain(|name, _| present.contains(name.as_str()));
         for m in d.disks.iter().filter(|m| !m.partition) {
             let (Some(aqu), Some((ios, wait))) = (m.aqu_sz, disk_await(m)) else {
                 continue;

@@ -134,7 +134,7 @@ fn self_cost() -> (f64, u64) {
 pub fn open(path: &Path) -> Result<Recording> {
     let rec = Recording::open(path)?;
     for w in &rec.warnings {
-        eprintln!("perftop: warning: {w}");
+        eprintln!("perftop: warning: {}", crate::text::safe::line(w));
     }
     Ok(rec)
 }
@@ -162,7 +162,7 @@ pub fn dump_cmd(
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     dump(&rec, &opts, &mut out, &mut |w| {
-        eprintln!("perftop: warning: {w}")
+        eprintln!("perftop: warning: {}", crate::text::safe::line(&w))
     })?;
     Ok(())
 }

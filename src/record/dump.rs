@@ -381,7 +381,11 @@ pub fn dump(
                         serde_json::to_writer(&mut line, &JsonLine { time: &time, d })?;
                     }
                     line.push(b'\n');
-                    out.write_all(&line)?;
+                    // serde_json writes valid UTF-8; DEL and C1 controls it leaves raw.
+                    match std::str::from_utf8(&line) {
+                        Ok(text) => out.write_all(crate::text::safe::json(text).as_bytes())?,
+                        Err(_) => out.write_all(&line)?,
+                    }
                 }
                 Format::Csv => {
                     let v = serde_json::to_value(d)?;
@@ -624,6 +628,7 @@ fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
 
 /// Appends `s` as one CSV field (quoted when it holds a comma, quote or line break).
 fn push_csv(out: &mut Vec<u8>, s: &str) {
+    let s = &*crate::text::safe::text(s);
     if s.contains([',', '"', '\n', '\r']) {
         out.push(b'"');
         out.extend_from_slice(s.replace('"', "\"\"").as_bytes());
@@ -678,7 +683,8 @@ fn family_name(fam: &str) -> String {
 }
 
 fn om_escape(s: &str) -> String {
-    s.replace('\\', "\\\\")
+    crate::text::safe::text(s)
+        .replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace('\n', "\\n")
 }

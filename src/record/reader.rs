@@ -12,6 +12,9 @@ use crate::sample::Sample;
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
 
+/// Largest segment read (they are read whole); only a damaged or foreign file is near it.
+const MAX_SEGMENT_BYTES: u64 = 16 << 30;
+
 /// Where one sample lives.
 #[derive(Debug, Clone)]
 pub struct SampleRef {
@@ -95,8 +98,10 @@ impl Recording {
         };
         let only = segs.len() == 1;
         for (_, p) in segs {
-            let data = std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
-            if let Err(e) = rec.add_segment(&p, data) {
+            let read = crate::root::read_regular_file(&p, MAX_SEGMENT_BYTES)
+                .with_context(|| format!("reading {}", p.display()));
+            // One unreadable segment (a directory, a dangling link, a FIFO) costs only itself.
+            if let Err(e) = read.and_then(|data| rec.add_segment(&p, data)) {
                 if only {
                     return Err(e);
                 }
@@ -127,7 +132,11 @@ impl Recording {
         let seg = self.segments.len();
         let mut header = None;
         let first_sample = self.samples.len();
-        let mut last_key: Option<(u64, usize)> = None;
+        // Keyframes by their offset from the start of the file they were written in: a delta
+        // names its keyframe that way. `base` moves when another recording's magic follows
+        // (`cat F G`), and a keyframe copied twice leaves both copies' offsets usable.
+        let mut keys: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+        let mut base = 0usize;
         let mut pos = FILE_MAGIC.len();
         let mut unknown_noted = Vec::new();
         let mut bad: Option<(usize, &'static str)> = None;
@@ -177,6 +186,14 @@ impl Recording {
             };
             let (head, len, end) = match checked {
                 Ok(v) => v,
+                Err(_) if data[pos..].starts_with(&FILE_MAGIC) => {
+                    // Another recording appended whole (`cat F G`): its offsets start here.
+                    warn_bad(&mut self.warnings, &mut bad, Some(pos));
+                    base = pos;
+                    keys.clear();
+                    pos += FILE_MAGIC.len();
+                    continue;
+                }
                 Err(why) => {
                     bad.get_or_insert((pos, why));
                     match find_sync(&data, pos + 1) {
@@ -194,8 +211,17 @@ impl Recording {
             pos = end;
             match RecordType::from_u8(head.kind) {
                 Some(RecordType::Header) => {
-                    let h: Header = serde_json::from_slice(payload)
-                        .with_context(|| format!("{name}: unreadable header"))?;
+                    // A header that checksums but does not parse loses the host facts, not
+                    // the samples after it.
+                    let h: Header = match serde_json::from_slice(payload) {
+                        Ok(h) => h,
+                        Err(e) => {
+                            self.warnings.push(format!(
+                                "{name}: unreadable header at byte {frame_at} ({e}); samples kept"
+                            ));
+                            continue;
+                        }
+                    };
                     if h.format_version > FORMAT_VERSION {
                         bail!(
                             "{name} was written by a newer perftop ({}, format {}); this one reads formats up to {FORMAT_VERSION}",
@@ -206,6 +232,21 @@ impl Recording {
                     header = Some(h);
                 }
                 Some(RecordType::Keyframe) => {
+                    let rel = frame_at - base as u64;
+                    // The same keyframe twice (a copied record): one sample, both offsets.
+                    if let Some(prev) = self.samples[first_sample..].last().filter(|p| {
+                        p.is_key
+                            && p.mono_ns == head.mono_ns
+                            && p.wall_ms == head.wall_ms
+                            && data[p.start..p.end] == *payload
+                    }) {
+                        let k = prev.key;
+                        keys.insert(rel, k);
+                        self.warnings.push(format!(
+                            "{name}: duplicate keyframe at byte {frame_at}; skipped"
+                        ));
+                        continue;
+                    }
                     let idx = self.samples.len();
                     self.samples.push(SampleRef {
                         wall_ms: head.wall_ms,
@@ -216,15 +257,15 @@ impl Recording {
                         key: idx,
                         is_key: true,
                     });
-                    last_key = Some((frame_at, idx));
+                    keys.insert(rel, idx);
                 }
                 Some(RecordType::Delta) => {
                     let key_off = payload
                         .get(4..12)
                         .and_then(|b| b.try_into().ok())
                         .map(u64::from_le_bytes);
-                    match (last_key, key_off) {
-                        (Some((off, k)), Some(want)) if off == want => {
+                    match key_off.and_then(|want| keys.get(&want).copied()) {
+                        Some(k) => {
                             self.samples.push(SampleRef {
                                 wall_ms: head.wall_ms,
                                 mono_ns: head.mono_ns,
@@ -273,9 +314,6 @@ impl Recording {
             self.warnings
                 .push(format!("{name}: header record missing or damaged"));
         }
-        // A segment that starts without a marker continues the previous one (rotation) unless
-        // the previous one ended badly; either way the timeline stays in order.
-        let _ = first_sample;
         self.segments.push(Segment {
             path: path.to_path_buf(),
             header,

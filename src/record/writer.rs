@@ -6,7 +6,7 @@ use super::format::{
     FORMAT_VERSION, ZSTD_DELTA_MIN_MATCH, ZSTD_LEVEL,
 };
 use crate::sample::{Sample, SAMPLE_VERSION};
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -258,7 +258,12 @@ pub fn list_segments(base: &Path) -> Vec<(u32, PathBuf)> {
             } else {
                 f.strip_prefix(name)
                     .and_then(|r| r.strip_prefix('.'))
-                    .filter(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
+                    // Only the names perftop writes (`R.1`, not a stray `R.01`).
+                    .filter(|r| {
+                        !r.is_empty()
+                            && r.bytes().all(|b| b.is_ascii_digit())
+                            && !r.starts_with('0')
+                    })
                     .and_then(|r| r.parse::<u32>().ok())
             };
             if let Some(n) = n {
@@ -331,6 +336,13 @@ impl Recorder {
         interval: Duration,
         retention: Retention,
     ) -> Result<Recorder> {
+        if base.is_dir() {
+            bail!(
+                "{} is a directory: give the recording's file path (e.g. {}/perftop.rec)",
+                base.display(),
+                base.display()
+            );
+        }
         let segment = list_segments(base).last().map_or(0, |(n, _)| n + 1);
         let (file, _) = create_segment(base, segment)?;
         let header = header_for(first, interval, segment);

@@ -34,9 +34,9 @@ struct StateStatic {
 
 pub fn read_cpu(probe: &mut Probe, nodes: &[NodeSample]) -> CpuSample {
     let mut out = CpuSample {
-        online: cpu_list(probe, &format!("{CPU_DIR}/online")),
+        online: nonempty_cpu_list(probe, &format!("{CPU_DIR}/online")),
         possible: possible_cpus(probe),
-        present: cpu_list(probe, &format!("{CPU_DIR}/present")),
+        present: nonempty_cpu_list(probe, &format!("{CPU_DIR}/present")),
         idle_driver: probe.setting_line(&format!("{CPU_DIR}/cpuidle/current_driver")),
         idle_governor: probe
             .setting_line(&format!("{CPU_DIR}/cpuidle/current_governor"))
@@ -175,6 +175,17 @@ fn small_id(v: Option<u64>) -> Option<u32> {
 fn cpu_list(probe: &mut Probe, rel: &str) -> Option<CpuList> {
     let text = probe.text(rel)?;
     parsed_cpu_list(probe, rel, &text)
+}
+
+/// A CPU set that always holds at least the boot CPU (`online`, `present`): empty is garbled,
+/// not "no CPU" (which would show `0/4 CPUs` while /proc/stat lists four).
+fn nonempty_cpu_list(probe: &mut Probe, rel: &str) -> Option<CpuList> {
+    let list = cpu_list(probe, rel)?;
+    if list.is_empty() {
+        probe.note(rel, "empty: no CPU listed");
+        return None;
+    }
+    Some(list)
 }
 
 fn parsed_cpu_list(probe: &mut Probe, rel: &str, text: &str) -> Option<CpuList> {
@@ -523,7 +534,8 @@ fn scan_ksoftirqd(probe: &mut Probe) -> Vec<(u32, u32)> {
         let Some(pid) = dec(&name).and_then(|p| u32::try_from(p).ok()) else {
             continue;
         };
-        let Ok(comm) = probe.root.read(&format!("proc/{pid}/comm")) else {
+        let dir = format!("proc/{pid}");
+        let Some(comm) = probe.quiet_text(&dir, "comm") else {
             continue;
         };
         if let Some(cpu) = comm.trim().strip_prefix("ksoftirqd/").and_then(dec) {

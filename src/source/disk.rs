@@ -5,6 +5,10 @@ use super::parse::dec;
 use super::Probe;
 use crate::sample::DiskSample;
 
+/// Devices read per sample (each costs a few sysfs reads). A big SAN host with multipath has
+/// a few thousand disks, partitions and dm devices; more is damage.
+const MAX_DISKS: usize = 32_768;
+
 pub fn read_disks(probe: &mut Probe) -> Vec<DiskSample> {
     let Some(mut disks) = probe.with_text("proc/diskstats", true, |probe, text| {
         let mut disks = Vec::new();
@@ -20,6 +24,11 @@ pub fn read_disks(probe: &mut Probe) -> Vec<DiskSample> {
         }
         if bad > 0 {
             probe.note("proc/diskstats", format!("{bad} garbled line(s) skipped"));
+        }
+        if disks.len() > MAX_DISKS {
+            let msg = format!("{} devices; only the first {MAX_DISKS} read", disks.len());
+            probe.note("proc/diskstats", msg);
+            disks.truncate(MAX_DISKS);
         }
         disks
     }) else {

@@ -32,7 +32,7 @@ pub mod parse;
 
 use crate::cpulist::CpuList;
 use crate::pagesize::{self, PageKbFrom};
-use crate::root::{ReadBuf, ReadError, Root};
+use crate::root::{ReadBuf, ReadError, Root, MAX_FILE_BYTES};
 use crate::sample::{Problem, Sample, SAMPLE_VERSION};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -168,7 +168,9 @@ impl Reader {
         let time = host::read_time(probe);
         let host = host::read_host(probe, &mut self.cpuinfo);
         let nodes = memory::read_nodes(probe);
+        probe.cpus_seen = 0;
         let mut cpu = cpu::read_cpu(probe, &nodes);
+        probe.cpus_seen = cpu.cpus.len();
         cpu.ksoftirqd = cpu::read_ksoftirqd(probe, &mut self.ksoftirqd_pids);
         let mut memory = memory::read_memory(probe);
         let (page_kb, from) = *self.page.get_or_insert_with(|| {
@@ -213,6 +215,62 @@ fn join(dir: &str, name: &str) -> String {
     }
 }
 
+/// Most perftop reads of a one-value file (a sysfs attribute is at most a page); the rest of
+/// a bigger one is not read.
+const VALUE_MAX_BYTES: u64 = 64 << 10;
+
+/// IRQ lines budgeted for in `/proc/interrupts` (a 4096-CPU host with NIC and NVMe queues on
+/// every CPU has ~10k).
+pub(crate) const MAX_IRQ_LINES: u64 = 65_536;
+
+/// How much of a table perftop reads, from what a real one of this host could hold: tables of
+/// per-device lines get a fixed budget, per-CPU tables one relative to the CPUs seen (from
+/// `/proc/stat` and sysfs, read first). Beyond that a file is damaged or hostile, and a 200 MB
+/// `diskstats` would cost gigabytes and seconds per sample; the cut is listed as a problem.
+fn table_cap(rel: &str, cpus_seen: usize) -> u64 {
+    // Twice what this sample saw (room for a CPU list cut by damage); nothing seen: a big host.
+    let cpus = match cpus_seen {
+        0 => 4096,
+        n => 2 * n as u64 + 2,
+    };
+    let cap = match rel {
+        // ~50k devices or partitions at ~150 bytes a line.
+        "proc/diskstats" => 8 << 20,
+        // ~200k interfaces (container hosts) at ~150 bytes a line.
+        "proc/net/dev" => 32 << 20,
+        // One line per IRQ: a 10-column count per CPU, then chip and names.
+        "proc/interrupts" => (11 * cpus + 160) * MAX_IRQ_LINES,
+        // ~10 softirq rows of a count per CPU; one line per CPU.
+        "proc/softirqs" | "proc/net/softnet_stat" => cpus * 1024 + (64 << 10),
+        // A few hundred short `key value` lines.
+        "proc/meminfo" | "proc/vmstat" => 1 << 20,
+        r if r.ends_with("/meminfo") || r.ends_with("/numastat") => 1 << 20,
+        _ => MAX_FILE_BYTES,
+    };
+    cap.min(MAX_FILE_BYTES)
+}
+
+/// What `Probe::fill` reads of a file, and what damage costs: a single value is unknown when
+/// damaged; a table is cut at its budget and still parsed.
+#[derive(Debug, Clone, Copy)]
+enum Budget {
+    Value,
+    Table(u64),
+}
+
+/// Why a file's bytes cannot be a kernel text file: empty, or not text at all.
+fn damage(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.is_empty() {
+        Some("empty")
+    } else if bytes.contains(&0) {
+        Some("not text (NUL bytes)")
+    } else if std::str::from_utf8(bytes).is_err() {
+        Some("not text (invalid UTF-8)")
+    } else {
+        None
+    }
+}
+
 /// First line of a file's text, trimmed; `None` when empty.
 fn first_line(text: &str) -> Option<&str> {
     let line = text.lines().next().unwrap_or("").trim();
@@ -252,6 +310,9 @@ pub struct Probe {
     pub(crate) sample_no: u64,
     /// Settings are read every sample (samples far apart; see `SETTINGS_EVERY_SAMPLE_GAP`).
     settings_every_sample: bool,
+    /// CPUs the sample has seen so far (0 before `/proc/stat`): per-CPU tables are read up to
+    /// a size relative to it (see `table_cap`).
+    pub(crate) cpus_seen: usize,
     /// Buffer for small files (one value each).
     buf: ReadBuf,
     /// Buffer for whole tables (`with_text`), kept apart so a table can be parsed while small
@@ -270,6 +331,7 @@ impl Probe {
             cache: Cache::default(),
             sample_no: 0,
             settings_every_sample: true,
+            cpus_seen: 0,
             buf: ReadBuf::default(),
             big: ReadBuf::default(),
         }
@@ -323,6 +385,7 @@ impl Probe {
         let f = &f;
         let root = &self.root;
         let (sample_no, settings_every_sample) = (self.sample_no, self.settings_every_sample);
+        let cpus_seen = self.cpus_seen;
         let results = std::thread::scope(|scope| {
             let handles: Vec<_> = parts
                 .into_iter()
@@ -338,6 +401,7 @@ impl Probe {
                             cache: Cache::default(),
                             sample_no,
                             settings_every_sample,
+                            cpus_seen,
                             buf: shard.buf,
                             big: ReadBuf::default(),
                         };
@@ -377,7 +441,9 @@ impl Probe {
 
     /// Reads `dir/name` into `buf`: true when there is something to look at. Absent is silent
     /// unless `required`; unreadable is noted; oversized is noted and its first
-    /// `MAX_FILE_BYTES` are still there.
+    /// `MAX_FILE_BYTES` are still there. A file that exists but is empty or not text (NUL
+    /// bytes, invalid UTF-8: no kernel file holds them) is noted; a `table` that is not text
+    /// is still parsed (its tolerant parser skips the garbled lines), a single value is unknown.
     fn fill(
         root: &Root,
         problems: &mut Vec<Problem>,
@@ -385,10 +451,18 @@ impl Probe {
         dir: &str,
         name: &str,
         required: bool,
+        budget: Budget,
     ) -> bool {
-        let (ok, what) = match root.read_into(dir, name, buf) {
-            Ok(false) => return true,
-            Ok(true) => (true, ReadError::TooLarge.to_string()),
+        let (table, max) = match budget {
+            Budget::Value => (false, VALUE_MAX_BYTES),
+            Budget::Table(max) => (true, max),
+        };
+        let (ok, what) = match root.read_into_max(dir, name, buf, max) {
+            Ok(false) => match damage(buf.bytes()) {
+                None => return true,
+                Some(what) => (table && !buf.bytes().is_empty(), what.to_string()),
+            },
+            Ok(true) => (true, ReadError::TooLarge(max).to_string()),
             Err(ReadError::Missing) if !required => return false,
             Err(e) => (false, e.to_string()),
         };
@@ -409,14 +483,23 @@ impl Probe {
             rel,
             "",
             false,
+            Budget::Table(MAX_FILE_BYTES),
         )
         .then(|| self.buf.text().into_owned())
     }
 
     /// Like `text`, but a missing file is a problem too (files every Linux has).
     pub fn required(&mut self, rel: &str) -> Option<String> {
-        Self::fill(&self.root, &mut self.problems, &mut self.buf, rel, "", true)
-            .then(|| self.buf.text().into_owned())
+        Self::fill(
+            &self.root,
+            &mut self.problems,
+            &mut self.buf,
+            rel,
+            "",
+            true,
+            Budget::Table(MAX_FILE_BYTES),
+        )
+        .then(|| self.buf.text().into_owned())
     }
 
     /// `f` over a whole file's text without copying it into a `String` (tables that are
@@ -428,17 +511,28 @@ impl Probe {
         f: impl FnOnce(&mut Probe, &str) -> R,
     ) -> Option<R> {
         let mut buf = std::mem::take(&mut self.big);
-        let ok = Self::fill(&self.root, &mut self.problems, &mut buf, rel, "", required);
+        let max = table_cap(rel, self.cpus_seen);
+        let ok = Self::fill(
+            &self.root,
+            &mut self.problems,
+            &mut buf,
+            rel,
+            "",
+            required,
+            Budget::Table(max),
+        );
         let out = ok.then(|| f(self, &buf.text()));
         self.big = buf;
         out
     }
 
-    /// First line of `dir/name`, parsed by `parse`; a parse error is noted and unknown.
+    /// First line of `dir/name`, parsed by `parse`; a parse error is noted and unknown. A
+    /// blank first line is unknown, and noted when `blank_noted` (a number file).
     fn parsed_in<T>(
         &mut self,
         dir: &str,
         name: &str,
+        blank_noted: bool,
         parse: impl FnOnce(&str) -> Result<T, String>,
     ) -> Option<T> {
         if !Self::fill(
@@ -448,11 +542,18 @@ impl Probe {
             dir,
             name,
             false,
+            Budget::Value,
         ) {
             return None;
         }
         let text = self.buf.text();
-        let result = parse(first_line(&text)?);
+        let Some(line) = first_line(&text) else {
+            if blank_noted {
+                self.note(&join(dir, name), "empty");
+            }
+            return None;
+        };
+        let result = parse(line);
         match result {
             Ok(v) => Some(v),
             Err(what) => {
@@ -463,10 +564,22 @@ impl Probe {
     }
 
     /// Whole file `dir/name`, borrowed from the read buffer; nothing is noted (for files that
-    /// can vanish between listing and reading, like `/proc/PID/stat`).
+    /// can vanish between listing and reading, like `/proc/PID/stat`) unless it is not a
+    /// regular file, empty or not text, which no vanishing process explains (reading a
+    /// process that is gone fails with ESRCH).
     pub fn quiet_text(&mut self, dir: &str, name: &str) -> Option<Cow<'_, str>> {
         match self.root.read_into(dir, name, &mut self.buf) {
-            Ok(false) => Some(self.buf.text()),
+            Ok(false) => match damage(self.buf.bytes()) {
+                None => Some(self.buf.text()),
+                Some(what) => {
+                    self.note(&join(dir, name), what);
+                    None
+                }
+            },
+            Err(e @ (ReadError::NotAFile | ReadError::Special)) => {
+                self.note(&join(dir, name), e.to_string());
+                None
+            }
             _ => None,
         }
     }
@@ -478,25 +591,25 @@ impl Probe {
 
     /// `line` of `dir/name`, without building the path as a `String` first.
     pub fn line_in(&mut self, dir: &str, name: &str) -> Option<String> {
-        self.parsed_in(dir, name, |l| Ok(l.to_string()))
+        self.parsed_in(dir, name, false, |l| Ok(l.to_string()))
     }
 
     /// A number file; garbled content is noted and unknown.
     pub fn u64(&mut self, rel: &str) -> Option<u64> {
-        self.parsed_in(rel, "", parse_u64)
+        self.parsed_in(rel, "", true, parse_u64)
     }
 
     pub fn u64_in(&mut self, dir: &str, name: &str) -> Option<u64> {
-        self.parsed_in(dir, name, parse_u64)
+        self.parsed_in(dir, name, true, parse_u64)
     }
 
     pub fn i64(&mut self, rel: &str) -> Option<i64> {
-        self.parsed_in(rel, "", parse_i64)
+        self.parsed_in(rel, "", true, parse_i64)
     }
 
     /// `0`/`1` (or `N`/`Y`) as a boolean.
     pub fn flag(&mut self, rel: &str) -> Option<bool> {
-        self.parsed_in(rel, "", parse_flag)
+        self.parsed_in(rel, "", true, parse_flag)
     }
 
     /// First line of a file that does not change while the system runs; read once per refresh.
@@ -509,8 +622,10 @@ impl Probe {
         v
     }
 
+    /// A static number file whose garbled content is noted every sample (as `u64` would).
     pub fn static_u64(&mut self, rel: &str) -> Option<u64> {
-        self.static_line(rel)?.parse().ok()
+        let line = self.static_line(rel)?;
+        self.noted(rel, parse_u64(&line))
     }
 
     /// A static number file whose garbled content is noted every sample (as `i64` would).
@@ -555,6 +670,7 @@ impl Probe {
                 dir,
                 name,
                 false,
+                Budget::Value,
             ) {
                 match first_line(&self.buf.text()) {
                     Some(line) => parse(line).map(Some),
@@ -858,9 +974,10 @@ mod tests {
         assert_eq!(p.u64_in("", "n"), Some(42));
         assert_eq!(p.i64("neg"), Some(-3));
         assert_eq!(p.flag("flag"), Some(true));
-        assert_eq!(p.line("empty"), None);
         assert_eq!(p.text("n").as_deref(), Some(" 42 \nrest\n"));
         assert!(p.problems.is_empty(), "{:?}", p.problems);
+        // Exists but empty: unknown and listed.
+        assert_eq!(p.line("empty"), None);
         assert_eq!(p.u64("bad"), None);
         assert_eq!(p.u64("missing"), None);
         assert_eq!(p.with_text("missing", false, |_, t| t.len()), None);
@@ -872,7 +989,11 @@ mod tests {
             .collect();
         assert_eq!(
             got,
-            vec![("bad", "not a number: \"4x2\""), ("missing", "missing")]
+            vec![
+                ("empty", "empty"),
+                ("bad", "not a number: \"4x2\""),
+                ("missing", "missing")
+            ]
         );
     }
 }

@@ -238,6 +238,21 @@ pub fn parse_interrupts(probe: &mut Probe, text: &str) -> Interrupts {
     if bad > 0 {
         probe.note("proc/interrupts", format!("{bad} garbled line(s) skipped"));
     }
+    // Each IRQ costs a few `proc/irq/N` reads per sample.
+    if out.irqs.len() > super::MAX_IRQ_LINES as usize {
+        let msg = format!(
+            "{} IRQ lines; only the first {} read",
+            out.irqs.len(),
+            super::MAX_IRQ_LINES
+        );
+        probe.note("proc/interrupts", msg);
+        out.irqs.truncate(super::MAX_IRQ_LINES as usize);
+    }
+    // Derive pairs IRQs across samples by binary search; the kernel lists them in order, a
+    // damaged or hand-made file may not.
+    if !out.irqs.is_sorted_by_key(|l| l.irq) {
+        out.irqs.sort_by_key(|l| l.irq);
+    }
     out
 }
 

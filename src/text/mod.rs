@@ -4,6 +4,7 @@
 //! per CPU, disk or queue. Unknown values print as `-`.
 
 pub mod fmt;
+pub mod safe;
 
 use crate::assess::Assessed;
 use crate::derive::{CpuMetrics, Derived, DiskMetrics, IrqQueueMetrics, SoftirqCpuMetrics};
@@ -13,11 +14,12 @@ use std::fmt::Write;
 /// Rows per table before "+k hidden" (at width 80; wider reports show more).
 const TOP_ROWS: usize = 8;
 
-/// The text report of one assessed interval (`batch`, `dump --format text`).
+/// The text report of one assessed interval (`batch`, `dump --format text`), `width` columns
+/// wide (clamped to 60 ..= 1000, as `--width` is).
 pub fn report(d: &Assessed, n: u64, width: usize) -> String {
     let mut r = Report {
         out: String::new(),
-        width,
+        width: width.clamp(60, crate::cli::MAX_WIDTH),
     };
     header(&mut r, d, n);
     cpu(&mut r, d);
@@ -28,7 +30,11 @@ pub fn report(d: &Assessed, n: u64, width: usize) -> String {
     softirq(&mut r, d);
     findings(&mut r, d);
     r.out.push('\n');
-    r.out
+    // Kernel strings go into the report as they are; escape bytes never leave it.
+    match safe::text(&r.out) {
+        std::borrow::Cow::Borrowed(_) => r.out,
+        std::borrow::Cow::Owned(clean) => clean,
+    }
 }
 
 struct Report {

@@ -195,7 +195,7 @@ pub fn run(opts: Options) -> Result<()> {
     let result = drive(&mut app, &theme, &rx, &ctl_tx);
     // After the terminal is back, so the message stays on screen.
     if let Some(msg) = app.stop_recording() {
-        eprintln!("{msg}");
+        eprintln!("{}", crate::text::safe::text(&msg));
     }
     result
 }

@@ -4,7 +4,7 @@
 use anyhow::{bail, Context, Result};
 use ratatui::style::{Color, Modifier, Style};
 use serde::Deserialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 /// Themes compiled into the binary, by name.
@@ -249,9 +249,10 @@ impl Theme {
     /// `~/.config/...`) wins over the built-in one; a path ending in `.toml` is read directly.
     pub fn load(name: &str, depth: ColorDepth, glyphs: GlyphSet) -> Result<Theme> {
         let text = if name.ends_with(".toml") {
-            std::fs::read_to_string(name).with_context(|| format!("reading theme {name}"))?
+            crate::root::read_regular_text(Path::new(name), crate::config::MAX_CONFIG_BYTES)
+                .with_context(|| format!("reading theme {name}"))?
         } else if let Some(path) = user_theme_path(name).filter(|p| p.is_file()) {
-            std::fs::read_to_string(&path)
+            crate::root::read_regular_text(&path, crate::config::MAX_CONFIG_BYTES)
                 .with_context(|| format!("reading theme {}", path.display()))?
         } else {
             BUILTIN
