@@ -514,3 +514,18 @@ fn r_records_the_live_stream_and_tweak_actions() {
     let direct = perftop::derive::derive(Some(&samples[4]), &samples[5]);
     assert_eq!(d.host.busy_pct, direct.host.busy_pct);
 }
+
+/// A sample that cannot be shown (it does not decode) says so instead of waiting forever on
+/// "reading the first sample...".
+#[test]
+fn an_undecodable_sample_is_said_not_awaited() {
+    let mut app = replay_app(&opts(&golden())).expect("replay");
+    app.derived = None;
+    app.status = Some("cannot show sample 0: checksum mismatch".into());
+    let s = screen(&app, 80, 24);
+    assert!(
+        s.contains("perftop: cannot show sample 0: checksum mismatch"),
+        "{s}"
+    );
+    assert!(!s.contains("reading the first sample"), "{s}");
+}

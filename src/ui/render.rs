@@ -52,13 +52,19 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         return;
     }
     let Some(d) = app.derived.as_ref() else {
-        f.render_widget(
-            Paragraph::new(Line::from(span(
+        // Nothing to show yet: say why when there is a reason (a replay whose samples do not
+        // decode), rather than waiting on a first sample that will never come.
+        let msg = match app.status.as_deref() {
+            Some(why) => vec![
+                Line::from(span(format!("perftop: {why}"), theme.crit)),
+                Line::from(span("t / T step to another sample, q quits", theme.dim)),
+            ],
+            None => vec![Line::from(span(
                 "perftop: reading the first sample...",
                 theme.text,
-            ))),
-            area,
-        );
+            ))],
+        };
+        f.render_widget(Paragraph::new(msg), area);
         return;
     };
     let width = area.width as usize;
