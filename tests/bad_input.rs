@@ -17,24 +17,6 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Copies a fixture tree (files, directories, symlinks) so a test can change it.
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).expect("mkdir");
-    for e in fs::read_dir(from).expect("read_dir") {
-        let e = e.expect("entry");
-        let (src, dst) = (e.path(), to.join(e.file_name()));
-        let t = e.file_type().expect("file type");
-        if t.is_symlink() {
-            let target = fs::read_link(&src).expect("readlink");
-            std::os::unix::fs::symlink(target, &dst).expect("symlink");
-        } else if t.is_dir() {
-            copy_tree(&src, &dst);
-        } else {
-            fs::copy(&src, &dst).expect("copy");
-        }
-    }
-}
-
 /// The files one sample of `root` reads (in reading order).
 fn files_read(root: &Path) -> Vec<String> {
     let trace = Arc::new(Mutex::new(Trace::default()));
@@ -73,7 +55,7 @@ fn mkfifo(path: &Path) {
 fn a_fifo_anywhere_in_the_read_set_is_listed_and_never_blocks() {
     for name in ["intel-pstate/t1", "vm-2cpu/t1"] {
         let dir = tempfile::tempdir().expect("tempdir");
-        copy_tree(&fixture(name), dir.path());
+        support::copy_tree(&fixture(name), dir.path());
         let files = files_read(dir.path());
         assert!(files.len() > 40, "{name}: only {} files read", files.len());
         for rel in &files {
@@ -189,7 +171,7 @@ fn empty_and_garbled_files_are_listed() {
     let mut silent = Vec::new();
     for name in ["intel-pstate/t1", "vm-2cpu/t1"] {
         let dir = tempfile::tempdir().expect("tempdir");
-        copy_tree(&fixture(name), dir.path());
+        support::copy_tree(&fixture(name), dir.path());
         for rel in files_read(dir.path()) {
             let path = dir.path().join(&rel);
             let original = fs::read(&path).expect("read");
@@ -210,7 +192,7 @@ fn empty_and_garbled_files_are_listed() {
 #[test]
 fn empty_online_file_is_unknown_not_zero() {
     let dir = tempfile::tempdir().expect("tempdir");
-    copy_tree(&fixture("intel-pstate/t1"), dir.path());
+    support::copy_tree(&fixture("intel-pstate/t1"), dir.path());
     for text in ["", "\n"] {
         fs::write(dir.path().join("sys/devices/system/cpu/online"), text).expect("write");
         let s = Reader::new(Root::new(dir.path())).sample();
@@ -261,7 +243,7 @@ fn subnormal_interval_gives_no_rates() {
 #[test]
 fn huge_tables_are_cut_and_listed() {
     let dir = tempfile::tempdir().expect("tempdir");
-    copy_tree(&fixture("vm-2cpu/t1"), dir.path());
+    support::copy_tree(&fixture("vm-2cpu/t1"), dir.path());
     let mut disks = String::new();
     let mut irqs = fs::read_to_string(dir.path().join("proc/interrupts")).expect("irqs");
     let mut i = 0u64;

@@ -2,6 +2,8 @@
 //! an escape sequence, and no text perftop writes (batch, snapshot, delta, dump in every
 //! format, stderr) holds a control character other than a line break.
 
+mod support;
+
 use std::fs;
 use std::path::Path;
 use std::process::Command;
@@ -9,23 +11,6 @@ use std::process::Command;
 /// ESC ] 0 ; title BEL (retitle the window), ESC [ 2 J (clear the screen), 8-bit CSI, CR.
 /// No whitespace, so a parser sees one word.
 const EVIL: &str = "\x1b]0;PWN\x07\x1b[2J\u{9b}31m\r";
-
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).expect("mkdir");
-    for e in fs::read_dir(from).expect("read_dir") {
-        let e = e.expect("entry");
-        let (src, dst) = (e.path(), to.join(e.file_name()));
-        let t = e.file_type().expect("file type");
-        if t.is_symlink() {
-            let target = fs::read_link(&src).expect("readlink");
-            std::os::unix::fs::symlink(target, &dst).expect("symlink");
-        } else if t.is_dir() {
-            copy_tree(&src, &dst);
-        } else {
-            fs::copy(&src, &dst).expect("copy");
-        }
-    }
-}
 
 /// Puts `EVIL` into every string-valued file of `root` (one-line files holding letters) and
 /// into the names in the tables (IRQ, NIC, disk names, CPU model).
@@ -131,7 +116,7 @@ fn escape_bytes_in_every_string_field_reach_no_output() {
     let dir = tempfile::tempdir().expect("tempdir");
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/intel-pstate");
     for t in ["t0", "t1"] {
-        copy_tree(&fixture.join(t), &dir.path().join(t));
+        support::copy_tree(&fixture.join(t), &dir.path().join(t));
         poison(&dir.path().join(t));
     }
     let t0 = dir.path().join("t0").display().to_string();

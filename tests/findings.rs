@@ -3,6 +3,8 @@
 //! on the third consecutive sample and clears with hysteresis; the strip's text; and the findings
 //! as `perftop batch` and `perftop delta` print them.
 
+mod support;
+
 use perftop::assess::{assess, Assessed};
 use perftop::cpulist::CpuList;
 use perftop::findings::{
@@ -1100,23 +1102,10 @@ fn batch_on_the_quiet_fixture_says_none() {
     }
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read_dir") {
-        let e = e.expect("entry");
-        let dest = to.join(e.file_name());
-        if e.file_type().expect("type").is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).expect("copy");
-        }
-    }
-}
-
 #[test]
 fn batch_prints_a_gauge_finding_after_the_since_boot_report() {
     let dir = tempfile::tempdir().expect("tempdir");
-    copy_tree(&fixture("vm-idle/t1"), dir.path());
+    support::copy_tree(&fixture("vm-idle/t1"), dir.path());
     let meminfo = dir.path().join("proc/meminfo");
     let text = std::fs::read_to_string(&meminfo).expect("meminfo");
     let total: u64 = text

@@ -1,6 +1,8 @@
 //! Safe tweaks: set/undo round trip, dry run, refusals, rollback on a half-way failure,
 //! undo from the journal after a crash, audit lines.
 
+mod support;
+
 use perftop::root::Root;
 use perftop::tweak::apply::{self, FsWriter, Which, Writer};
 use perftop::tweak::journal::Journal;
@@ -10,23 +12,6 @@ use std::process::Command;
 
 const GOV: &str = "sys/devices/system/cpu/cpufreq/policy";
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read_dir").flatten() {
-        let p = e.path();
-        let dst = to.join(e.file_name());
-        let ft = e.file_type().expect("file type");
-        if ft.is_symlink() {
-            let target = std::fs::read_link(&p).expect("readlink");
-            std::os::unix::fs::symlink(target, &dst).expect("symlink");
-        } else if ft.is_dir() {
-            copy_dir(&p, &dst);
-        } else {
-            std::fs::copy(&p, &dst).expect("copy");
-        }
-    }
-}
-
 struct Host {
     _dir: tempfile::TempDir,
     ctx: Ctx,
@@ -35,7 +20,7 @@ struct Host {
 fn host(fixture: &str) -> Host {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("root");
-    copy_dir(
+    support::copy_tree(
         &Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures")
             .join(fixture),

@@ -13,23 +13,6 @@ use perftop::tweak::{plan, read_value, Ctx};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read_dir").flatten() {
-        let p = e.path();
-        let dst = to.join(e.file_name());
-        let ft = e.file_type().expect("file type");
-        if ft.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(&p).expect("link"), &dst)
-                .expect("symlink");
-        } else if ft.is_dir() {
-            copy_dir(&p, &dst);
-        } else {
-            std::fs::copy(&p, &dst).expect("copy");
-        }
-    }
-}
-
 struct Host {
     dir: tempfile::TempDir,
     ctx: Ctx,
@@ -38,7 +21,7 @@ struct Host {
 fn host() -> Host {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("root");
-    copy_dir(
+    support::copy_tree(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/intel-pstate/t0"),
         &root,
     );
@@ -430,7 +413,7 @@ fn undo_under_another_root_refuses_naming_both() {
     let h = host();
     let a = h.ctx.root.base().to_path_buf();
     let b = h.dir.path().join("other");
-    copy_dir(&a, &b);
+    support::copy_tree(&a, &b);
     let state = h.ctx.state_dir.clone();
     let start = snapshot(&h.ctx.root);
     let o = perftop(&a, &state, &["set", "vm.dirty_ratio", "5", "--yes"]);

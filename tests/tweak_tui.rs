@@ -1,6 +1,8 @@
 //! TUI tweaks: `g` opens a confirm dialog (TestBackend), only `y` applies; Enter/Esc cancel;
 //! `u` undoes; `a` lists knobs.
 
+mod support;
+
 use perftop::root::Root;
 use perftop::source::Reader;
 use perftop::tweak::Ctx;
@@ -12,23 +14,6 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use std::path::Path;
 use std::time::Duration;
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read_dir").flatten() {
-        let p = e.path();
-        let dst = to.join(e.file_name());
-        let ft = e.file_type().expect("file type");
-        if ft.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(&p).expect("link"), &dst)
-                .expect("symlink");
-        } else if ft.is_dir() {
-            copy_dir(&p, &dst);
-        } else {
-            std::fs::copy(&p, &dst).expect("copy");
-        }
-    }
-}
 
 fn screen(app: &App) -> String {
     let th = Theme::load("dark", ColorDepth::Mono, GlyphSet::Unicode).expect("theme");
@@ -61,7 +46,7 @@ fn governors(root: &Root) -> Vec<String> {
 fn governor_toggle_confirm_applies_only_on_y() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root_dir = dir.path().join("root");
-    copy_dir(
+    support::copy_tree(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/intel-pstate/t0"),
         &root_dir,
     );
@@ -138,7 +123,7 @@ fn help_with_tweak_keys_fits_80x24() {
 fn governor_chooser_when_the_previous_one_is_unknown() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root_dir = dir.path().join("root");
-    copy_dir(
+    support::copy_tree(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/acpi-shared/t0"),
         &root_dir,
     );
@@ -175,7 +160,7 @@ fn governor_chooser_when_the_previous_one_is_unknown() {
 fn tweak_app() -> (tempfile::TempDir, App, Root) {
     let dir = tempfile::tempdir().expect("tempdir");
     let root_dir = dir.path().join("root");
-    copy_dir(
+    support::copy_tree(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/intel-pstate/t0"),
         &root_dir,
     );
@@ -236,7 +221,7 @@ fn dashboard_undo_stops_on_a_damaged_journal_and_on_another_root() {
     // Journal back; the dashboard now runs under another root: u refuses, naming both.
     std::fs::write(&journal, &good).expect("restore");
     let other = dir.path().join("other");
-    copy_dir(root.base(), &other);
+    support::copy_tree(root.base(), &other);
     if let Some(ctx) = app.tweaks.ctx.as_mut() {
         ctx.root = Root::new(&other);
     }

@@ -1,4 +1,4 @@
-//! Helpers shared by the integration tests: visible skips.
+//! Helpers shared by the integration tests: visible skips and copying fixture trees.
 //!
 //! A test that cannot run here (not root, a reference tool missing, no such kernel file) calls
 //! `skip` and returns. libtest captures `eprintln!`, so the line is written to the process's
@@ -37,4 +37,23 @@ pub fn skip(test: &str, why: &str) {
 /// True when the tests run as root (the live suite drives kernel state).
 pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()
+}
+
+/// Copies a fixture tree (files, directories, symlinks as links) to `to`, for tests that
+/// damage or write into a root.
+pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir") {
+        let e = e.expect("entry");
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        let t = e.file_type().expect("file type");
+        if t.is_symlink() {
+            let target = std::fs::read_link(&src).expect("readlink");
+            std::os::unix::fs::symlink(target, &dst).expect("symlink");
+        } else if t.is_dir() {
+            copy_tree(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).expect("copy");
+        }
+    }
 }
