@@ -54,11 +54,6 @@ impl Severity {
             Severity::Crit => "crit",
         }
     }
-
-    /// The severity of a `Finding`.
-    pub fn of(f: &Finding) -> Severity {
-        f.severity
-    }
 }
 
 impl PartialEq<&str> for Severity {
@@ -534,7 +529,7 @@ mod tests {
     fn severity_orders_and_parses() {
         assert!(Severity::Crit > Severity::Warn && Severity::Warn > Severity::Info);
         let f = finding("x", Severity::Crit, "cpu", None, String::new());
-        assert_eq!(Severity::of(&f), Severity::Crit);
+        assert_eq!(f.severity, Severity::Crit);
         assert_eq!(
             serde_json::to_string(&Severity::Warn).ok().as_deref(),
             Some("\"warn\"")

@@ -44,21 +44,7 @@ fn governors(root: &Root) -> Vec<String> {
 
 #[test]
 fn governor_toggle_confirm_applies_only_on_y() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root_dir = dir.path().join("root");
-    support::copy_tree(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/intel-pstate/t0"),
-        &root_dir,
-    );
-    let root = Root::new(&root_dir);
-    let mut app = App::new(Duration::from_secs(1), Duration::from_secs(60));
-    app.push_sample(Reader::new(root.clone()).sample());
-    app.tweaks.ctx = Some(Ctx {
-        root: root.clone(),
-        state_dir: dir.path().join("state"),
-        privileged: true,
-        read_only: false,
-    });
+    let (_dir, mut app, root) = tweak_app();
     let before = governors(&root);
     for cancel in [KeyCode::Enter, KeyCode::Esc, KeyCode::Char('n')] {
         key(&mut app, KeyCode::Char('g'));

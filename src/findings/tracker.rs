@@ -186,8 +186,9 @@ impl FindingTracker {
 
 fn sort_active(v: &mut [ActiveFinding]) {
     v.sort_by(|a, b| {
-        Severity::of(&b.finding)
-            .cmp(&Severity::of(&a.finding))
+        b.finding
+            .severity
+            .cmp(&a.finding.severity)
             .then(a.since_ms.cmp(&b.since_ms))
             .then(a.finding.id.cmp(&b.finding.id))
     });

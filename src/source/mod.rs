@@ -476,28 +476,24 @@ impl Probe {
     /// Whole file; `None` if absent (silently) or unreadable (noted). Oversized files are noted
     /// and their first `MAX_FILE_BYTES` are still returned.
     pub fn text(&mut self, rel: &str) -> Option<String> {
-        Self::fill(
-            &self.root,
-            &mut self.problems,
-            &mut self.buf,
-            rel,
-            "",
-            false,
-            Budget::Table(MAX_FILE_BYTES),
-        )
-        .then(|| self.buf.text().into_owned())
+        self.whole(rel, false)
     }
 
     /// Like `text`, but a missing file is a problem too (files every Linux has).
     pub fn required(&mut self, rel: &str) -> Option<String> {
+        self.whole(rel, true)
+    }
+
+    fn whole(&mut self, rel: &str, required: bool) -> Option<String> {
+        let budget = Budget::Table(MAX_FILE_BYTES);
         Self::fill(
             &self.root,
             &mut self.problems,
             &mut self.buf,
             rel,
             "",
-            true,
-            Budget::Table(MAX_FILE_BYTES),
+            required,
+            budget,
         )
         .then(|| self.buf.text().into_owned())
     }
