@@ -17,7 +17,7 @@ pub use tracker::{
 };
 
 use crate::derive::Derived;
-use crate::text::fmt::{compact, kb};
+use crate::units::{compact, kb};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

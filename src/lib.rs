@@ -19,3 +19,5 @@ pub mod synth;
 pub mod text;
 pub mod tweak;
 pub mod ui;
+pub mod units;
+pub mod view;

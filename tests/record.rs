@@ -4,7 +4,7 @@
 mod support;
 
 use perftop::findings::Thresholds;
-use perftop::record::dump::{dump, DumpOptions, Format, PANES};
+use perftop::record::dump::{dump, DumpOptions, Format};
 use perftop::record::format::FRAME_HEADER;
 use perftop::record::writer::{header_for, is_disk_full, list_segments};
 use perftop::record::{Action, Decoder, EventKind, Gap, Recorder, Recording, Retention, Writer};
@@ -12,6 +12,7 @@ use perftop::root::Root;
 use perftop::sample::Sample;
 use perftop::source::Reader;
 use perftop::synth::{write_host, SynthSpec};
+use perftop::view::JSON_KEYS as PANES;
 use proptest::prelude::*;
 use std::io::{self, Write};
 use std::path::Path;

@@ -4,7 +4,7 @@
 use super::Finding;
 use super::{disk_await, evaluate, Severity, Thresholds};
 use crate::derive::Derived;
-use crate::text::fmt::fit;
+use crate::units::fit;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

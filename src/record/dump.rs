@@ -22,6 +22,7 @@ use super::{format_rfc3339, parse_time};
 use crate::assess::{assess, Assessed};
 use crate::findings::Thresholds;
 use crate::sample::Sample;
+use crate::view::{keys_for, JSON_KEYS};
 use anyhow::{bail, Context, Result};
 use serde::ser::SerializeMap;
 use serde::Serialize;
@@ -53,40 +54,6 @@ impl std::str::FromStr for Format {
 }
 
 /// The panes, as `Derived`'s JSON keys.
-pub const PANES: [&str; 11] = [
-    "host",
-    "cpus",
-    "policies",
-    "nodes",
-    "hugepages",
-    "dirty",
-    "disks",
-    "softirq_cpus",
-    "irq_queues",
-    "nics",
-    "findings",
-];
-
-/// A pane name or alias → the `Derived` keys it covers.
-pub fn pane_keys(name: &str) -> Result<Vec<&'static str>> {
-    let n = name.to_ascii_lowercase();
-    Ok(match n.as_str() {
-        "cpu" => vec!["cpus", "policies"],
-        "numa" | "node" => vec!["nodes"],
-        "disk" | "io" | "iostat" => vec!["disks"],
-        "softirq" | "net" => vec!["softirq_cpus", "irq_queues", "nics"],
-        "nic" => vec!["nics"],
-        "memory" | "mem" => vec!["nodes", "hugepages", "dirty"],
-        _ => match PANES.iter().find(|p| **p == n) {
-            Some(p) => vec![*p],
-            None => bail!(
-                "unknown pane '{name}' (cpu, numa, hugepages, dirty, disks, softirq, or one of {})",
-                PANES.join(", ")
-            ),
-        },
-    })
-}
-
 #[derive(Debug, Clone)]
 pub struct DumpOptions {
     pub format: Format,
@@ -302,7 +269,7 @@ impl Serialize for JsonPanes<'_> {
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("time", self.time)?;
         m.serialize_entry("interval_s", &d.interval_s)?;
-        for key in PANES.iter().filter(|k| self.keys.contains(k)) {
+        for key in JSON_KEYS.iter().filter(|k| self.keys.contains(k)) {
             match *key {
                 "host" => m.serialize_entry(key, &d.host)?,
                 "cpus" => m.serialize_entry(key, &d.cpus)?,
@@ -344,8 +311,8 @@ pub fn dump(
         .map(|s| parse_time(s, first, last))
         .transpose()?;
     let keys: Vec<&str> = match &opts.pane {
-        Some(p) => pane_keys(p)?,
-        None => PANES.to_vec(),
+        Some(p) => keys_for(p)?,
+        None => JSON_KEYS.to_vec(),
     };
     if opts.format == Format::Text && opts.pane.is_some() {
         bail!("--pane applies to csv, json and openmetrics; text prints every pane");
@@ -390,7 +357,7 @@ pub fn dump(
                 Format::Csv => {
                     let v = serde_json::to_value(d)?;
                     let time = format_rfc3339(w);
-                    for (pi, key) in PANES.iter().enumerate() {
+                    for (pi, key) in JSON_KEYS.iter().enumerate() {
                         if !keys.contains(key) {
                             continue;
                         }
@@ -457,7 +424,7 @@ pub fn dump(
                     head.push(b',');
                     push_csv(&mut head, h);
                 }
-                writeln!(out, "# pane: {}", PANES[*pi])?;
+                writeln!(out, "# pane: {}", JSON_KEYS[*pi])?;
                 out.write_all(&head)?;
                 out.write_all(b"\n")?;
                 pane.rows.copy_to(out)?;

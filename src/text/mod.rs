@@ -3,12 +3,12 @@
 //! Sized for 80 columns; big hosts get summaries, top-N rows and "+k hidden" instead of one row
 //! per CPU, disk or queue. Unknown values print as `-`.
 
-pub mod fmt;
 pub mod safe;
 
 use crate::assess::Assessed;
 use crate::derive::{CpuMetrics, Derived, DiskMetrics, IrqQueueMetrics, SoftirqCpuMetrics};
-use fmt::{compact, duration, fit, kb, num, num_fit, pct};
+use crate::units::{compact, duration, fit, kb, num, num_fit, pct};
+use crate::view::Pane;
 use std::fmt::Write;
 
 /// Rows per table before "+k hidden" (at width 80; wider reports show more).
@@ -160,7 +160,7 @@ pub fn state_names(cpus: &[CpuMetrics]) -> Vec<String> {
 }
 
 fn cpu(r: &mut Report, d: &Derived) {
-    r.section("CPU power (C/P-states)");
+    r.section(Pane::Cpu.section());
     let h = &d.host;
     let idle = match (&h.idle_driver, &h.idle_governor) {
         // The kernel reports driver "none" when no cpuidle driver is bound (many VMs).
@@ -356,7 +356,7 @@ pub fn nodes_partial(d: &Derived) -> Option<String> {
 }
 
 fn numa(r: &mut Report, d: &Derived) {
-    r.section("NUMA memory");
+    r.section(Pane::Numa.section());
     let mut head = format!("machine {}", machine_memory(d));
     if let Some(p) = nodes_partial(d) {
         head.push_str(&format!("; {p}: rows are part of it"));
@@ -415,7 +415,7 @@ fn numa(r: &mut Report, d: &Derived) {
 }
 
 fn hugepages(r: &mut Report, d: &Derived) {
-    r.section("HugePages / THP");
+    r.section(Pane::Huge.section());
     let h = &d.hugepages;
     if h.sizes.is_empty() {
         r.line("static huge pages: - (not exposed)");
@@ -521,7 +521,7 @@ pub fn dirty_bar(d: &crate::derive::DirtyMetrics, width: usize) -> Option<(Strin
 }
 
 fn dirty(r: &mut Report, d: &Derived) {
-    r.section("Dirty / writeback");
+    r.section(Pane::Dirty.section());
     let x = &d.dirty;
     let state = match x.state.as_deref() {
         Some("below_background") => "below background",
@@ -596,7 +596,7 @@ pub fn disk_stall_note(m: &DiskMetrics, interval_s: Option<f64>) -> String {
 }
 
 fn disks(r: &mut Report, d: &Derived) {
-    r.section("Disks (iostat -x)");
+    r.section(Pane::Disks.section());
     let whole: Vec<&DiskMetrics> = d.disks.iter().filter(|m| !m.partition).collect();
     if whole.is_empty() {
         r.line("- (no /proc/diskstats devices)");
@@ -664,7 +664,7 @@ fn rate(c: &SoftirqCpuMetrics, name: &str) -> Option<f64> {
 }
 
 fn softirq(r: &mut Report, d: &Derived) {
-    r.section("Softirq / NIC queues");
+    r.section(Pane::Softirq.section());
     let widths = [4, 5, 5, 8, 8, 8, 7, 6, 6, 5, 6];
     let mut rows = vec![[
         "CPU", "%soft", "%irq", "NET_RX/s", "NET_TX/s", "TIMER/s", "pkts/s", "drop/s", "sqz/s",

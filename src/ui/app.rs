@@ -9,45 +9,10 @@ use crate::derive::Derived;
 use crate::findings::{ActiveFinding, FindingTracker, Thresholds};
 use crate::record::Recording;
 use crate::sample::Sample;
+use crate::view::{Pane, PANES};
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PaneId {
-    Cpu,
-    Numa,
-    Huge,
-    Dirty,
-    Disks,
-    Softirq,
-}
-
-pub const PANES: [PaneId; 6] = [
-    PaneId::Cpu,
-    PaneId::Numa,
-    PaneId::Huge,
-    PaneId::Dirty,
-    PaneId::Disks,
-    PaneId::Softirq,
-];
-
-impl PaneId {
-    pub fn title(self) -> &'static str {
-        match self {
-            PaneId::Cpu => "CPU power",
-            PaneId::Numa => "NUMA",
-            PaneId::Huge => "HugePages/THP",
-            PaneId::Dirty => "Dirty",
-            PaneId::Disks => "Disks",
-            PaneId::Softirq => "Softirq/NIC",
-        }
-    }
-
-    pub fn index(self) -> usize {
-        PANES.iter().position(|p| *p == self).unwrap_or(0)
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SortKey {
@@ -102,7 +67,7 @@ pub struct App {
     pub trends: VecDeque<TrendPoint>,
     /// Replay: trend points of the samples derived so far, by index.
     trend_cache: BTreeMap<usize, TrendPoint>,
-    pub focus: PaneId,
+    pub focus: Pane,
     pub zoom: bool,
     pub help: bool,
     pub interval: Duration,
@@ -190,7 +155,7 @@ impl App {
             derived: None,
             trends: VecDeque::new(),
             trend_cache: BTreeMap::new(),
-            focus: PaneId::Cpu,
+            focus: Pane::Cpu,
             zoom: false,
             help: false,
             interval,
@@ -366,7 +331,7 @@ impl App {
                     (Some(a), Some(b)) if b >= a => (b - a) as f64 / 1000.0,
                     _ => (self.history.len() - 1 - i) as f64 * self.interval.as_secs_f64(),
                 };
-                format!("HISTORY -{}", crate::text::fmt::duration(Some(back)))
+                format!("HISTORY -{}", crate::units::duration(Some(back)))
             }
             (_, true) => "PAUSED".into(),
             _ => "LIVE".into(),
@@ -746,7 +711,7 @@ impl App {
                 Ok(()) => format!(
                     "recording stopped: {} ({n} samples, {})",
                     r.path.display(),
-                    crate::text::fmt::kb(Some(bytes / 1024))
+                    crate::units::kb(Some(bytes / 1024))
                 ),
                 Err(e) => format!("recording stopped with an error: {}: {e}", r.path.display()),
             });

@@ -1,12 +1,13 @@
 //! Drawing only: lays out the header, the six panes, the findings strip and the footer for the
 //! terminal's size tier, and the help and "too small" screens. Reads `App`, never changes it.
 
-use super::app::{App, PaneId, PANES};
+use super::app::App;
 use super::keymap::{footer_hints, help_rows};
 use super::panes::{self, span, View};
 use super::theme::Theme;
 use crate::findings::Severity;
-use crate::text::fmt::{duration, fit};
+use crate::units::{duration, fit};
+use crate::view::{Pane, PANES};
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -146,7 +147,7 @@ fn tweak_dialog(f: &mut Frame, area: Rect, dlg: &crate::tweak::ui::Dialog, t: &T
 
 /// Rows for each pane body. First every pane, in priority order (focus first), gets two rows
 /// (a table header and one row; one row is no use), then the rest goes round-robin.
-pub fn allocate(bodies: &[Vec<Line<'static>>], mut rows: usize, focus: PaneId) -> Vec<usize> {
+pub fn allocate(bodies: &[Vec<Line<'static>>], mut rows: usize, focus: Pane) -> Vec<usize> {
     let mut alloc = vec![0usize; bodies.len()];
     let f = focus.index();
     let order = [f, 0, 4, 5, 3, 1, 2];
@@ -181,7 +182,7 @@ fn cut(mut lines: Vec<Line<'static>>, n: usize) -> (Vec<Line<'static>>, usize) {
 }
 
 /// `1 CPU power  <headline>`, with `+k` at the far right when body rows did not fit.
-fn pane_title(p: PaneId, v: &View, focused: bool, hidden: usize) -> Line<'static> {
+fn pane_title(p: Pane, v: &View, focused: bool, hidden: usize) -> Line<'static> {
     let t = v.theme;
     let label = format!("{} {:<13}", p.index() + 1, p.title());
     let mut spans = vec![
@@ -252,7 +253,7 @@ fn header(
     let rec = app
         .recording
         .as_ref()
-        .map(|r| format!(" REC {}", crate::text::fmt::kb(Some(r.rec.bytes / 1024))));
+        .map(|r| format!(" REC {}", crate::units::kb(Some(r.rec.bytes / 1024))));
     let rec_len = rec.as_ref().map_or(0, |r| r.chars().count());
     let room = width.saturating_sub(right.chars().count() + rec_len);
     let mut first = vec![span(format!("{:<room$}", fit(&left, room)), t.headline)];
@@ -278,7 +279,7 @@ fn header(
     second.push(span(app.privilege.clone(), t.dim));
     if let (Some(cpu), Some(rss)) = (app.self_cost.cpu_pct, app.self_cost.rss_kb) {
         second.push(span(
-            format!("  perftop {cpu:.2}% {}", crate::text::fmt::kb(Some(rss))),
+            format!("  perftop {cpu:.2}% {}", crate::units::kb(Some(rss))),
             t.dim,
         ));
     }

@@ -3,8 +3,8 @@
 
 use super::{col, header_line, lcol, note, row_line, span, sparkline, Col, View};
 use crate::derive::CpuMetrics;
-use crate::text::fmt::{compact, num, pct};
 use crate::text::{aggregate, state_names};
+use crate::units::{compact, num, pct};
 use ratatui::text::{Line, Span};
 
 pub fn headline(v: &View) -> Vec<Span<'static>> {

@@ -2,7 +2,7 @@
 //! freerun (throttling starts) and hard thresholds, the sysctls behind them and the page rates.
 
 use super::{note, span, sparkline, View};
-use crate::text::fmt::{kb, num};
+use crate::units::{kb, num};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 

@@ -3,8 +3,8 @@
 
 use super::{col, header_line, lcol, note, row_line, span, sparkline, View};
 use crate::derive::DiskMetrics;
-use crate::text::fmt::{num, num_fit};
 use crate::text::{disk_active, disk_order, disk_stall_note};
+use crate::units::{num, num_fit};
 use ratatui::text::{Line, Span};
 
 fn label(m: &DiskMetrics) -> String {

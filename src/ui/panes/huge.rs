@@ -2,7 +2,7 @@
 //! fault/fallback/compaction rates, PageTables against RAM.
 
 use super::{note, span, View};
-use crate::text::fmt::{compact, kb, num, pct};
+use crate::units::{compact, kb, num, pct};
 use ratatui::text::{Line, Span};
 
 pub fn headline(v: &View) -> Vec<Span<'static>> {

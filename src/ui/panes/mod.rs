@@ -8,10 +8,11 @@ pub mod huge;
 pub mod numa;
 pub mod softirq;
 
-use super::app::{App, PaneId, SortKey};
+use super::app::{App, SortKey};
 use super::theme::Theme;
 use crate::derive::Derived;
-use crate::text::fmt::fit;
+use crate::units::fit;
+use crate::view::Pane;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
@@ -49,25 +50,25 @@ impl View<'_> {
     }
 }
 
-pub fn headline(p: PaneId, v: &View) -> Vec<Span<'static>> {
+pub fn headline(p: Pane, v: &View) -> Vec<Span<'static>> {
     match p {
-        PaneId::Cpu => cpu::headline(v),
-        PaneId::Numa => numa::headline(v),
-        PaneId::Huge => huge::headline(v),
-        PaneId::Dirty => dirty::headline(v),
-        PaneId::Disks => disks::headline(v),
-        PaneId::Softirq => softirq::headline(v),
+        Pane::Cpu => cpu::headline(v),
+        Pane::Numa => numa::headline(v),
+        Pane::Huge => huge::headline(v),
+        Pane::Dirty => dirty::headline(v),
+        Pane::Disks => disks::headline(v),
+        Pane::Softirq => softirq::headline(v),
     }
 }
 
-pub fn body(p: PaneId, v: &View) -> Vec<Line<'static>> {
+pub fn body(p: Pane, v: &View) -> Vec<Line<'static>> {
     match p {
-        PaneId::Cpu => cpu::body(v),
-        PaneId::Numa => numa::body(v),
-        PaneId::Huge => huge::body(v),
-        PaneId::Dirty => dirty::body(v),
-        PaneId::Disks => disks::body(v),
-        PaneId::Softirq => softirq::body(v),
+        Pane::Cpu => cpu::body(v),
+        Pane::Numa => numa::body(v),
+        Pane::Huge => huge::body(v),
+        Pane::Dirty => dirty::body(v),
+        Pane::Disks => disks::body(v),
+        Pane::Softirq => softirq::body(v),
     }
 }
 

@@ -3,8 +3,8 @@
 use super::{col, header_line, lcol, note, row_line, span, View};
 use crate::cpulist::CpuList;
 use crate::derive::NodeMetrics;
-use crate::text::fmt::{compact, kb, pct};
 use crate::text::{machine_memory, nodes_partial};
+use crate::units::{compact, kb, pct};
 use ratatui::text::{Line, Span};
 
 pub fn headline(v: &View) -> Vec<Span<'static>> {

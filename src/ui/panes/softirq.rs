@@ -4,7 +4,7 @@
 use super::{col, header_line, lcol, note, row_line, span, View};
 use crate::cpulist::CpuList;
 use crate::derive::{IrqQueueMetrics, SoftirqCpuMetrics};
-use crate::text::fmt::{compact, pct};
+use crate::units::{compact, pct};
 use ratatui::text::{Line, Span};
 
 fn rate(c: &SoftirqCpuMetrics, name: &str) -> Option<f64> {

@@ -1,0 +1,176 @@
+//! The pane model: which panes exist, what each is called on screen, in the report, in JSON and
+//! on the command line. Every renderer and every list of panes reads it from here.
+
+use anyhow::{bail, Result};
+
+/// One pane of the dashboard, in screen order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pane {
+    Cpu,
+    Numa,
+    Huge,
+    Dirty,
+    Disks,
+    Softirq,
+}
+
+/// Every pane, in the order the screen and the report show them.
+pub const PANES: [Pane; 6] = [
+    Pane::Cpu,
+    Pane::Numa,
+    Pane::Huge,
+    Pane::Dirty,
+    Pane::Disks,
+    Pane::Softirq,
+];
+
+/// The top-level keys of the assessed JSON (`delta`, `dump --format json`), in output order.
+/// `host` and `findings` belong to no pane; the rest belong to exactly one.
+pub const JSON_KEYS: [&str; 11] = [
+    "host",
+    "cpus",
+    "policies",
+    "nodes",
+    "hugepages",
+    "dirty",
+    "disks",
+    "softirq_cpus",
+    "irq_queues",
+    "nics",
+    "findings",
+];
+
+impl Pane {
+    /// The title on the screen.
+    pub fn title(self) -> &'static str {
+        match self {
+            Pane::Cpu => "CPU power",
+            Pane::Numa => "NUMA",
+            Pane::Huge => "HugePages/THP",
+            Pane::Dirty => "Dirty",
+            Pane::Disks => "Disks",
+            Pane::Softirq => "Softirq/NIC",
+        }
+    }
+
+    /// The section title in the text report (room for what the screen abbreviates).
+    pub fn section(self) -> &'static str {
+        match self {
+            Pane::Cpu => "CPU power (C/P-states)",
+            Pane::Numa => "NUMA memory",
+            Pane::Huge => "HugePages / THP",
+            Pane::Dirty => "Dirty / writeback",
+            Pane::Disks => "Disks (iostat -x)",
+            Pane::Softirq => "Softirq / NIC queues",
+        }
+    }
+
+    /// The short name: `--pane` value, `Finding.pane`, the help text.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pane::Cpu => "cpu",
+            Pane::Numa => "numa",
+            Pane::Huge => "hugepages",
+            Pane::Dirty => "dirty",
+            Pane::Disks => "disks",
+            Pane::Softirq => "softirq",
+        }
+    }
+
+    /// Other names `--pane` accepts for it.
+    fn aliases(self) -> &'static [&'static str] {
+        match self {
+            Pane::Cpu => &[],
+            Pane::Numa => &["node"],
+            Pane::Huge => &["huge", "thp"],
+            Pane::Dirty => &[],
+            Pane::Disks => &["disk", "io", "iostat"],
+            Pane::Softirq => &["net"],
+        }
+    }
+
+    /// The JSON keys whose values this pane shows.
+    pub fn json_keys(self) -> &'static [&'static str] {
+        match self {
+            Pane::Cpu => &["cpus", "policies"],
+            Pane::Numa => &["nodes"],
+            Pane::Huge => &["hugepages"],
+            Pane::Dirty => &["dirty"],
+            Pane::Disks => &["disks"],
+            Pane::Softirq => &["softirq_cpus", "irq_queues", "nics"],
+        }
+    }
+
+    /// The key that focuses it (`1`..).
+    pub fn key(self) -> char {
+        char::from(b'1' + self.index() as u8)
+    }
+
+    pub fn index(self) -> usize {
+        PANES.iter().position(|p| *p == self).unwrap_or(0)
+    }
+
+    /// The pane a finding's `pane` field names.
+    pub fn named(name: &str) -> Option<Pane> {
+        let n = name.to_ascii_lowercase();
+        PANES
+            .into_iter()
+            .find(|p| p.name() == n || p.aliases().contains(&n.as_str()))
+    }
+}
+
+/// `--pane NAME` → the JSON keys it selects: a pane's name or alias, `memory` (NUMA, huge pages
+/// and dirty), `nic`, or one JSON key itself.
+pub fn keys_for(name: &str) -> Result<Vec<&'static str>> {
+    let n = name.to_ascii_lowercase();
+    if let Some(p) = Pane::named(&n) {
+        return Ok(p.json_keys().to_vec());
+    }
+    Ok(match n.as_str() {
+        "nic" => vec!["nics"],
+        "memory" | "mem" => [Pane::Numa, Pane::Huge, Pane::Dirty]
+            .iter()
+            .flat_map(|p| p.json_keys().iter().copied())
+            .collect(),
+        _ => match JSON_KEYS.iter().find(|k| **k == n) {
+            Some(k) => vec![*k],
+            None => bail!(
+                "unknown pane '{name}' ({}, or one of {})",
+                PANES.map(Pane::name).join(", "),
+                JSON_KEYS.join(", ")
+            ),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_json_key_but_host_and_findings_belongs_to_exactly_one_pane() {
+        for k in JSON_KEYS {
+            let owners = PANES.iter().filter(|p| p.json_keys().contains(&k)).count();
+            let expect = usize::from(k != "host" && k != "findings");
+            assert_eq!(owners, expect, "{k}");
+        }
+    }
+
+    #[test]
+    fn pane_names_and_aliases_resolve() {
+        assert_eq!(keys_for("CPU").unwrap(), vec!["cpus", "policies"]);
+        assert_eq!(keys_for("iostat").unwrap(), vec!["disks"]);
+        assert_eq!(keys_for("thp").unwrap(), vec!["hugepages"]);
+        assert_eq!(
+            keys_for("memory").unwrap(),
+            vec!["nodes", "hugepages", "dirty"]
+        );
+        assert_eq!(keys_for("irq_queues").unwrap(), vec!["irq_queues"]);
+        let e = keys_for("bogus").unwrap_err().to_string();
+        assert!(
+            e.contains("cpu, numa, hugepages, dirty, disks, softirq"),
+            "{e}"
+        );
+        assert_eq!(Pane::Softirq.key(), '6');
+    }
+}
