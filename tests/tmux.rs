@@ -16,14 +16,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-const TITLES: [&str; 6] = [
-    "1 CPU power",
-    "2 NUMA",
-    "3 HugePages/THP",
-    "4 Dirty",
-    "5 Disks",
-    "6 Softirq/NIC",
-];
+/// The pane titles as the screen shows them (`1 CPU power`), from the one pane list.
+fn titles() -> Vec<String> {
+    perftop::view::PANES
+        .iter()
+        .map(|p| format!("{} {}", p.key(), p.title()))
+        .collect()
+}
 
 /// How long any one state may take to appear (the sampler runs at 1 s).
 const WAIT: Duration = Duration::from_secs(6);
@@ -261,16 +260,15 @@ impl Drop for Session {
 }
 
 /// Lines of the screen that start with a pane title.
-fn titles_at_line_start(screen: &str) -> Vec<&'static str> {
-    TITLES
-        .iter()
-        .copied()
-        .filter(|t| screen.lines().any(|l| l.starts_with(t)))
+fn titles_at_line_start(screen: &str) -> Vec<String> {
+    titles()
+        .into_iter()
+        .filter(|t| screen.lines().any(|l| l.starts_with(t.as_str())))
         .collect()
 }
 
 fn all_panes(screen: &str) -> bool {
-    TITLES.iter().all(|t| screen.contains(t))
+    titles().iter().all(|t| screen.contains(t.as_str()))
 }
 
 fn has_footer(screen: &str) -> bool {
@@ -283,7 +281,7 @@ fn has_footer(screen: &str) -> bool {
 fn leftovers(screen: &str) -> Vec<&str> {
     screen
         .lines()
-        .filter(|l| TITLES.iter().any(|t| l.contains(t)) || l.contains("q quit"))
+        .filter(|l| titles().iter().any(|t| l.contains(t.as_str())) || l.contains("q quit"))
         .collect()
 }
 
@@ -333,7 +331,7 @@ fn keys_resizes_and_quit_in_tmux() {
 
     s.keys(&["Enter"]);
     s.wait("unzoomed: all panes back", |sc| {
-        titles_at_line_start(sc).len() == TITLES.len()
+        titles_at_line_start(sc).len() == titles().len()
     });
 
     s.keys(&["s"]);
@@ -357,7 +355,7 @@ fn keys_resizes_and_quit_in_tmux() {
         sc.contains("20x5, need") || sc.contains("too small")
     });
     assert!(
-        !TITLES.iter().any(|t| small.contains(t)),
+        !titles().iter().any(|t| small.contains(t.as_str())),
         "panes drawn at 20x5:\n{small}"
     );
     assert_screen(

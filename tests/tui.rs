@@ -76,14 +76,13 @@ fn key(app: &mut App, code: KeyCode) -> Effect {
     app.key(KeyEvent::new(code, KeyModifiers::NONE))
 }
 
-const TITLES: [&str; 6] = [
-    "1 CPU power",
-    "2 NUMA",
-    "3 HugePages/THP",
-    "4 Dirty",
-    "5 Disks",
-    "6 Softirq/NIC",
-];
+/// The pane titles as the screen shows them (`1 CPU power`), from the one pane list.
+fn titles() -> Vec<String> {
+    perftop::view::PANES
+        .iter()
+        .map(|p| format!("{} {}", p.key(), p.title()))
+        .collect()
+}
 
 #[test]
 fn standard_80x24_shows_every_pane_headline() {
@@ -95,8 +94,8 @@ fn standard_80x24_shows_every_pane_headline() {
     ] {
         let app = app_for(name);
         let screen = text(&draw(&app, &theme(ColorDepth::Mono), 80, 24));
-        for t in TITLES {
-            assert!(screen.contains(t), "{name}: {t} missing\n{screen}");
+        for t in titles() {
+            assert!(screen.contains(t.as_str()), "{name}: {t} missing\n{screen}");
         }
         assert!(
             screen.contains("findings"),
@@ -144,12 +143,12 @@ fn colour_and_monochrome_styles() {
 #[test]
 fn every_pane_zoomed() {
     let mut app = app_for("intel-pstate");
-    for (i, t) in TITLES.iter().enumerate() {
+    for (i, t) in titles().iter().enumerate() {
         key(&mut app, KeyCode::Char(char::from(b'1' + i as u8)));
         key(&mut app, KeyCode::Enter);
         let screen = text(&draw(&app, &theme(ColorDepth::Mono), 80, 24));
         assert!(screen.contains(t), "zoom of {t}\n{screen}");
-        let others = TITLES
+        let others = titles()
             .iter()
             .filter(|o| *o != t && screen.contains(*o))
             .count();
@@ -226,12 +225,54 @@ fn big_synthetic_host_fits() {
     for (w, h) in [(80, 24), (200, 50)] {
         let buf = draw(&app, &th, w, h);
         let screen = text(&buf);
-        for t in TITLES {
-            assert!(screen.contains(t), "{w}x{h}: {t} missing\n{screen}");
+        for t in titles() {
+            assert!(
+                screen.contains(t.as_str()),
+                "{w}x{h}: {t} missing\n{screen}"
+            );
         }
         assert!(screen.lines().all(|l| l.chars().count() <= w as usize));
     }
     key(&mut app, KeyCode::Enter);
     let zoomed = text(&draw(&app, &th, 80, 24));
     assert!(zoomed.contains("1 CPU power"));
+}
+
+/// The style of the first cell run holding `needle` on the screen.
+fn style_of(buf: &Buffer, needle: &str) -> Option<ratatui::style::Color> {
+    let w = buf.area.width as usize;
+    for row in buf.content.chunks(w) {
+        let line: String = row.iter().map(|c| c.symbol()).collect();
+        if let Some(at) = line.find(needle) {
+            let col = line[..at].chars().count();
+            return Some(row[col].fg);
+        }
+    }
+    None
+}
+
+/// Colours follow the findings' thresholds: the intel-pstate disk queue (aqu-sz 5.51) is warn
+/// at the default disk_aqu_sz (4), plain when the config raises it to 8, crit when the config
+/// puts the crit level at 5.
+#[test]
+fn colours_follow_the_configured_thresholds() {
+    use perftop::findings::Thresholds;
+    let th = theme(ColorDepth::Ansi16);
+    let mut app = app_for("intel-pstate");
+    app.set_thresholds(Thresholds::default());
+    let warn = style_of(&draw(&app, &th, 80, 24), "5.51");
+    app.set_thresholds(Thresholds {
+        disk_aqu_sz: 8.0,
+        ..Thresholds::default()
+    });
+    let plain = style_of(&draw(&app, &th, 80, 24), "5.51");
+    app.set_thresholds(Thresholds {
+        disk_aqu_sz_crit: 5.0,
+        ..Thresholds::default()
+    });
+    let crit = style_of(&draw(&app, &th, 80, 24), "5.51");
+    assert!(warn.is_some() && plain.is_some() && crit.is_some());
+    assert_eq!(warn, Some(th.warn.fg.unwrap_or_default()), "default: warn");
+    assert_eq!(plain, Some(th.text.fg.unwrap_or_default()), "raised: plain");
+    assert_eq!(crit, Some(th.crit.fg.unwrap_or_default()), "crit at 5");
 }

@@ -1,7 +1,49 @@
 //! The pane model: which panes exist, what each is called on screen, in the report, in JSON and
 //! on the command line. Every renderer and every list of panes reads it from here.
 
+pub mod cpu;
+pub mod dirty;
+pub mod disks;
+pub mod huge;
+pub mod levels;
+pub mod model;
+pub mod numa;
+pub mod softirq;
+
+use crate::derive::Derived;
+use crate::findings::Thresholds;
 use anyhow::{bail, Result};
+use levels::Levels;
+use model::PaneView;
+
+/// What a pane's model depends on besides the numbers.
+pub struct Ctx<'a> {
+    /// Colour levels, from the findings' thresholds.
+    pub levels: Levels<'a>,
+    /// Zoomed (or the full text report): every idle state, partitions, policies, per-node lines.
+    pub detail: bool,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(thresholds: &'a Thresholds, detail: bool) -> Self {
+        Ctx {
+            levels: Levels { t: thresholds },
+            detail,
+        }
+    }
+}
+
+/// The model of one pane for one assessed interval.
+pub fn pane(p: Pane, d: &Derived, x: &Ctx) -> PaneView {
+    match p {
+        Pane::Cpu => cpu::view(d, x),
+        Pane::Numa => numa::view(d, x),
+        Pane::Huge => huge::view(d, x),
+        Pane::Dirty => dirty::view(d, x),
+        Pane::Disks => disks::view(d, x),
+        Pane::Softirq => softirq::view(d, x),
+    }
+}
 
 /// One pane of the dashboard, in screen order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

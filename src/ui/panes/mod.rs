@@ -1,20 +1,19 @@
-//! The six panes. Each turns `Derived` into a headline (always on screen, even at 80x24) and a
-//! body (a table that the layout cuts to the rows it can give; zoom shows all of it).
+//! Lays out the pane models of `view` on the screen: headline spans, tables cut to the width,
+//! filtered and sorted as the keys ask, notes; plus what only a screen has (sparklines, the
+//! CPU heat strip, the dirty gauge in block glyphs) in `extras`.
 
-pub mod cpu;
-pub mod dirty;
-pub mod disks;
-pub mod huge;
-pub mod numa;
-pub mod softirq;
+mod extras;
 
 use super::app::{App, SortKey};
 use super::theme::Theme;
 use crate::derive::Derived;
 use crate::units::fit;
-use crate::view::Pane;
+use crate::view::model::{Block, Cells, Column, Level, Order, Row, Table};
+use crate::view::{Ctx, Pane};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
+
+pub use extras::sparkline;
 
 /// What a pane needs to draw itself.
 pub struct View<'a> {
@@ -26,6 +25,11 @@ pub struct View<'a> {
     pub detail: bool,
 }
 
+/// Rows a table shows unzoomed before it cuts to the busiest.
+const ROWS: usize = 16;
+/// Busiest rows shown under the group rows of a big host.
+const BUSIEST: usize = 8;
+
 impl View<'_> {
     /// Row filter from `/`: case-insensitive substring of the row's name.
     pub fn keep(&self, name: &str) -> bool {
@@ -35,69 +39,151 @@ impl View<'_> {
                 .contains(&self.app.filter.to_ascii_lowercase())
     }
 
-    /// A note for a table whose rows the filter hid entirely.
-    pub fn filtered_out(&self, shown: usize, total: usize) -> Option<Line<'static>> {
-        (shown == 0 && total > 0 && !self.app.filter.is_empty()).then(|| {
-            note(
-                format!("  no row matches filter {:?} (Esc clears)", self.app.filter),
-                self.theme,
-            )
-        })
-    }
-
     pub fn by_name(&self) -> bool {
         self.app.sort == SortKey::Name
+    }
+
+    fn style(&self, l: Level) -> Style {
+        let t = self.theme;
+        match l {
+            Level::Text => t.text,
+            Level::Dim => t.dim,
+            Level::Info => t.info,
+            Level::Good => t.good,
+            Level::Warn => t.warn,
+            Level::Crit => t.crit,
+        }
+    }
+
+    fn spans(&self, cells: &Cells) -> Vec<Span<'static>> {
+        cells
+            .iter()
+            .map(|c| span(c.text.clone(), self.style(c.level)))
+            .collect()
+    }
+
+    fn model(&self, p: Pane) -> crate::view::model::PaneView {
+        crate::view::pane(p, self.d, &Ctx::new(&self.app.thresholds, self.detail))
     }
 }
 
 pub fn headline(p: Pane, v: &View) -> Vec<Span<'static>> {
-    match p {
-        Pane::Cpu => cpu::headline(v),
-        Pane::Numa => numa::headline(v),
-        Pane::Huge => huge::headline(v),
-        Pane::Dirty => dirty::headline(v),
-        Pane::Disks => disks::headline(v),
-        Pane::Softirq => softirq::headline(v),
-    }
+    let mut s = v.spans(&v.model(p).headline);
+    s.extend(extras::headline_trend(p, v));
+    s
 }
 
 pub fn body(p: Pane, v: &View) -> Vec<Line<'static>> {
-    match p {
-        Pane::Cpu => cpu::body(v),
-        Pane::Numa => numa::body(v),
-        Pane::Huge => huge::body(v),
-        Pane::Dirty => dirty::body(v),
-        Pane::Disks => disks::body(v),
-        Pane::Softirq => softirq::body(v),
+    let m = v.model(p);
+    let mut lines = Vec::new();
+    for b in &m.body {
+        match b {
+            Block::Line(cells) => lines.push(Line::from(v.spans(cells))),
+            // Legends and remarks cost rows the unzoomed screen gives to tables; zoom shows them.
+            Block::Note(s) if v.detail => lines.push(note(format!("  {s}"), v.theme)),
+            Block::Note(_) => {}
+            Block::Alert(c) => {
+                lines.push(Line::from(span(format!("  {}", c.text), v.style(c.level))))
+            }
+            Block::Table(t) => table(p, t, v, &mut lines),
+            Block::DirtyGauge => extras::dirty_gauge(v, &mut lines),
+        }
     }
+    lines
 }
 
-/// A table column: header text, width, alignment.
-#[derive(Clone)]
-pub struct Col {
-    pub title: String,
-    pub width: usize,
-    pub left: bool,
+/// Columns shown: the basic ones, and the extra ones when zoomed or wide.
+fn columns(t: &Table, v: &View) -> Vec<Column> {
+    let wide = v.detail || v.width >= 120;
+    t.columns
+        .iter()
+        .filter(|c| wide || !c.extra)
+        .cloned()
+        .collect()
 }
 
-pub fn col(title: impl Into<String>, width: usize) -> Col {
-    Col {
-        title: title.into(),
-        width,
-        left: false,
+fn table(p: Pane, t: &Table, v: &View, lines: &mut Vec<Line<'static>>) {
+    let th = v.theme;
+    if t.rows.is_empty() {
+        if let Some(e) = &t.empty {
+            lines.push(note(format!("  {e}"), th));
+        }
+        return;
     }
-}
-
-pub fn lcol(title: impl Into<String>, width: usize) -> Col {
-    Col {
-        title: title.into(),
-        width,
-        left: true,
+    let wide = v.detail || v.width >= 120;
+    let keep: Vec<usize> = (0..t.columns.len())
+        .filter(|i| wide || !t.columns[*i].extra)
+        .collect();
+    let cols = columns(t, v);
+    let row_line = |r: &Row| {
+        let cells: Vec<(String, Style)> = keep
+            .iter()
+            .filter_map(|i| r.cells.get(*i))
+            .map(|c| (c.text.clone(), v.style(c.level)))
+            .collect();
+        row_line(&cols, cells, v.width)
+    };
+    lines.push(header_line(&cols, v.width, th));
+    let matched: Vec<&Row> = t.rows.iter().filter(|r| v.keep(&r.name)).collect();
+    if matched.is_empty() && !v.app.filter.is_empty() {
+        lines.push(note(
+            format!("  no row matches filter {:?} (Esc clears)", v.app.filter),
+            th,
+        ));
+        return;
+    }
+    let mut list = matched.clone();
+    if v.app.hide_idle {
+        list.retain(|r| !r.quiet);
+    }
+    let idle = matched.len() - list.len();
+    let limit = if v.detail { usize::MAX } else { ROWS };
+    if v.by_name() {
+        list.sort_by(|a, b| a.natural.cmp(&b.natural).then(a.name.cmp(&b.name)));
+    } else if t.order == Order::Load || list.len() > limit {
+        list.sort_by(|a, b| b.load.total_cmp(&a.load).then(a.natural.cmp(&b.natural)));
+    }
+    if list.len() > limit && !t.groups.is_empty() {
+        // Big host: every CPU as one glyph, one line per package, then the busiest.
+        if p == Pane::Cpu {
+            extras::heat_strip(v, lines);
+        }
+        for g in &t.groups {
+            lines.push(row_line(g));
+        }
+        for r in list.iter().take(BUSIEST) {
+            lines.push(row_line(r));
+        }
+        lines.push(note(
+            format!(
+                "  busiest {BUSIEST} of {} {}; Enter shows all",
+                list.len(),
+                t.what
+            ),
+            th,
+        ));
+    } else {
+        for r in list.iter().take(limit) {
+            lines.push(row_line(r));
+        }
+        if list.len() > limit {
+            lines.push(note(
+                format!(
+                    "  +{} {} hidden (Enter shows all)",
+                    list.len() - limit,
+                    t.what
+                ),
+                th,
+            ));
+        }
+    }
+    if idle > 0 {
+        lines.push(note(format!("  {idle} idle hidden (h shows)"), th));
     }
 }
 
 /// How many leading columns fit in `width` (one space between columns).
-pub fn fitting(cols: &[Col], width: usize) -> usize {
+pub fn fitting(cols: &[Column], width: usize) -> usize {
     let mut used = 0;
     for (i, c) in cols.iter().enumerate() {
         let need = c.width + usize::from(i > 0);
@@ -109,7 +195,7 @@ pub fn fitting(cols: &[Col], width: usize) -> usize {
     cols.len()
 }
 
-fn cell(text: &str, c: &Col, first: bool) -> String {
+fn cell(text: &str, c: &Column, first: bool) -> String {
     let t = fit(text, c.width);
     let w = c.width;
     let sep = if first { "" } else { " " };
@@ -120,7 +206,7 @@ fn cell(text: &str, c: &Col, first: bool) -> String {
     }
 }
 
-pub fn header_line(cols: &[Col], width: usize, theme: &Theme) -> Line<'static> {
+pub fn header_line(cols: &[Column], width: usize, theme: &Theme) -> Line<'static> {
     let n = fitting(cols, width);
     let s: String = cols[..n]
         .iter()
@@ -130,7 +216,7 @@ pub fn header_line(cols: &[Col], width: usize, theme: &Theme) -> Line<'static> {
     Line::from(Span::styled(s, theme.dim))
 }
 
-pub fn row_line(cols: &[Col], cells: Vec<(String, Style)>, width: usize) -> Line<'static> {
+pub fn row_line(cols: &[Column], cells: Vec<(String, Style)>, width: usize) -> Line<'static> {
     let n = fitting(cols, width);
     Line::from(
         cells
@@ -150,17 +236,4 @@ pub fn note(text: impl Into<String>, theme: &Theme) -> Line<'static> {
 
 pub fn span(text: impl Into<String>, style: Style) -> Span<'static> {
     Span::styled(text.into(), style)
-}
-
-/// Sparkline of recent values scaled to their own max.
-pub fn sparkline(values: &[Option<f64>], width: usize, theme: &Theme) -> String {
-    let vals: Vec<Option<f64>> = values.iter().rev().take(width).rev().copied().collect();
-    let max = vals.iter().flatten().copied().fold(0.0f64, f64::max);
-    vals.iter()
-        .map(|v| match v {
-            Some(x) if max > 0.0 => theme.glyphs.level(x / max),
-            Some(_) => theme.glyphs.levels()[0],
-            None => ' ',
-        })
-        .collect()
 }

@@ -1,0 +1,172 @@
+//! Colour levels of values, from the same thresholds as the findings: editing `config.toml`
+//! moves the colour with the finding. Values no rule judges have their display cut-offs here,
+//! in one table, so no renderer hard-codes a number.
+
+use super::model::Level;
+use crate::findings::Thresholds;
+
+/// Cut-offs (warn, crit) for values that colour but raise no finding.
+pub mod display {
+    /// C0% / busy% of a CPU or the machine.
+    pub const BUSY_PCT: (f64, f64) = (70.0, 90.0);
+    /// iowait% of a CPU.
+    pub const IOWAIT_PCT: (f64, f64) = (20.0, 50.0);
+    /// steal% of a CPU (a VM's host is busy).
+    pub const STEAL_PCT: (f64, f64) = (5.0, 20.0);
+    /// Idle-state miss% (the governor picked a state too deep or too shallow).
+    pub const IDLE_MISS_PCT: (f64, f64) = (30.0, 60.0);
+    /// %irq of a CPU.
+    pub const IRQ_PCT: (f64, f64) = (30.0, 60.0);
+    /// %util of a serial device (rotational, or one queue).
+    pub const UTIL_PCT: (f64, f64) = (60.0, 90.0);
+    /// numa_miss pages/s of a node.
+    pub const NUMA_MISS_PER_S: (f64, f64) = (1000.0, 100_000.0);
+}
+
+/// Level of `v` against (warn, crit): unknown is dim, never a colour of health.
+pub fn level(v: Option<f64>, warn: f64, crit: f64) -> Level {
+    match v {
+        Some(x) if x >= crit => Level::Crit,
+        Some(x) if x >= warn => Level::Warn,
+        Some(_) => Level::Text,
+        None => Level::Dim,
+    }
+}
+
+fn pair(v: Option<f64>, (warn, crit): (f64, f64)) -> Level {
+    level(v, warn, crit)
+}
+
+/// Levels for every coloured value of every pane.
+pub struct Levels<'a> {
+    pub t: &'a Thresholds,
+}
+
+impl Levels<'_> {
+    pub fn busy(&self, v: Option<f64>) -> Level {
+        pair(v, display::BUSY_PCT)
+    }
+    pub fn iowait(&self, v: Option<f64>) -> Level {
+        pair(v, display::IOWAIT_PCT)
+    }
+    pub fn steal(&self, v: Option<f64>) -> Level {
+        pair(v, display::STEAL_PCT)
+    }
+    pub fn idle_miss(&self, v: Option<f64>) -> Level {
+        pair(v, display::IDLE_MISS_PCT)
+    }
+    pub fn irq_pct(&self, v: Option<f64>) -> Level {
+        pair(v, display::IRQ_PCT)
+    }
+    pub fn util(&self, v: Option<f64>) -> Level {
+        pair(v, display::UTIL_PCT)
+    }
+    pub fn numa_miss_per_s(&self, v: Option<f64>) -> Level {
+        pair(v, display::NUMA_MISS_PER_S)
+    }
+
+    /// numa.misses: a node's miss ratio in %.
+    pub fn numa_miss_pct(&self, v: Option<f64>) -> Level {
+        level(
+            v,
+            self.t.numa_miss_ratio * 100.0,
+            self.t.numa_miss_ratio_crit * 100.0,
+        )
+    }
+
+    /// thp.fallback: the fallback share in % (the rule has one level).
+    pub fn thp_fallback_pct(&self, v: Option<f64>) -> Level {
+        level(v, self.t.thp_fallback_ratio * 100.0, f64::INFINITY)
+    }
+
+    /// pagetables.large: PageTables as % of RAM.
+    pub fn page_tables_pct(&self, v: Option<f64>) -> Level {
+        level(v, self.t.pagetables_pct, self.t.pagetables_pct_crit)
+    }
+
+    /// hugepages.unused: the unused share of the pools (0..1), warn at the rule's share.
+    pub fn hugepages_unused(&self, share: Option<f64>) -> Level {
+        match share {
+            Some(s) if s > 0.0 && s >= self.t.hugepages_unused_share => Level::Warn,
+            Some(_) => Level::Text,
+            None => Level::Dim,
+        }
+    }
+
+    /// disk.saturated: the queue depth.
+    pub fn aqu_sz(&self, v: Option<f64>) -> Level {
+        level(v, self.t.disk_aqu_sz, self.t.disk_aqu_sz_crit)
+    }
+
+    /// disk.saturated's absolute await (ms) for this kind of device (the rule has one level;
+    /// the queue decides crit).
+    pub fn await_ms(&self, v: Option<f64>, rotational: Option<bool>) -> Level {
+        let warn = if rotational == Some(false) {
+            self.t.disk_await_ssd_ms
+        } else {
+            self.t.disk_await_rotational_ms
+        };
+        level(v, warn, f64::INFINITY)
+    }
+
+    /// softirq.hotspot: a CPU's %soft.
+    pub fn soft_pct(&self, v: Option<f64>) -> Level {
+        level(v, self.t.softirq_soft_pct, f64::INFINITY)
+    }
+
+    /// net.drops: softnet backlog drops/s (the rule is crit).
+    pub fn softnet_drops(&self, v: Option<f64>) -> Level {
+        level(
+            v,
+            self.t.net_softnet_drops_per_s,
+            self.t.net_softnet_drops_per_s,
+        )
+    }
+
+    /// net.drops: time squeezes/s.
+    pub fn squeezes(&self, v: Option<f64>) -> Level {
+        level(v, self.t.net_squeeze_per_s, f64::INFINITY)
+    }
+
+    /// net.drops: a NIC's drops/s.
+    pub fn nic_drops(&self, v: Option<f64>) -> Level {
+        level(v, self.t.net_nic_drops_per_s, f64::INFINITY)
+    }
+
+    /// ksoftirqd.busy: a ksoftirqd thread's CPU%.
+    pub fn ksoftirqd(&self, v: Option<f64>) -> Level {
+        level(v, self.t.ksoftirqd_pct, self.t.ksoftirqd_pct_crit)
+    }
+
+    /// dirty.*: the writeback state word.
+    pub fn dirty_state(&self, state: Option<&str>) -> Level {
+        match state {
+            Some("throttled") => Level::Crit,
+            Some("background") => Level::Warn,
+            Some(_) => Level::Good,
+            None => Level::Dim,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_move_with_the_config() {
+        let mut t = Thresholds::default();
+        let l = Levels { t: &t };
+        assert_eq!(l.aqu_sz(Some(4.0)), Level::Warn);
+        assert_eq!(l.aqu_sz(Some(3.9)), Level::Text);
+        assert_eq!(l.aqu_sz(Some(32.0)), Level::Crit);
+        assert_eq!(l.numa_miss_pct(Some(10.0)), Level::Warn);
+        assert_eq!(l.numa_miss_pct(Some(30.0)), Level::Crit);
+        assert_eq!(l.aqu_sz(None), Level::Dim);
+        t.disk_aqu_sz = 8.0;
+        let l = Levels { t: &t };
+        assert_eq!(l.aqu_sz(Some(4.0)), Level::Text);
+        assert_eq!(l.await_ms(Some(2.5), Some(false)), Level::Warn);
+        assert_eq!(l.await_ms(Some(2.5), Some(true)), Level::Text);
+    }
+}

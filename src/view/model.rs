@@ -1,0 +1,165 @@
+//! What a pane shows, independent of where: lines of cells, tables of rows, notes, each cell
+//! with a level. The text report and the screen lay these out; neither decides a number or a
+//! colour on its own.
+
+/// How a value stands against its thresholds (the renderer picks the colour).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// An ordinary value.
+    Text,
+    /// Context: labels, units, unknown values, idle devices.
+    Dim,
+    /// Worth a look but not a problem (memory-only nodes, sparklines).
+    Info,
+    /// Healthy state words ("below background").
+    Good,
+    Warn,
+    Crit,
+}
+
+/// One piece of text with its level.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    pub text: String,
+    pub level: Level,
+}
+
+pub fn cell(text: impl Into<String>, level: Level) -> Cell {
+    Cell {
+        text: text.into(),
+        level,
+    }
+}
+
+/// A line of cells (a headline, a fact line above a table).
+pub type Cells = Vec<Cell>;
+
+/// A table column: title, width, alignment; `extra` columns show only when there is room
+/// (zoomed, or a wide terminal/report).
+#[derive(Debug, Clone)]
+pub struct Column {
+    pub title: String,
+    pub width: usize,
+    pub left: bool,
+    pub extra: bool,
+}
+
+pub fn col(title: &str, width: usize) -> Column {
+    Column {
+        title: title.into(),
+        width,
+        left: false,
+        extra: false,
+    }
+}
+
+pub fn lcol(title: &str, width: usize) -> Column {
+    Column {
+        left: true,
+        ..col(title, width)
+    }
+}
+
+pub fn xcol(title: &str, width: usize) -> Column {
+    Column {
+        extra: true,
+        ..col(title, width)
+    }
+}
+
+/// One row: `name` is what a filter matches and what name order sorts by; `load` orders rows
+/// busiest first (stalled disks, hot CPUs); `natural` is the kernel's order (CPU number, IRQ).
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub name: String,
+    pub load: f64,
+    pub natural: u64,
+    pub cells: Vec<Cell>,
+    /// Nothing happening (an idle disk): hidden unless asked for, and counted.
+    pub quiet: bool,
+}
+
+/// Which order a table keeps when all its rows fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Kernel order (CPUs, nodes), busiest first only when rows must be cut.
+    Natural,
+    /// Busiest first always (disks: a stalled device must be on top).
+    Load,
+}
+
+/// A table: its rows in natural order; `groups` are summary rows (one per package) shown
+/// instead of every row when a big host's rows do not fit; `what` names the rows in
+/// "+N hidden" notes.
+#[derive(Debug, Clone)]
+pub struct Table {
+    pub columns: Vec<Column>,
+    pub rows: Vec<Row>,
+    pub groups: Vec<Row>,
+    pub order: Order,
+    pub what: &'static str,
+    /// Said instead of the table when it has no rows at all.
+    pub empty: Option<String>,
+}
+
+impl Table {
+    pub fn new(columns: Vec<Column>, what: &'static str, order: Order) -> Table {
+        Table {
+            columns,
+            rows: Vec::new(),
+            groups: Vec::new(),
+            order,
+            what,
+            empty: None,
+        }
+    }
+
+    /// Rows busiest first (stable: equal loads keep the kernel's order).
+    pub fn by_load(&self) -> Vec<&Row> {
+        let mut v: Vec<&Row> = self.rows.iter().collect();
+        v.sort_by(|a, b| b.load.total_cmp(&a.load).then(a.natural.cmp(&b.natural)));
+        v
+    }
+
+    /// Rows in name order (the `s` key): natural order, which is numeric where names are.
+    pub fn by_name(&self) -> Vec<&Row> {
+        let mut v: Vec<&Row> = self.rows.iter().collect();
+        v.sort_by(|a, b| a.natural.cmp(&b.natural).then(a.name.cmp(&b.name)));
+        v
+    }
+
+    /// The first `limit` rows to show, in the table's order when all fit, busiest first when
+    /// they do not.
+    pub fn top(&self, limit: usize) -> Vec<&Row> {
+        let mut v = if self.order == Order::Load || self.rows.len() > limit {
+            self.by_load()
+        } else {
+            self.rows.iter().collect()
+        };
+        v.truncate(limit);
+        v
+    }
+}
+
+/// One block of a pane's body, top to bottom.
+#[derive(Debug, Clone)]
+pub enum Block {
+    /// A line of facts.
+    Line(Cells),
+    /// A table.
+    Table(Table),
+    /// A dimmed remark (legends, reasons for unknown values), said once below what it explains.
+    Note(String),
+    /// A line that matters (a stalled disk, an assumed page size), in its level.
+    Alert(Cell),
+    /// The dirty gauge goes here; each renderer draws it its own way (geometry from
+    /// `view::dirty::gauge`).
+    DirtyGauge,
+}
+
+/// A pane as both renderers see it: the headline (one line, always on screen) and the body.
+#[derive(Debug, Clone, Default)]
+pub struct PaneView {
+    pub headline: Cells,
+    pub body: Vec<Block>,
+}

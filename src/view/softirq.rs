@@ -1,0 +1,228 @@
+//! Softirq/NIC pane: per-CPU %soft/%irq, NET_RX/NET_TX handler runs, softnet processed, drops,
+//! squeezes, backlog and ksoftirqd; then per-queue IRQ placement and per-NIC packet/drop rates.
+
+use super::model::{cell, col, lcol, xcol, Block, Cells, Level, Order, PaneView, Row, Table};
+use super::Ctx;
+use crate::cpulist::CpuList;
+use crate::derive::{Derived, SoftirqCpuMetrics};
+use crate::units::{compact, pct};
+
+pub fn view(d: &Derived, x: &Ctx) -> PaneView {
+    PaneView {
+        headline: headline(d, x),
+        body: vec![
+            Block::Table(cpus(d, x)),
+            Block::Table(queues(d)),
+            Block::Table(nics(d, x)),
+        ],
+    }
+}
+
+fn rate(c: &SoftirqCpuMetrics, name: &str) -> Option<f64> {
+    c.rates.get(name).copied().flatten()
+}
+
+fn sum(d: &Derived, f: fn(&SoftirqCpuMetrics) -> Option<f64>) -> Option<f64> {
+    let vals: Vec<f64> = d.softirq_cpus.iter().filter_map(f).collect();
+    (!vals.is_empty()).then(|| vals.iter().sum())
+}
+
+fn headline(d: &Derived, x: &Ctx) -> Cells {
+    let l = &x.levels;
+    let hot = d
+        .softirq_cpus
+        .iter()
+        .filter(|c| c.soft_pct.is_some())
+        .max_by(|a, b| {
+            a.soft_pct
+                .unwrap_or(0.0)
+                .total_cmp(&b.soft_pct.unwrap_or(0.0))
+        });
+    let drops = sum(d, |c| c.softnet_dropped_per_s);
+    let sqz = sum(d, |c| c.softnet_squeezed_per_s);
+    let nic_drops: Option<f64> = {
+        let v: Vec<f64> = d
+            .nics
+            .iter()
+            .filter_map(|n| Some(n.rx_drop_per_s? + n.tx_drop_per_s?))
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum())
+    };
+    let mut s = vec![cell(
+        format!("NET_RX {}/s", compact(sum(d, |c| rate(c, "NET_RX")))),
+        Level::Text,
+    )];
+    if let Some(c) = hot {
+        s.push(cell(format!("  hot cpu{} ", c.cpu), Level::Text));
+        s.push(cell(
+            format!("{}%", pct(c.soft_pct)),
+            l.soft_pct(c.soft_pct),
+        ));
+    }
+    s.push(cell("  drop ", Level::Text));
+    s.push(cell(
+        format!("{}/s", compact(drops)),
+        l.softnet_drops(drops),
+    ));
+    s.push(cell(" sqz ", Level::Text));
+    s.push(cell(format!("{}/s", compact(sqz)), l.squeezes(sqz)));
+    s.push(cell(" nicdrop ", Level::Text));
+    s.push(cell(
+        format!("{}/s", compact(nic_drops)),
+        l.nic_drops(nic_drops),
+    ));
+    s
+}
+
+fn cpus(d: &Derived, x: &Ctx) -> Table {
+    let l = &x.levels;
+    let mut t = Table::new(
+        vec![
+            lcol("CPU", 5),
+            col("%soft", 5),
+            col("%irq", 5),
+            col("NET_RX", 7),
+            col("NET_TX", 7),
+            col("pkts/s", 7),
+            col("drop/s", 6),
+            col("sqz/s", 6),
+            col("bklg", 5),
+            col("ksirq%", 6),
+            col("TIMER", 6),
+            xcol("BLOCK", 6),
+            xcol("SCHED", 6),
+            xcol("RCU", 6),
+            xcol("rps/s", 6),
+        ],
+        "CPUs",
+        Order::Load,
+    );
+    t.empty = Some("- (no CPUs in /proc/softirqs)".into());
+    for c in d.softirq_cpus.iter().filter(|c| c.online) {
+        t.rows.push(Row {
+            name: c.cpu.to_string(),
+            // %soft first, packets to break ties among idle CPUs.
+            load: c.soft_pct.unwrap_or(0.0) * 1e6 + c.softnet_processed_per_s.unwrap_or(0.0),
+            natural: u64::from(c.cpu),
+            quiet: false,
+            cells: vec![
+                cell(c.cpu.to_string(), Level::Text),
+                cell(pct(c.soft_pct), l.soft_pct(c.soft_pct)),
+                cell(pct(c.irq_pct), l.irq_pct(c.irq_pct)),
+                cell(compact(rate(c, "NET_RX")), Level::Text),
+                cell(compact(rate(c, "NET_TX")), Level::Text),
+                cell(compact(c.softnet_processed_per_s), Level::Text),
+                cell(
+                    compact(c.softnet_dropped_per_s),
+                    l.softnet_drops(c.softnet_dropped_per_s),
+                ),
+                cell(
+                    compact(c.softnet_squeezed_per_s),
+                    l.squeezes(c.softnet_squeezed_per_s),
+                ),
+                cell(c.backlog.map_or("-".into(), |b| b.to_string()), Level::Text),
+                cell(pct(c.ksoftirqd_pct), l.ksoftirqd(c.ksoftirqd_pct)),
+                cell(compact(rate(c, "TIMER")), Level::Text),
+                cell(compact(rate(c, "BLOCK")), Level::Text),
+                cell(compact(rate(c, "SCHED")), Level::Text),
+                cell(compact(rate(c, "RCU")), Level::Text),
+                cell(compact(c.softnet_rps_per_s), Level::Text),
+            ],
+        });
+    }
+    t
+}
+
+fn queues(d: &Derived) -> Table {
+    let mut t = Table::new(
+        vec![
+            lcol("queue", 22),
+            col("IRQ", 5),
+            col("irq/s", 6),
+            lcol("on CPUs", 9),
+            lcol("affinity", 10),
+            lcol("effective", 9),
+            col("node", 4),
+        ],
+        "queues",
+        Order::Load,
+    );
+    t.empty = Some("queues: - (no per-queue IRQs recognised in /proc/interrupts)".into());
+    for q in &d.irq_queues {
+        t.rows.push(Row {
+            // The filter matches the queue's name and its device's.
+            name: format!("{} {}", q.name, q.device),
+            load: q.per_s.unwrap_or(-1.0),
+            natural: u64::from(q.irq),
+            quiet: false,
+            cells: vec![
+                cell(q.name.clone(), Level::Text),
+                cell(q.irq.to_string(), Level::Dim),
+                cell(compact(q.per_s), Level::Text),
+                cell(CpuList::from_ids(q.cpus.clone()).to_string(), Level::Text),
+                cell(q.affinity.clone().unwrap_or_else(|| "-".into()), Level::Dim),
+                cell(
+                    q.effective_affinity.clone().unwrap_or_else(|| "-".into()),
+                    Level::Text,
+                ),
+                cell(q.node.map_or("-".into(), |n| n.to_string()), Level::Dim),
+            ],
+        });
+    }
+    t
+}
+
+fn nics(d: &Derived, x: &Ctx) -> Table {
+    let l = &x.levels;
+    let mut t = Table::new(
+        vec![
+            lcol("NIC", 10),
+            col("rxpkt/s", 7),
+            col("txpkt/s", 7),
+            col("rxkB/s", 7),
+            col("txkB/s", 7),
+            col("rxdrop", 6),
+            col("txdrop", 6),
+            col("node", 4),
+            lcol("queues", 9),
+        ],
+        "NICs",
+        Order::Natural,
+    );
+    for (i, n) in d.nics.iter().filter(|n| n.name != "lo").enumerate() {
+        let rps = n
+            .rps_cpus
+            .iter()
+            .filter(|m| m.as_deref().is_some_and(|m| !m.is_empty()))
+            .count();
+        t.rows.push(Row {
+            name: n.name.clone(),
+            load: n.rx_packets_per_s.unwrap_or(0.0) + n.tx_packets_per_s.unwrap_or(0.0),
+            natural: i as u64,
+            quiet: false,
+            cells: vec![
+                cell(n.name.clone(), Level::Text),
+                cell(compact(n.rx_packets_per_s), Level::Text),
+                cell(compact(n.tx_packets_per_s), Level::Text),
+                cell(compact(n.rx_kb_per_s), Level::Text),
+                cell(compact(n.tx_kb_per_s), Level::Text),
+                cell(compact(n.rx_drop_per_s), l.nic_drops(n.rx_drop_per_s)),
+                cell(compact(n.tx_drop_per_s), l.nic_drops(n.tx_drop_per_s)),
+                cell(
+                    n.numa_node.map_or("-".into(), |v| v.to_string()),
+                    Level::Dim,
+                ),
+                cell(
+                    format!(
+                        "{}/{}{}",
+                        n.rx_queues,
+                        n.tx_queues,
+                        if rps > 0 { " rps" } else { "" }
+                    ),
+                    Level::Text,
+                ),
+            ],
+        });
+    }
+    t
+}
