@@ -10,7 +10,7 @@ use crate::assess::Assessed;
 use crate::derive::Derived;
 use crate::findings::Thresholds;
 use crate::units::{duration, fit, num, pct};
-use crate::view::model::{Block, Cells, Row, Table};
+use crate::view::model::{busiest, Block, Cells, Order, Row, Table};
 use crate::view::{Ctx, PANES};
 use std::fmt::Write;
 
@@ -130,20 +130,14 @@ impl Report {
         let mut rows: Vec<&Row> = Vec::new();
         let mut cut = 0;
         if visible.len() <= limit.max(if t.groups.is_empty() { 0 } else { 2 * limit }) {
-            let fits = Table {
-                rows: visible.iter().map(|r| (*r).clone()).collect(),
-                ..t.clone()
-            };
-            let order: Vec<u64> = fits.top(visible.len()).iter().map(|r| r.natural).collect();
-            for n in order {
-                if let Some(r) = visible.iter().find(|r| r.natural == n) {
-                    rows.push(r);
-                }
+            rows = visible.clone();
+            if t.order == Order::Load {
+                rows.sort_by(|a, b| busiest(a, b));
             }
         } else {
             rows.extend(t.groups.iter().take(limit));
             let mut busy = visible.clone();
-            busy.sort_by(|a, b| b.load.total_cmp(&a.load).then(a.natural.cmp(&b.natural)));
+            busy.sort_by(|a, b| busiest(a, b));
             busy.truncate(limit);
             cut = visible.len() - busy.len();
             rows.extend(busy);

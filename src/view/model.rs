@@ -113,32 +113,11 @@ impl Table {
             empty: None,
         }
     }
+}
 
-    /// Rows busiest first (stable: equal loads keep the kernel's order).
-    pub fn by_load(&self) -> Vec<&Row> {
-        let mut v: Vec<&Row> = self.rows.iter().collect();
-        v.sort_by(|a, b| b.load.total_cmp(&a.load).then(a.natural.cmp(&b.natural)));
-        v
-    }
-
-    /// Rows in name order (the `s` key): natural order, which is numeric where names are.
-    pub fn by_name(&self) -> Vec<&Row> {
-        let mut v: Vec<&Row> = self.rows.iter().collect();
-        v.sort_by(|a, b| a.natural.cmp(&b.natural).then(a.name.cmp(&b.name)));
-        v
-    }
-
-    /// The first `limit` rows to show, in the table's order when all fit, busiest first when
-    /// they do not.
-    pub fn top(&self, limit: usize) -> Vec<&Row> {
-        let mut v = if self.order == Order::Load || self.rows.len() > limit {
-            self.by_load()
-        } else {
-            self.rows.iter().collect()
-        };
-        v.truncate(limit);
-        v
-    }
+/// Busiest first; equal loads keep the kernel's order.
+pub fn busiest(a: &Row, b: &Row) -> std::cmp::Ordering {
+    b.load.total_cmp(&a.load).then(a.natural.cmp(&b.natural))
 }
 
 /// One block of a pane's body, top to bottom.

@@ -8,7 +8,7 @@ use super::app::{App, SortKey};
 use super::theme::Theme;
 use crate::derive::Derived;
 use crate::units::fit;
-use crate::view::model::{Block, Cells, Column, Level, Order, Row, Table};
+use crate::view::model::{busiest, Block, Cells, Column, Level, Order, Row, Table};
 use crate::view::{Ctx, Pane};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -141,7 +141,7 @@ fn table(p: Pane, t: &Table, v: &View, lines: &mut Vec<Line<'static>>) {
     if v.by_name() {
         list.sort_by(|a, b| a.natural.cmp(&b.natural).then(a.name.cmp(&b.name)));
     } else if t.order == Order::Load || list.len() > limit {
-        list.sort_by(|a, b| b.load.total_cmp(&a.load).then(a.natural.cmp(&b.natural)));
+        list.sort_by(|a, b| busiest(a, b));
     }
     if list.len() > limit && !t.groups.is_empty() {
         // Big host: every CPU as one glyph, one line per package, then the busiest.
