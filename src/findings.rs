@@ -18,6 +18,7 @@ pub use tracker::{
 
 use crate::derive::Derived;
 use crate::units::{compact, kb};
+use crate::view::Pane;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -147,7 +148,7 @@ fn dirty_background(d: &Derived, t: &Thresholds) -> Option<Finding> {
     Some(finding(
         "dirty.background",
         Severity::Info,
-        "dirty",
+        Pane::Dirty.name(),
         Some(tweak),
         msg,
     ))
@@ -161,7 +162,7 @@ fn dirty_throttled(d: &Derived, t: &Thresholds) -> Option<Finding> {
         return None;
     }
     let knob = sysctl(
-        "dirty",
+        Pane::Dirty.name(),
         m.dirty_bytes,
         m.dirty_ratio,
         m.limit_from.as_deref(),
@@ -188,7 +189,13 @@ fn dirty_throttled(d: &Derived, t: &Thresholds) -> Option<Finding> {
             ),
         ),
     };
-    Some(finding("dirty.throttled", sev, "dirty", Some(tweak), msg))
+    Some(finding(
+        "dirty.throttled",
+        sev,
+        Pane::Dirty.name(),
+        Some(tweak),
+        msg,
+    ))
 }
 
 /// The most severe (then largest) of several subjects of one rule, with "+k more".
@@ -255,7 +262,13 @@ fn softirq_hotspot(d: &Derived, t: &Thresholds) -> Option<Finding> {
                 "CPU{cpu} %soft {soft:.0} with {} squeezes/s: softirq budget exhausted",
                 compact(Some(sq))
             );
-            Some(finding("softirq.hotspot", sev, "softirq", tweak, msg))
+            Some(finding(
+                "softirq.hotspot",
+                sev,
+                Pane::Softirq.name(),
+                tweak,
+                msg,
+            ))
         }
         (None, Some((cpu, top))) => {
             let msg = format!(
@@ -267,7 +280,7 @@ fn softirq_hotspot(d: &Derived, t: &Thresholds) -> Option<Finding> {
             Some(finding(
                 "softirq.hotspot",
                 Severity::Warn,
-                "softirq",
+                Pane::Softirq.name(),
                 tweak,
                 msg,
             ))
@@ -314,7 +327,7 @@ fn net_drops(d: &Derived, t: &Thresholds) -> Option<Finding> {
     Some(finding(
         "net.drops",
         sev,
-        "softirq",
+        Pane::Softirq.name(),
         tweak,
         parts.join(", "),
     ))
@@ -348,7 +361,7 @@ fn numa_misses(d: &Derived, t: &Thresholds) -> Option<Finding> {
             Some((sev, ratio, msg))
         })
         .collect();
-    worst("numa.misses", "numa", None, hits)
+    worst("numa.misses", Pane::Numa.name(), None, hits)
 }
 
 fn thp_fallback(d: &Derived, t: &Thresholds) -> Option<Finding> {
@@ -393,7 +406,7 @@ fn thp_fallback(d: &Derived, t: &Thresholds) -> Option<Finding> {
     Some(finding(
         "thp.fallback",
         Severity::Warn,
-        "hugepages",
+        Pane::Huge.name(),
         Some(tweak),
         msg,
     ))
@@ -422,7 +435,7 @@ fn hugepages_unused(d: &Derived, t: &Thresholds) -> Option<Finding> {
         .collect();
     worst(
         "hugepages.unused",
-        "hugepages",
+        Pane::Huge.name(),
         Some("vm.nr_hugepages"),
         hits,
     )
@@ -444,7 +457,7 @@ fn pagetables_large(d: &Derived, t: &Thresholds) -> Option<Finding> {
     Some(finding(
         "pagetables.large",
         sev,
-        "hugepages",
+        Pane::Huge.name(),
         Some("vm.nr_hugepages"),
         msg,
     ))
@@ -486,7 +499,7 @@ fn powersave_busy(d: &Derived, t: &Thresholds) -> Option<Finding> {
     Some(finding(
         "cpu.powersave_busy",
         Severity::Info,
-        "cpu",
+        Pane::Cpu.name(),
         Some("governor"),
         msg,
     ))
@@ -514,7 +527,7 @@ fn ksoftirqd_busy(d: &Derived, t: &Thresholds) -> Option<Finding> {
     Some(finding(
         "ksoftirqd.busy",
         sev,
-        "softirq",
+        Pane::Softirq.name(),
         Some("irq.affinity"),
         msg,
     ))
@@ -528,7 +541,7 @@ mod tests {
     #[test]
     fn severity_orders_and_parses() {
         assert!(Severity::Crit > Severity::Warn && Severity::Warn > Severity::Info);
-        let f = finding("x", Severity::Crit, "cpu", None, String::new());
+        let f = finding("x", Severity::Crit, Pane::Cpu.name(), None, String::new());
         assert_eq!(f.severity, Severity::Crit);
         assert_eq!(
             serde_json::to_string(&Severity::Warn).ok().as_deref(),

@@ -4,6 +4,7 @@
 use super::Finding;
 use super::{worst, DiskBaselines, Severity, Thresholds};
 use crate::derive::{Derived, DiskMetrics};
+use crate::view::Pane;
 
 /// (completions per second, their mean await in ms) over reads, writes and discards, as the
 /// `await` column of older iostat. Flushes are left out: their latency is the cache's, not the queue's.
@@ -44,7 +45,7 @@ pub fn stalled(d: &Derived) -> Option<Finding> {
             (Severity::Crit, n as f64, msg)
         })
         .collect();
-    worst("disk.stalled", "disks", None, hits)
+    worst("disk.stalled", Pane::Disks.name(), None, hits)
 }
 
 pub fn saturated(d: &Derived, t: &Thresholds, baseline: Option<&DiskBaselines>) -> Option<Finding> {
@@ -94,5 +95,5 @@ pub fn saturated(d: &Derived, t: &Thresholds, baseline: Option<&DiskBaselines>) 
         };
         hits.push((sev, aqu, msg));
     }
-    worst("disk.saturated", "disks", None, hits)
+    worst("disk.saturated", Pane::Disks.name(), None, hits)
 }

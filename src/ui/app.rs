@@ -496,11 +496,7 @@ impl App {
             Action::FocusPrev => {
                 self.focus = PANES[(self.focus.index() + PANES.len() - 1) % PANES.len()]
             }
-            Action::Focus(i) => {
-                if let Some(p) = PANES.get(i) {
-                    self.focus = *p;
-                }
-            }
+            Action::Focus(p) => self.focus = p,
             Action::Zoom => self.zoom = !self.zoom,
             Action::IntervalUp | Action::IntervalDown => {
                 let ms = self.interval.as_millis() as u64;

@@ -1,6 +1,7 @@
 //! The keymap as data: one table of (context, keys, action, description) drives key dispatch,
 //! the footer hints and the `?` help screen, so they cannot disagree.
 
+use crate::view::{Pane, PANES};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -10,7 +11,7 @@ pub enum Action {
     Pause,
     FocusNext,
     FocusPrev,
-    Focus(usize),
+    Focus(Pane),
     Zoom,
     Back,
     IntervalUp,
@@ -217,44 +218,44 @@ pub const KEYMAP: &[Binding] = &[
     ),
     b(
         Dashboard,
-        &[Char('1')],
-        Action::Focus(0),
-        "focus CPU power",
+        &[Char(Pane::Cpu.key())],
+        Action::Focus(Pane::Cpu),
+        Pane::Cpu.title(),
         None,
     ),
     b(
         Dashboard,
-        &[Char('2')],
-        Action::Focus(1),
-        "focus NUMA memory",
+        &[Char(Pane::Numa.key())],
+        Action::Focus(Pane::Numa),
+        Pane::Numa.title(),
         None,
     ),
     b(
         Dashboard,
-        &[Char('3')],
-        Action::Focus(2),
-        "focus HugePages / THP",
+        &[Char(Pane::Huge.key())],
+        Action::Focus(Pane::Huge),
+        Pane::Huge.title(),
         None,
     ),
     b(
         Dashboard,
-        &[Char('4')],
-        Action::Focus(3),
-        "focus dirty / writeback",
+        &[Char(Pane::Dirty.key())],
+        Action::Focus(Pane::Dirty),
+        Pane::Dirty.title(),
         None,
     ),
     b(
         Dashboard,
-        &[Char('5')],
-        Action::Focus(4),
-        "focus disks",
+        &[Char(Pane::Disks.key())],
+        Action::Focus(Pane::Disks),
+        Pane::Disks.title(),
         None,
     ),
     b(
         Dashboard,
-        &[Char('6')],
-        Action::Focus(5),
-        "focus softirq / NIC queues",
+        &[Char(Pane::Softirq.key())],
+        Action::Focus(Pane::Softirq),
+        Pane::Softirq.title(),
         None,
     ),
     b(
@@ -407,6 +408,12 @@ pub fn footer_hints(replay: bool) -> Vec<(String, &'static str)> {
         .collect()
 }
 
+/// The help row of the focus keys, from the one pane list.
+static FOCUS_HELP: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let names: Vec<&str> = PANES.iter().map(|p| p.title()).collect();
+    format!("focus {}", names.join(", "))
+});
+
 /// Help screen rows: keys and description, in table order. Pairs (t/T, j/J, Home/End, ...) and
 /// the six pane-focus keys share a row so the whole screen fits in 80x24.
 pub fn help_rows(replay: bool) -> Vec<(String, &'static str)> {
@@ -423,7 +430,7 @@ pub fn help_rows(replay: bool) -> Vec<(String, &'static str)> {
                 | Action::Faster
                 | Action::TweakMenu
                 | Action::TweakUndo
-        ) || matches!(bnd.action, Action::Focus(i) if i > 0);
+        ) || matches!(bnd.action, Action::Focus(p) if p != PANES[0]);
         if joins_previous {
             if let Some(last) = rows.last_mut() {
                 last.0.push(' ');
@@ -433,7 +440,7 @@ pub fn help_rows(replay: bool) -> Vec<(String, &'static str)> {
         }
         let description = match bnd.action {
             Action::FocusNext => "focus next / previous pane",
-            Action::Focus(_) => "focus CPU, NUMA, HugePages, Dirty, Disks, Softirq",
+            Action::Focus(_) => FOCUS_HELP.as_str(),
             Action::IntervalUp => "longer / shorter sampling interval",
             Action::StepBack => "step back / forward one sample (pauses)",
             Action::Oldest if replay => "first / last sample",

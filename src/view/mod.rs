@@ -84,7 +84,7 @@ pub const JSON_KEYS: [&str; 11] = [
 
 impl Pane {
     /// The title on the screen.
-    pub fn title(self) -> &'static str {
+    pub const fn title(self) -> &'static str {
         match self {
             Pane::Cpu => "CPU power",
             Pane::Numa => "NUMA",
@@ -143,9 +143,16 @@ impl Pane {
         }
     }
 
-    /// The key that focuses it (`1`..).
-    pub fn key(self) -> char {
-        char::from(b'1' + self.index() as u8)
+    /// The key that focuses it (`1`..), as the screen's titles number them.
+    pub const fn key(self) -> char {
+        match self {
+            Pane::Cpu => '1',
+            Pane::Numa => '2',
+            Pane::Huge => '3',
+            Pane::Dirty => '4',
+            Pane::Disks => '5',
+            Pane::Softirq => '6',
+        }
     }
 
     pub fn index(self) -> usize {
@@ -216,6 +223,8 @@ mod tests {
             e.contains("cpu, numa, hugepages, dirty, disks, softirq"),
             "{e}"
         );
-        assert_eq!(Pane::Softirq.key(), '6');
+        for (i, p) in PANES.iter().enumerate() {
+            assert_eq!(p.key(), char::from(b'1' + i as u8), "{p:?}");
+        }
     }
 }
