@@ -11,7 +11,6 @@ use perftop::record::{Action, Decoder, EventKind, Gap, Recorder, Recording, Rete
 use perftop::root::Root;
 use perftop::sample::Sample;
 use perftop::source::Reader;
-use perftop::synth::{write_host, SynthSpec};
 use perftop::view::JSON_KEYS as PANES;
 use proptest::prelude::*;
 use std::io::{self, Write};
@@ -19,6 +18,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+use support::synth::{write_host, SynthSpec};
 
 const T0: i64 = 1_763_733_930_000;
 

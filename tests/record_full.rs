@@ -5,15 +5,17 @@
 //! just as they fail with ENOSPC on a full filesystem, without needing root or a tmpfs. It is
 //! its own test binary because the limit applies to the whole process.
 
+mod support;
+
 use perftop::record::Recording;
 use perftop::root::Root;
 use perftop::source::Reader;
-use perftop::synth::{write_host, SynthSpec};
 use perftop::ui::app::App;
 use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
+use support::synth::{write_host, SynthSpec};
 
 #[test]
 fn r_recording_stops_cleanly_when_the_file_cannot_grow() {

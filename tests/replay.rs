@@ -3,12 +3,13 @@
 //! live pause ring (t/T, Home/End, b, j/J), playback and speed, tweaks disabled, `R` recording
 //! the live stream with tweak actions, and screen snapshots of the timeline.
 
+mod support;
+
 use perftop::record::writer::header_for;
 use perftop::record::{Action, EventKind, Gap, Recording, Writer};
 use perftop::root::Root;
 use perftop::sample::Sample;
 use perftop::source::Reader;
-use perftop::synth::{write_host, SynthSpec};
 use perftop::ui::app::{App, Effect};
 use perftop::ui::render;
 use perftop::ui::theme::{ColorDepth, GlyphSet, Theme};
@@ -19,6 +20,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use support::synth::{write_host, SynthSpec};
 
 /// 2025-11-21T14:05:30Z.
 const T0: i64 = 1_763_733_930_000;

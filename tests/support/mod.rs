@@ -1,10 +1,13 @@
-//! Helpers shared by the integration tests: visible skips and copying fixture trees.
+//! Helpers shared by the integration tests: visible skips, copying fixture trees, and
+//! synthetic hosts (`synth`).
 //!
 //! A test that cannot run here (not root, a reference tool missing, no such kernel file) calls
 //! `skip` and returns. libtest captures `eprintln!`, so the line is written to the process's
 //! stderr directly (it shows in `cargo test` output even when the test passes) and appended to
 //! `target/test-skips.txt`, which `.ci/run` counts and prints at the end.
 #![allow(dead_code)]
+
+pub mod synth;
 
 use std::io::Write;
 use std::path::PathBuf;
