@@ -20,11 +20,9 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use support::synth::{write_host, SynthSpec};
+use support::{synth_samples, T0};
 
 /// 2025-11-21T14:05:30Z.
-const T0: i64 = 1_763_733_930_000;
-
 fn golden() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/recording-v1.ptrec")
 }
@@ -67,29 +65,6 @@ fn typed(app: &mut App, text: &str) {
         press(app, KeyCode::Char(c));
     }
     press(app, KeyCode::Enter);
-}
-
-fn spec() -> SynthSpec {
-    SynthSpec {
-        cpus: 2,
-        nodes: 1,
-        disks: 2,
-        queues: 2,
-    }
-}
-
-/// Synthetic samples at ticks `ticks`, each stamped `T0 + tick` seconds.
-fn synth_samples(ticks: impl Iterator<Item = u64>) -> Vec<Sample> {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut reader = Reader::new(Root::new(dir.path()));
-    ticks
-        .map(|t| {
-            write_host(dir.path(), &spec(), t).expect("synth");
-            let mut s = reader.sample();
-            s.time.wall_ms = T0 + t as i64 * 1000;
-            s
-        })
-        .collect()
 }
 
 /// 300 samples: ticks 0..150, the recorder stopped for 10 s, then ticks 160..310; a governor
