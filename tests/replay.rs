@@ -141,7 +141,7 @@ fn golden_recording_replays_in_the_dashboard() {
 }
 
 /// A recording of the vm-2cpu fixture's two hand-checked samples: replay shows the values
-/// tests/fixtures.rs computed by hand (CPU busy 49.0% over a 2.0 s interval).
+/// tests/fixture_roots/vm_2cpu.rs computed by hand (CPU busy 49.0% over a 2.0 s interval).
 #[test]
 fn replay_shows_the_hand_checked_fixture_values() {
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vm-2cpu");
