@@ -8,6 +8,10 @@
 //! `cargo bench --bench record` (add `-- quick` to skip the day-long part; `-- live PATH` prints
 //! the bytes/sample of an existing recording, e.g. one made by `perftop record`)
 
+// The synthetic-host generator is a test fixture (tests/support), not part of perftop.
+#[path = "../tests/support/synth/mod.rs"]
+mod synth;
+
 use perftop::findings::Thresholds;
 use perftop::record::dump::{dump, DumpOptions, Format};
 use perftop::record::format::{decode_head, FILE_MAGIC, FRAME_HEADER};
@@ -16,8 +20,8 @@ use perftop::record::{Decoder, Recording, Writer};
 use perftop::root::Root;
 use perftop::sample::Sample;
 use perftop::source::Reader;
-use perftop::synth::{write_host, SynthSpec};
 use std::time::{Duration, Instant};
+use synth::{write_host, SynthSpec};
 
 const T0: i64 = 1_763_733_930_000;
 

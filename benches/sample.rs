@@ -17,19 +17,25 @@
 //!   like the table), RUNS (default 21) warm read + derive steps: wall median/best, process CPU
 //!   median.
 //! - `cargo bench --bench sample -- tree ROOT [RUNS]`: like `host`, over a tree already written
-//!   (`perftop synth`), so runs compare on the same files and a profiler sees only reading.
+//!   (by `write`), so runs compare on the same files and a profiler sees only reading.
+//! - `cargo bench --bench sample -- write DIR CPUS [TICK]`: writes the synthetic host of CPUS
+//!   CPUs (scaled like the table) at TICK (default 0) into DIR, for `tree`.
 //! - `cargo bench --bench sample -- json ROOT [N]`: the N-th sample (default 3) of one warm
 //!   reader over ROOT as JSON, wall clock removed: diff it before and after a reader change
 //!   to see that caching did not change what is read.
+
+// The synthetic-host generator is a test fixture (tests/support), not part of perftop.
+#[path = "../tests/support/synth/mod.rs"]
+mod synth;
 
 use criterion::{BenchmarkId, Criterion};
 use perftop::derive::derive;
 use perftop::root::Root;
 use perftop::sample::Sample;
 use perftop::source::Reader;
-use perftop::synth::{write_host, SynthSpec};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
+use synth::{write_host, SynthSpec};
 
 /// 4096 CPUs / 64 nodes / 1024 disks / 512 queues, scaled down proportionally.
 fn spec(cpus: u32) -> SynthSpec {
@@ -151,6 +157,15 @@ fn tree(args: &[String]) {
     warm_runs(dir, runs, &mut reader, &prev);
 }
 
+/// `write DIR CPUS [TICK]`: one synthetic host tree, for `tree` and profilers.
+fn write(args: &[String]) {
+    let dir = args.first().map_or("synth-host", String::as_str);
+    let cpus: u32 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(4096);
+    let tick: u64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(0);
+    write_host(std::path::Path::new(dir), &spec(cpus), tick).expect("write the synthetic host");
+    eprintln!("synth {cpus} CPUs, tick {tick}: written to {dir}");
+}
+
 /// Wall median/best/worst and process CPU median of `runs` warm read + derive steps.
 fn warm_runs(label: &str, runs: usize, reader: &mut Reader, prev: &Sample) {
     let mut wall = Vec::with_capacity(runs);
@@ -214,6 +229,7 @@ fn main() {
         Some("host") => return one_host(&args[1..]),
         Some("json") => return warm_json(&args[1..]),
         Some("tree") => return tree(&args[1..]),
+        Some("write") => return write(&args[1..]),
         _ => {}
     }
     let mut c = Criterion::default()

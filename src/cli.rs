@@ -1,4 +1,4 @@
-//! Command line: subcommands and their run functions (snapshot, delta, batch, synth); the
+//! Command line: subcommands and their run functions (snapshot, delta, batch); the
 //! dashboard, replay, record, dump, capture and tweak commands live in their own modules.
 //!
 //! Errors surface here with context (`anyhow`) and become a one-line message and exit code 1.
@@ -148,23 +148,6 @@ pub enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
-    /// Write a synthetic host (proc/ + sys/ tree) for tests and benchmarks.
-    Synth {
-        /// Directory to create the tree in.
-        #[arg(short, long)]
-        output: PathBuf,
-        #[arg(long, default_value_t = 64)]
-        cpus: u32,
-        #[arg(long, default_value_t = 2)]
-        nodes: u32,
-        #[arg(long, default_value_t = 8)]
-        disks: u32,
-        #[arg(long, default_value_t = 16)]
-        queues: u32,
-        /// Time step: counters advance by one interval per tick.
-        #[arg(long, default_value_t = 0)]
-        tick: u64,
-    },
     /// Safe, reversible kernel tweaks: list, set (preview, journal, rollback), undo.
     Tweak {
         #[command(subcommand)]
@@ -294,23 +277,6 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Some(Command::Capture { output }) => {
             crate::capture::capture(&root, &output, checked_interval(cli.interval)?)
-        }
-        Some(Command::Synth {
-            output,
-            cpus,
-            nodes,
-            disks,
-            queues,
-            tick,
-        }) => {
-            let spec = crate::synth::SynthSpec {
-                cpus,
-                nodes,
-                disks,
-                queues,
-            };
-            crate::synth::write_host(&output, &spec, tick)
-                .with_context(|| format!("writing synthetic host to {}", output.display()))
         }
         Some(Command::Tweak { cmd }) => tweak(root, cmd, cli.read_only),
         None => crate::ui::run(crate::ui::Options {

@@ -15,7 +15,6 @@ pub mod record;
 pub mod root;
 pub mod sample;
 pub mod source;
-pub mod synth;
 pub mod text;
 pub mod tweak;
 pub mod ui;

@@ -5,10 +5,9 @@
 //! just as they fail with ENOSPC on a full filesystem, without needing root or a tmpfs. It is
 //! its own test binary because the limit applies to the whole process.
 
+mod support;
+
 use perftop::record::Recording;
-use perftop::root::Root;
-use perftop::source::Reader;
-use perftop::synth::{write_host, SynthSpec};
 use perftop::ui::app::App;
 use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 use std::sync::atomic::AtomicBool;
@@ -17,22 +16,7 @@ use std::time::Duration;
 
 #[test]
 fn r_recording_stops_cleanly_when_the_file_cannot_grow() {
-    let spec = SynthSpec {
-        cpus: 2,
-        nodes: 1,
-        disks: 2,
-        queues: 2,
-    };
-    let host = tempfile::tempdir().expect("tempdir");
-    let mut reader = Reader::new(Root::new(host.path()));
-    let samples: Vec<_> = (0..150u64)
-        .map(|t| {
-            write_host(host.path(), &spec, t).expect("synth");
-            let mut s = reader.sample();
-            s.time.wall_ms = 1_763_733_930_000 + t as i64 * 1000;
-            s
-        })
-        .collect();
+    let samples = support::synth_samples(0..150);
     let out = tempfile::tempdir().expect("tempdir");
     let mut app = App::new(Duration::from_secs(1), Duration::from_secs(600));
     app.record_dir = out.path().to_path_buf();

@@ -3,12 +3,13 @@
 //! live pause ring (t/T, Home/End, b, j/J), playback and speed, tweaks disabled, `R` recording
 //! the live stream with tweak actions, and screen snapshots of the timeline.
 
+mod support;
+
 use perftop::record::writer::header_for;
 use perftop::record::{Action, EventKind, Gap, Recording, Writer};
 use perftop::root::Root;
 use perftop::sample::Sample;
 use perftop::source::Reader;
-use perftop::synth::{write_host, SynthSpec};
 use perftop::ui::app::{App, Effect};
 use perftop::ui::render;
 use perftop::ui::theme::{ColorDepth, GlyphSet, Theme};
@@ -19,10 +20,9 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use support::{synth_samples, T0};
 
 /// 2025-11-21T14:05:30Z.
-const T0: i64 = 1_763_733_930_000;
-
 fn golden() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/recording-v1.ptrec")
 }
@@ -65,29 +65,6 @@ fn typed(app: &mut App, text: &str) {
         press(app, KeyCode::Char(c));
     }
     press(app, KeyCode::Enter);
-}
-
-fn spec() -> SynthSpec {
-    SynthSpec {
-        cpus: 2,
-        nodes: 1,
-        disks: 2,
-        queues: 2,
-    }
-}
-
-/// Synthetic samples at ticks `ticks`, each stamped `T0 + tick` seconds.
-fn synth_samples(ticks: impl Iterator<Item = u64>) -> Vec<Sample> {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut reader = Reader::new(Root::new(dir.path()));
-    ticks
-        .map(|t| {
-            write_host(dir.path(), &spec(), t).expect("synth");
-            let mut s = reader.sample();
-            s.time.wall_ms = T0 + t as i64 * 1000;
-            s
-        })
-        .collect()
 }
 
 /// 300 samples: ticks 0..150, the recorder stopped for 10 s, then ticks 160..310; a governor
@@ -164,7 +141,7 @@ fn golden_recording_replays_in_the_dashboard() {
 }
 
 /// A recording of the vm-2cpu fixture's two hand-checked samples: replay shows the values
-/// tests/fixtures.rs computed by hand (CPU busy 49.0% over a 2.0 s interval).
+/// tests/fixture_roots/vm_2cpu.rs computed by hand (CPU busy 49.0% over a 2.0 s interval).
 #[test]
 fn replay_shows_the_hand_checked_fixture_values() {
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vm-2cpu");

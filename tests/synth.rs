@@ -1,13 +1,15 @@
 //! Synthetic hosts read back through the real readers and derive, against rates worked out by
-//! hand from the formulas documented in `src/synth.rs` (one tick = one second).
+//! hand from the formulas documented in `tests/support/synth/mod.rs` (one tick = one second).
+
+mod support;
 
 use perftop::derive::{derive, Derived};
 use perftop::root::Root;
 use perftop::sample::Sample;
 use perftop::source::Reader;
-use perftop::synth::{write_host, SynthSpec, BOOT_AGE_S};
 use std::path::Path;
 use std::process::Command;
+use support::synth::{write_host, SynthSpec, BOOT_AGE_S};
 
 fn small() -> SynthSpec {
     SynthSpec {
@@ -306,19 +308,57 @@ fn batch_report_fits_80_columns() {
 }
 
 #[test]
-fn cli_writes_the_same_tree() {
+fn a_small_tree_reads_back_clean() {
+    // Once `perftop synth --cpus 4 --nodes 1 --disks 2 --queues 2 --tick 2`; the generator is
+    // a test fixture now, called directly.
     let dir = tempfile::tempdir().expect("tempdir");
-    let status = Command::new(env!("CARGO_BIN_EXE_perftop"))
-        .args([
-            "synth", "--cpus", "4", "--nodes", "1", "--disks", "2", "--queues", "2",
-        ])
-        .args(["--tick", "2", "-o"])
-        .arg(dir.path())
-        .status()
-        .expect("run perftop synth");
-    assert!(status.success());
+    let spec = SynthSpec {
+        cpus: 4,
+        nodes: 1,
+        disks: 2,
+        queues: 2,
+    };
+    write_host(dir.path(), &spec, 2).expect("write tick 2");
     let s = read(dir.path());
     assert!(s.problems.is_empty(), "{:?}", s.problems);
     assert_eq!(s.cpu.cpus.len(), 4);
     assert_eq!(s.disks.len(), 3); // nvme0n1, its partition, nvme1n1
+}
+
+/// The generator's own helpers (these were its unit tests when it lived in `src/`).
+mod helpers {
+    use crate::support::synth::cpu::cpu_rates;
+    use crate::support::synth::io::{sd_dev, sd_name};
+    use crate::support::synth::{c32, range, Host, SynthSpec};
+
+    #[test]
+    fn names_and_numbers() {
+        assert_eq!(sd_name(0), "sda");
+        assert_eq!(sd_name(25), "sdz");
+        assert_eq!(sd_name(26), "sdaa");
+        assert_eq!(sd_name(51), "sdaz");
+        assert_eq!(sd_name(52), "sdba");
+        assert_eq!(sd_dev(17), (65, 16));
+        assert_eq!(range(4, 4), "4-7");
+        assert_eq!(range(4, 0), "");
+        assert!(cpu_rates(12).iter().all(|&v| v <= 100));
+        assert_eq!(cpu_rates(12).iter().sum::<u64>(), 100);
+        assert_eq!(c32(1 << 31, 2), 0);
+    }
+
+    #[test]
+    fn nodes_split_cpus_evenly() {
+        let spec = SynthSpec {
+            cpus: 8,
+            nodes: 2,
+            disks: 4,
+            queues: 8,
+        };
+        let h = Host::new(&spec, 0);
+        assert_eq!(h.node_cpus, vec![(0, 4), (4, 4)]);
+        assert_eq!(h.topology(5), (2, 1));
+        assert_eq!(h.nics, 2);
+        assert_eq!(h.queues[5].name, "eth1-TxRx-1");
+        assert_eq!(h.queues[5].cpu, 5);
+    }
 }

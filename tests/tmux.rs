@@ -51,19 +51,13 @@ fn fixture_root(tmp: &Path) -> PathBuf {
         }
     }
     let root = tmp.join("synth");
-    let out = Command::new(env!("CARGO_BIN_EXE_perftop"))
-        .args(["synth", "-o"])
-        .arg(&root)
-        .args([
-            "--cpus", "8", "--nodes", "2", "--disks", "4", "--queues", "8", "--tick", "0",
-        ])
-        .output()
-        .expect("running perftop synth");
-    assert!(
-        out.status.success(),
-        "perftop synth failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let spec = support::synth::SynthSpec {
+        cpus: 8,
+        nodes: 2,
+        disks: 4,
+        queues: 8,
+    };
+    support::synth::write_host(&root, &spec, 0).expect("writing a synthetic host");
     root
 }
 

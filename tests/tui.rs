@@ -2,6 +2,8 @@
 //! 80x24 and 200x50, colour and monochrome, every zoomed pane, keys driven through the keymap,
 //! and a synthetic 512-CPU host that must fit.
 
+mod support;
+
 use perftop::root::Root;
 use perftop::source::Reader;
 use perftop::ui::app::{App, Effect};
@@ -210,7 +212,7 @@ fn keys_help_pause_filter_and_tiny_terminal() {
 #[test]
 fn big_synthetic_host_fits() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let spec = perftop::synth::SynthSpec {
+    let spec = support::synth::SynthSpec {
         cpus: 512,
         nodes: 8,
         disks: 64,
@@ -218,7 +220,7 @@ fn big_synthetic_host_fits() {
     };
     let mut app = App::new(Duration::from_secs(1), Duration::from_secs(60));
     for tick in 0..2 {
-        perftop::synth::write_host(dir.path(), &spec, tick).expect("synth host");
+        support::synth::write_host(dir.path(), &spec, tick).expect("synth host");
         app.push_sample(Reader::new(Root::new(dir.path())).sample());
     }
     let th = theme(ColorDepth::Mono);

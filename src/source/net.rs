@@ -53,7 +53,7 @@ pub fn read_net(probe: &mut Probe, online: Option<&CpuList>) -> NetSample {
                     if moved {
                         // x86 moves an IRQ when it next fires: look again next sample.
                         if let Some(e) = &mut c.effective {
-                            e.due_next(probe.sample_no);
+                            e.due_next(probe.tier.sample_no);
                         }
                     }
                     irq.affinity = affinity.as_deref().and_then(CpuList::parse);

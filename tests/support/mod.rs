@@ -1,4 +1,5 @@
-//! Helpers shared by the integration tests: visible skips and copying fixture trees.
+//! Helpers shared by the integration tests: visible skips, copying fixture trees, and
+//! synthetic hosts (`synth`).
 //!
 //! A test that cannot run here (not root, a reference tool missing, no such kernel file) calls
 //! `skip` and returns. libtest captures `eprintln!`, so the line is written to the process's
@@ -6,8 +7,42 @@
 //! `target/test-skips.txt`, which `.ci/run` counts and prints at the end.
 #![allow(dead_code)]
 
+pub mod synth;
+
+use perftop::root::Root;
+use perftop::sample::Sample;
+use perftop::source::Reader;
 use std::io::Write;
 use std::path::PathBuf;
+
+/// Wall-clock time (ms) of the first synthetic sample of the recording tests (2025-11-21
+/// 14:05:30 UTC): recordings made from them get the same timestamps and file names every run.
+pub const T0: i64 = 1_763_733_930_000;
+
+/// The small synthetic host of the recording and replay tests.
+pub fn small_host() -> synth::SynthSpec {
+    synth::SynthSpec {
+        cpus: 2,
+        nodes: 1,
+        disks: 2,
+        queues: 2,
+    }
+}
+
+/// `small_host` samples at `ticks`, read by one reader (as a live session reads them), each
+/// stamped `T0 + tick` seconds.
+pub fn synth_samples(ticks: impl Iterator<Item = u64>) -> Vec<Sample> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut reader = Reader::new(Root::new(dir.path()));
+    ticks
+        .map(|t| {
+            synth::write_host(dir.path(), &small_host(), t).expect("synth");
+            let mut s = reader.sample();
+            s.time.wall_ms = T0 + t as i64 * 1000;
+            s
+        })
+        .collect()
+}
 
 /// Where skips are counted: `target/test-skips.txt` (or `$CARGO_TARGET_DIR/test-skips.txt`).
 pub fn skips_file() -> PathBuf {

@@ -315,7 +315,7 @@ fn disk_line(s: &mut String, major: u32, minor: u32, name: &str, r: &[u64; 17], 
 }
 
 /// `sda`, ..., `sdz`, `sdaa`, ...
-pub(super) fn sd_name(k: u32) -> String {
+pub(crate) fn sd_name(k: u32) -> String {
     let mut k = k as usize;
     let mut tail = Vec::new();
     loop {
@@ -330,7 +330,7 @@ pub(super) fn sd_name(k: u32) -> String {
 }
 
 /// The kernel's SCSI disk numbers: 16 disks per major (8, 65..71, 128..135), 16 minors each.
-pub(super) fn sd_dev(k: u32) -> (u32, u32) {
+pub(crate) fn sd_dev(k: u32) -> (u32, u32) {
     let group = k / 16;
     let major = match group {
         0 => 8,

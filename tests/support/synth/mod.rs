@@ -20,6 +20,10 @@
 //! - node n numastat: hit 90000+1000n, miss = foreign 1000(n%4+1); ksoftirqd/i: 4 ticks when i%10 = 3.
 //! - gauges: nr_dirty 600000·nodes, nr_writeback 50000·nodes, thresholds 1000000·nodes (hard) and
 //!   500000·nodes (background): "background writeback".
+//!
+//! A test fixture, not part of perftop: integration tests use it as `support::synth`, the
+//! benches include this file as a `#[path]` module. Neither uses all of it.
+#![allow(dead_code)]
 
 use anyhow::{bail, Context, Result};
 use std::fs;
@@ -41,9 +45,10 @@ macro_rules! put {
     ($s:expr, $($arg:tt)*) => {{ let _ = write!($s, $($arg)*); }};
 }
 
-mod cpu;
-mod io;
-mod memory;
+// Visible to the test crate so `tests/synth.rs` can check the helpers it builds on.
+pub(crate) mod cpu;
+pub(crate) mod io;
+pub(crate) mod memory;
 
 use cpu::cpu_rates;
 use io::nic_bus;
@@ -94,12 +99,12 @@ impl Out {
 }
 
 /// A 32-bit kernel counter after `age` seconds at `rate`.
-fn c32(rate: u64, age: u64) -> u64 {
+pub(crate) fn c32(rate: u64, age: u64) -> u64 {
     rate.wrapping_mul(age) & 0xffff_ffff
 }
 
 /// `first-last` (or `first`, or empty for no CPUs).
-fn range(first: u32, count: u32) -> String {
+pub(crate) fn range(first: u32, count: u32) -> String {
     match count {
         0 => String::new(),
         1 => first.to_string(),
@@ -108,29 +113,29 @@ fn range(first: u32, count: u32) -> String {
 }
 
 /// One NIC queue's interrupt line.
-struct Queue {
-    irq: u32,
-    name: String,
-    cpu: u32,
-    rate: u64,
-    nic: u32,
+pub(crate) struct Queue {
+    pub(crate) irq: u32,
+    pub(crate) name: String,
+    pub(crate) cpu: u32,
+    pub(crate) rate: u64,
+    pub(crate) nic: u32,
 }
 
-struct Host {
-    cpus: u32,
-    nodes: u32,
-    disks: u32,
-    age: u64,
-    tick: u64,
+pub(crate) struct Host {
+    pub(crate) cpus: u32,
+    pub(crate) nodes: u32,
+    pub(crate) disks: u32,
+    pub(crate) age: u64,
+    pub(crate) tick: u64,
     /// First CPU and CPU count of each node (contiguous ranges).
-    node_cpus: Vec<(u32, u32)>,
-    node_of: Vec<u32>,
-    nics: u32,
-    queues: Vec<Queue>,
+    pub(crate) node_cpus: Vec<(u32, u32)>,
+    pub(crate) node_of: Vec<u32>,
+    pub(crate) nics: u32,
+    pub(crate) queues: Vec<Queue>,
 }
 
 impl Host {
-    fn new(spec: &SynthSpec, tick: u64) -> Host {
+    pub(crate) fn new(spec: &SynthSpec, tick: u64) -> Host {
         let (cpus, nodes) = (spec.cpus, spec.nodes);
         let node_of: Vec<u32> = (0..cpus)
             .map(|c| (u64::from(c) * u64::from(nodes) / u64::from(cpus)) as u32)
@@ -197,7 +202,7 @@ impl Host {
     }
 
     /// Package and core id of a CPU: two packages per node (one when the node has one CPU).
-    fn topology(&self, cpu: u32) -> (u32, u32) {
+    pub(crate) fn topology(&self, cpu: u32) -> (u32, u32) {
         let n = self.node_of[cpu as usize];
         let (first, count) = self.node_cpus[n as usize];
         let local = cpu - first;
@@ -248,42 +253,5 @@ impl Host {
         self.write_softirqs(out)?;
         self.write_interrupts(out)?;
         self.write_ksoftirqd(out)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::io::{sd_dev, sd_name};
-    use super::*;
-
-    #[test]
-    fn names_and_numbers() {
-        assert_eq!(sd_name(0), "sda");
-        assert_eq!(sd_name(25), "sdz");
-        assert_eq!(sd_name(26), "sdaa");
-        assert_eq!(sd_name(51), "sdaz");
-        assert_eq!(sd_name(52), "sdba");
-        assert_eq!(sd_dev(17), (65, 16));
-        assert_eq!(range(4, 4), "4-7");
-        assert_eq!(range(4, 0), "");
-        assert!(cpu_rates(12).iter().all(|&v| v <= 100));
-        assert_eq!(cpu_rates(12).iter().sum::<u64>(), 100);
-        assert_eq!(c32(1 << 31, 2), 0);
-    }
-
-    #[test]
-    fn nodes_split_cpus_evenly() {
-        let spec = SynthSpec {
-            cpus: 8,
-            nodes: 2,
-            disks: 4,
-            queues: 8,
-        };
-        let h = Host::new(&spec, 0);
-        assert_eq!(h.node_cpus, vec![(0, 4), (4, 4)]);
-        assert_eq!(h.topology(5), (2, 1));
-        assert_eq!(h.nics, 2);
-        assert_eq!(h.queues[5].name, "eth1-TxRx-1");
-        assert_eq!(h.queues[5].cpu, 5);
     }
 }

@@ -6,7 +6,7 @@ use anyhow::Result;
 use std::fmt::Write as _;
 
 /// Per-second `/proc/stat` ticks of CPU `i`: user nice system idle iowait irq softirq.
-pub(super) fn cpu_rates(i: u64) -> [u64; 7] {
+pub(crate) fn cpu_rates(i: u64) -> [u64; 7] {
     let user = 10 + 5 * (i % 7);
     let nice = i % 2;
     let system = 5 + 2 * (i % 3);
