@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod keymap;
+pub mod layout;
 pub mod panes;
 pub mod render;
 pub mod ring;

@@ -3,11 +3,12 @@
 
 use super::app::App;
 use super::keymap::{footer_hints, help_rows};
+use super::layout;
 use super::panes::{self, span, View};
 use super::theme::Theme;
 use crate::findings::Severity;
 use crate::units::{duration, fit};
-use crate::view::{Pane, PANES};
+use crate::view::Pane;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -78,39 +79,50 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     let findings = findings_strip(app, d, theme, width, strip_rows);
     let footer = footer(app, theme, width);
     let avail = (area.height as usize).saturating_sub(rows.len() + findings.len() + 1);
-    let view = |detail: bool| View {
+    let view = |width: usize, detail: bool, budget: Option<usize>| View {
         d,
         app,
         theme,
         width,
         detail,
+        budget,
     };
+    let bottom_rows = findings.len() + 1;
     if app.zoom {
-        let v = view(true);
+        let v = view(width, true, None);
         let (body, hidden) = cut(panes::body(app.focus, &v), avail.saturating_sub(1));
         rows.push(pane_title(app.focus, &v, true, hidden));
         rows.extend(body);
+        pad(
+            &mut rows,
+            (area.height as usize).saturating_sub(bottom_rows),
+        );
+        rows.extend(findings);
+        rows.push(footer);
+        f.render_widget(Paragraph::new(rows), area);
     } else {
-        let v = view(false);
-        let bodies: Vec<Vec<Line<'static>>> = if t == Tier::Compact {
-            PANES.iter().map(|_| Vec::new()).collect()
-        } else {
-            PANES.iter().map(|p| panes::body(*p, &v)).collect()
-        };
-        let alloc = allocate(&bodies, avail.saturating_sub(PANES.len()), app.focus);
-        for (i, (p, body)) in PANES.iter().zip(bodies).enumerate() {
-            let (body, hidden) = cut(body, alloc[i]);
-            rows.push(pane_title(*p, &v, app.focus == *p, hidden));
-            rows.extend(body);
+        let top = rows.len() as u16;
+        f.render_widget(
+            Paragraph::new(rows),
+            Rect::new(area.x, area.y, area.width, top),
+        );
+        let columns = layout::columns(width);
+        let widths = layout::column_widths(width, columns.len());
+        let mut x = area.x;
+        for (panes_here, w) in columns.iter().zip(widths) {
+            let lines = column(panes_here, w, avail, &view);
+            let r = Rect::new(x, area.y + top, w as u16, avail as u16);
+            f.render_widget(Paragraph::new(lines), r);
+            x += w as u16 + 1;
         }
+        let mut bottom = findings;
+        bottom.push(footer);
+        let y = area.y + area.height.saturating_sub(bottom_rows as u16);
+        f.render_widget(
+            Paragraph::new(bottom),
+            Rect::new(area.x, y, area.width, bottom_rows as u16),
+        );
     }
-    rows.truncate((area.height as usize).saturating_sub(findings.len() + 1));
-    while rows.len() + findings.len() + 1 < area.height as usize {
-        rows.push(Line::default());
-    }
-    rows.extend(findings);
-    rows.push(footer);
-    f.render_widget(Paragraph::new(rows), area);
     if app.help {
         help(f, area, theme, app.is_replay());
     }
@@ -145,33 +157,45 @@ fn tweak_dialog(f: &mut Frame, area: Rect, dlg: &crate::tweak::ui::Dialog, t: &T
     );
 }
 
-/// Rows for each pane body. First every pane, in priority order (focus first), gets two rows
-/// (a table header and one row; one row is no use), then the rest goes round-robin.
-pub fn allocate(bodies: &[Vec<Line<'static>>], mut rows: usize, focus: Pane) -> Vec<usize> {
-    let mut alloc = vec![0usize; bodies.len()];
-    let f = focus.index();
-    let order = [f, 0, 4, 5, 3, 1, 2];
-    for &i in &order {
-        let want = bodies[i].len().min(2);
-        if alloc[i] == 0 && want <= rows {
-            alloc[i] = want;
-            rows -= want;
-        }
+/// One column of panes `w` wide in `avail` rows: titles, then the bodies cut to the rows the
+/// layout gives them (re-laid out for that many rows where they hold more).
+fn column<'a>(
+    panes_here: &[Pane],
+    w: usize,
+    avail: usize,
+    view: &dyn Fn(usize, bool, Option<usize>) -> View<'a>,
+) -> Vec<Line<'static>> {
+    let v = view(w, false, None);
+    let bodies: Vec<Vec<Line<'static>>> = panes_here.iter().map(|p| panes::body(*p, &v)).collect();
+    let lens: Vec<usize> = bodies.iter().map(Vec::len).collect();
+    let alloc = layout::allocate(
+        panes_here,
+        &lens,
+        avail.saturating_sub(panes_here.len()),
+        v.app.focus,
+    );
+    let mut lines = Vec::with_capacity(avail);
+    for ((p, body), n) in panes_here.iter().zip(bodies).zip(alloc) {
+        let hidden = body.len().saturating_sub(n);
+        let body = if hidden > 0 {
+            panes::body(*p, &view(w, false, Some(n)))
+        } else {
+            body
+        };
+        let (body, _) = cut(body, n);
+        lines.push(pane_title(*p, &v, v.app.focus == *p, hidden));
+        lines.extend(body);
     }
-    while rows > 0 {
-        let mut gave = false;
-        for &i in &order {
-            if rows > 0 && alloc[i] > 0 && alloc[i] < bodies[i].len() {
-                alloc[i] += 1;
-                rows -= 1;
-                gave = true;
-            }
-        }
-        if !gave {
-            break;
-        }
+    lines.truncate(avail);
+    lines
+}
+
+/// Blank lines up to `n`.
+fn pad(rows: &mut Vec<Line<'static>>, n: usize) {
+    rows.truncate(n);
+    while rows.len() < n {
+        rows.push(Line::default());
     }
-    alloc
 }
 
 /// The first `n` lines and how many were left out (shown on the pane's title line).

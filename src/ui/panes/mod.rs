@@ -23,6 +23,9 @@ pub struct View<'a> {
     pub width: usize,
     /// Zoomed: every row and the extra columns.
     pub detail: bool,
+    /// Rows the layout gives this pane's body, when fewer than it holds: tables then show the
+    /// busiest rows that fit (and the CPU pane a heat strip of every CPU above them).
+    pub budget: Option<usize>,
 }
 
 /// Rows a table shows unzoomed before it cuts to the busiest.
@@ -85,7 +88,10 @@ pub fn body(p: Pane, v: &View) -> Vec<Line<'static>> {
             Block::Alert(c) => {
                 lines.push(Line::from(span(format!("  {}", c.text), v.style(c.level))))
             }
-            Block::Table(t) => table(p, t, v, &mut lines),
+            Block::Table(t) => {
+                let room = v.budget.map(|b| b.saturating_sub(lines.len()));
+                table(p, t, v, room, &mut lines)
+            }
             Block::DirtyGauge => extras::dirty_gauge(v, &mut lines),
         }
     }
@@ -102,7 +108,7 @@ fn columns(t: &Table, v: &View) -> Vec<Column> {
         .collect()
 }
 
-fn table(p: Pane, t: &Table, v: &View, lines: &mut Vec<Line<'static>>) {
+fn table(p: Pane, t: &Table, v: &View, room: Option<usize>, lines: &mut Vec<Line<'static>>) {
     let th = v.theme;
     if t.rows.is_empty() {
         if let Some(e) = &t.empty {
@@ -123,9 +129,9 @@ fn table(p: Pane, t: &Table, v: &View, lines: &mut Vec<Line<'static>>) {
             .collect();
         row_line(&cols, cells, v.width)
     };
-    lines.push(header_line(&cols, v.width, th));
     let matched: Vec<&Row> = t.rows.iter().filter(|r| v.keep(&r.name)).collect();
     if matched.is_empty() && !v.app.filter.is_empty() {
+        lines.push(header_line(&cols, v.width, th));
         lines.push(note(
             format!("  no row matches filter {:?} (Esc clears)", v.app.filter),
             th,
@@ -143,6 +149,24 @@ fn table(p: Pane, t: &Table, v: &View, lines: &mut Vec<Line<'static>>) {
     } else if t.order == Order::Load || list.len() > limit {
         list.sort_by(|a, b| busiest(a, b));
     }
+    if let Some(room) = room.filter(|r| list.len() + 1 > *r) {
+        // Fewer rows than the table holds: every CPU as a glyph first, then the busiest rows.
+        if !v.by_name() {
+            list.sort_by(|a, b| busiest(a, b));
+        }
+        let mut left = room.saturating_sub(1);
+        if p == Pane::Cpu && list.len() > 1 && left >= 2 {
+            let before = lines.len();
+            extras::heat_strip(v, lines);
+            left = left.saturating_sub(lines.len() - before);
+        }
+        lines.push(header_line(&cols, v.width, th));
+        for r in list.iter().take(left) {
+            lines.push(row_line(r));
+        }
+        return;
+    }
+    lines.push(header_line(&cols, v.width, th));
     if list.len() > limit && !t.groups.is_empty() {
         // Big host: every CPU as one glyph, one line per package, then the busiest.
         if p == Pane::Cpu {

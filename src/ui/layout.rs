@@ -1,0 +1,124 @@
+//! Where the panes go: one column below ~160 columns, two above; how many body rows each pane
+//! gets (a header and one row each first, in priority order, then in proportion to what is left
+//! of each); no row stays blank while a pane has rows hidden.
+
+use crate::view::{Pane, PANES};
+
+/// From this width the panes stand in two columns.
+pub const TWO_COLUMNS: usize = 160;
+
+/// The panes of each column, top to bottom. Two columns put CPU (the pane that grows with the
+/// host) with the two small memory panes, and I/O with networking.
+pub fn columns(width: usize) -> Vec<Vec<Pane>> {
+    if width >= TWO_COLUMNS {
+        vec![
+            vec![Pane::Cpu, Pane::Numa, Pane::Huge],
+            vec![Pane::Dirty, Pane::Disks, Pane::Softirq],
+        ]
+    } else {
+        vec![PANES.to_vec()]
+    }
+}
+
+/// Widths of the columns, one space between them.
+pub fn column_widths(width: usize, n: usize) -> Vec<usize> {
+    match n {
+        0 | 1 => vec![width],
+        _ => {
+            let left = (width.saturating_sub(1)) / 2;
+            vec![left, width.saturating_sub(left + 1)]
+        }
+    }
+}
+
+/// Which pane gets rows first: the focused one, then CPU, Disks, Softirq, Dirty, NUMA, huge pages.
+fn priority(p: Pane) -> usize {
+    match p {
+        Pane::Cpu => 1,
+        Pane::Disks => 2,
+        Pane::Softirq => 3,
+        Pane::Dirty => 4,
+        Pane::Numa => 5,
+        Pane::Huge => 6,
+    }
+}
+
+/// Rows for each pane body (`lens[i]` lines wanted by `panes[i]`) out of `rows`.
+///
+/// First each pane, focus first then by priority, gets two rows (a table header and one row)
+/// or the one that is left; then each further row completes a pane that lacks only that row,
+/// else goes to the pane that shows the smallest share of what it holds, the focused pane's
+/// share counted at a quarter and CPU's at half (ties by priority): rows follow what panes hold,
+/// and Tab moves them. Given one row at a time, the split is monotone:
+/// one row less takes one row from one pane and moves nothing else. Every row is given while
+/// any pane wants one.
+pub fn allocate(panes: &[Pane], lens: &[usize], mut rows: usize, focus: Pane) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..panes.len()).collect();
+    order.sort_by_key(|&i| (panes[i] != focus, priority(panes[i])));
+    let mut alloc = vec![0usize; panes.len()];
+    for &i in &order {
+        let give = lens[i].min(2).min(rows);
+        alloc[i] = give;
+        rows -= give;
+    }
+    while rows > 0 {
+        let open = order.iter().copied().filter(|&i| alloc[i] < lens[i]);
+        // A pane one row short is shown whole (and loses its "+1") before others grow.
+        let next = open.clone().find(|&i| lens[i] - alloc[i] == 1).or_else(|| {
+            let weight = |i: usize| match panes[i] {
+                p if p == focus => 4,
+                Pane::Cpu => 2,
+                _ => 1,
+            };
+            // alloc / (len * weight) smallest, compared without division.
+            open.min_by(|&a, &b| {
+                (alloc[a] * lens[b] * weight(b)).cmp(&(alloc[b] * lens[a] * weight(a)))
+            })
+        });
+        let Some(i) = next else { break };
+        alloc[i] += 1;
+        rows -= 1;
+    }
+    alloc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_is_given_while_a_pane_wants_one() {
+        // 80x24 under tmux: 23 rows less header (2), strip, footer and 6 titles.
+        let lens = [5, 3, 4, 4, 3, 20];
+        for rows in 0..40 {
+            let a = allocate(&PANES, &lens, rows, Pane::Cpu);
+            let given: usize = a.iter().sum();
+            assert_eq!(given, rows.min(lens.iter().sum()), "rows {rows}: {a:?}");
+            assert!(a.iter().zip(lens).all(|(a, l)| *a <= l), "{a:?}");
+        }
+        // One row fewer takes exactly one row from one pane.
+        for rows in 1..40 {
+            let a = allocate(&PANES, &lens, rows, Pane::Cpu);
+            let b = allocate(&PANES, &lens, rows - 1, Pane::Cpu);
+            assert!(a.iter().zip(&b).all(|(x, y)| x >= y), "{a:?} vs {b:?}");
+        }
+    }
+
+    #[test]
+    fn rows_follow_what_panes_hold() {
+        // 12 spare rows after the first pass: softirq wants 18 more, the others 1..3.
+        let lens = [3, 3, 3, 3, 3, 20];
+        let a = allocate(&PANES, &lens, 24, Pane::Cpu);
+        assert!(a[5] > a[0] + 4, "the big pane gets most: {a:?}");
+        assert_eq!(a.iter().sum::<usize>(), 24);
+    }
+
+    #[test]
+    fn two_columns_from_160() {
+        assert_eq!(columns(159).len(), 1);
+        assert_eq!(columns(160).len(), 2);
+        assert_eq!(column_widths(200, 2), vec![99, 100]);
+        let all: Vec<Pane> = columns(200).concat();
+        assert_eq!(all.len(), PANES.len());
+    }
+}
