@@ -474,11 +474,13 @@ fn batch(
     root_check(root)?;
     let mut reader = Reader::new(root.clone());
     let mut prev: Option<Sample> = None;
+    // Disk baselines carry from one report to the next, as in the live view.
+    let mut assessor = crate::assess::Assessor::new(thresholds.clone());
     let mut n = 0u64;
     let mut out = std::io::stdout().lock();
     loop {
         let cur = read_sample(&mut reader);
-        let d = assess(prev.as_ref(), &cur, thresholds);
+        let d = assessor.next(prev.as_ref(), &cur);
         n += 1;
         let text = crate::text::report(&d, n, width.max(60));
         out.write_all(text.as_bytes())

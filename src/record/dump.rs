@@ -13,15 +13,15 @@
 //!   promtool is installed). An interval whose wall clock stepped back is left out (a series'
 //!   timestamps must increase).
 //!
-//! Samples are decoded and derived on worker threads in chunks, delivered in order; CSV
+//! The intervals come from `walk` (decoded and derived on worker threads, judged in order); CSV
 //! sections and OpenMetrics points that outgrow a few MB go to an unnamed temporary file, so a
 //! day-long dump runs in bounded memory.
 
-use super::reader::{Decoder, Recording};
+use super::reader::Recording;
+use super::walk::intervals;
 use super::{format_rfc3339, parse_time};
-use crate::assess::{assess, Assessed};
+use crate::assess::Assessed;
 use crate::findings::Thresholds;
-use crate::sample::Sample;
 use crate::view::{keys_for, JSON_KEYS};
 use anyhow::{bail, Context, Result};
 use serde::ser::SerializeMap;
@@ -30,7 +30,6 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write;
-use std::sync::{mpsc, Mutex};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -64,187 +63,6 @@ pub struct DumpOptions {
     pub thresholds: Thresholds,
     /// Decoding threads: 0 for one per CPU (at most 8), 1 for none besides the caller.
     pub threads: usize,
-}
-
-/// Calls `f(n, wall_ms, derived)` for every recorded interval in `from..=to`, in order. Rates
-/// are not computed across a recorder start/stop; undecodable samples are reported through
-/// `warn`. Decoding and deriving run on up to `available_parallelism` threads (see
-/// [`intervals_with`]); `f` and `warn` always run on the calling thread, in recording order.
-pub fn intervals(
-    rec: &Recording,
-    from: Option<i64>,
-    to: Option<i64>,
-    thresholds: &Thresholds,
-    warn: &mut dyn FnMut(String),
-    f: &mut dyn FnMut(u64, i64, &Assessed) -> Result<()>,
-) -> Result<u64> {
-    intervals_with(rec, from, to, thresholds, 0, warn, f)
-}
-
-/// One recorded interval (its end time and metrics) or a warning, in recording order.
-enum Item {
-    Interval(i64, Box<Assessed>),
-    Warn(String),
-}
-
-/// Decodes samples `lo..hi` (and `lo - 1` for the first interval, unless `lo` is `first`) and
-/// passes their intervals and warnings to `sink` in order. The same results whichever way the
-/// range is cut into chunks: an interval needs only its own two samples.
-#[allow(clippy::too_many_arguments)]
-fn chunk(
-    rec: &Recording,
-    first: usize,
-    lo: usize,
-    hi: usize,
-    from: Option<i64>,
-    thresholds: &Thresholds,
-    sink: &mut dyn FnMut(Item) -> Result<()>,
-) -> Result<()> {
-    let mut dec = Decoder::default();
-    let mut prev: Option<Sample> = None;
-    if lo > first && !rec.gap_before(lo) {
-        // Its warning, if it does not decode, comes from the chunk that owns it.
-        prev = rec.decode(lo - 1, &mut dec).ok();
-    }
-    for i in lo..hi {
-        let w = rec.samples[i].wall_ms;
-        if rec.gap_before(i) {
-            prev = None;
-        }
-        match rec.decode(i, &mut dec) {
-            Ok(cur) => {
-                if let Some(p) = &prev {
-                    if from.is_none_or(|t| w >= t) {
-                        sink(Item::Interval(
-                            w,
-                            Box::new(assess(Some(p), &cur, thresholds)),
-                        ))?;
-                    }
-                }
-                prev = Some(cur);
-            }
-            Err(e) => {
-                sink(Item::Warn(format!(
-                    "sample {i} ({}): {e:#}; skipped",
-                    format_rfc3339(w)
-                )))?;
-                prev = None;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// [`intervals`] with `threads` decoding threads (0: one per CPU, at most 8; 1: all on the
-/// calling thread). The range is cut into chunks that worker threads decode and derive while the
-/// calling thread formats the chunks already done, in order; at most two chunks per worker are
-/// in flight, so memory stays bounded on any length of recording.
-pub fn intervals_with(
-    rec: &Recording,
-    from: Option<i64>,
-    to: Option<i64>,
-    thresholds: &Thresholds,
-    threads: usize,
-    warn: &mut dyn FnMut(String),
-    f: &mut dyn FnMut(u64, i64, &Assessed) -> Result<()>,
-) -> Result<u64> {
-    let start = match from {
-        Some(t) => rec.samples.partition_point(|s| s.wall_ms < t),
-        None => 0,
-    }
-    .saturating_sub(1);
-    // The first sample after `to` ends the range (a scan, not a binary search: a wall clock
-    // stepped back must not pull later samples in).
-    let end = match to {
-        Some(t) => rec.samples[start..]
-            .iter()
-            .position(|s| s.wall_ms > t)
-            .map_or(rec.len(), |p| start + p),
-        None => rec.len(),
-    };
-    let mut n = 0u64;
-    let mut deliver = |it: Item| -> Result<()> {
-        match it {
-            Item::Interval(w, d) => {
-                n += 1;
-                f(n, w, &d)
-            }
-            Item::Warn(s) => {
-                warn(s);
-                Ok(())
-            }
-        }
-    };
-    // Derived grows with the host; keep a chunk to a few MB of it.
-    let cpus = rec.header().map_or(1, |h| h.cpus.max(1));
-    let size = (16_384 / cpus).clamp(8, 512);
-    let nchunks = (end.saturating_sub(start)).div_ceil(size);
-    let threads = match threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
-        t => t,
-    };
-    if threads <= 1 || nchunks <= 1 {
-        chunk(rec, start, start, end, from, thresholds, &mut deliver)?;
-        return Ok(n);
-    }
-    let bounds = |k: usize| (start + k * size, (start + (k + 1) * size).min(end));
-    let (job_tx, job_rx) = mpsc::channel::<usize>();
-    let job_rx = Mutex::new(job_rx);
-    let (res_tx, res_rx) = mpsc::channel::<(usize, Result<Vec<Item>>)>();
-    std::thread::scope(|scope| -> Result<()> {
-        // Dropped on every way out of the scope, so idle workers stop waiting for jobs.
-        let job_tx = job_tx;
-        for _ in 0..threads {
-            let (job_rx, res_tx) = (&job_rx, res_tx.clone());
-            scope.spawn(move || loop {
-                let job = match job_rx.lock() {
-                    Ok(rx) => rx.recv(),
-                    Err(_) => return,
-                };
-                let Ok(k) = job else { return };
-                let (lo, hi) = bounds(k);
-                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    let mut items = Vec::with_capacity(hi - lo);
-                    chunk(rec, start, lo, hi, from, thresholds, &mut |it| {
-                        items.push(it);
-                        Ok(())
-                    })
-                    .map(|()| items)
-                }));
-                let res = run.unwrap_or_else(|_| {
-                    Err(anyhow::anyhow!("decoding samples {lo}..{hi} panicked"))
-                });
-                if res_tx.send((k, res)).is_err() {
-                    return;
-                }
-            });
-        }
-        drop(res_tx);
-        let mut queued = 0;
-        while queued < nchunks.min(2 * threads) {
-            job_tx.send(queued).context("dump worker threads stopped")?;
-            queued += 1;
-        }
-        let mut done: BTreeMap<usize, Vec<Item>> = BTreeMap::new();
-        let mut next = 0;
-        while next < nchunks {
-            let (k, items) = res_rx.recv().context("dump worker threads stopped")?;
-            done.insert(k, items?);
-            while let Some(items) = done.remove(&next) {
-                next += 1;
-                if queued < nchunks {
-                    job_tx.send(queued).context("dump worker threads stopped")?;
-                    queued += 1;
-                }
-                for it in items {
-                    deliver(it)?;
-                }
-            }
-        }
-        // Dropping job_tx lets the workers finish.
-        Ok(())
-    })?;
-    Ok(n)
 }
 
 /// A JSON Lines row: `time` then every `Derived` key, in `perftop delta`'s order, serialized
@@ -321,7 +139,7 @@ pub fn dump(
     let mut om = OmSeries::default();
     let (mut om_last, mut om_skipped): (Option<i64>, u64) = (None, 0);
     let mut line = Vec::with_capacity(16 << 10);
-    let n = intervals_with(
+    let n = intervals(
         rec,
         from,
         to,

@@ -40,6 +40,7 @@ pub mod cmd;
 pub mod dump;
 pub mod format;
 pub mod reader;
+pub mod walk;
 pub mod writer;
 
 pub use format::{Action, Gap, Header};

@@ -4,9 +4,9 @@
 
 use super::keymap::{lookup, Action, Key};
 use super::timeline::{next_speed, speed_label, tick, History, Playback};
-use crate::assess::{assess, Assessed};
-use crate::derive::Derived;
-use crate::findings::{ActiveFinding, FindingTracker, Thresholds};
+use crate::assess::{Assessed, Assessor};
+use crate::derive::{derive, Derived};
+use crate::findings::{ActiveFinding, DiskBaselines, FindingTracker, Thresholds};
 use crate::record::Recording;
 use crate::sample::Sample;
 use crate::view::{Pane, PANES};
@@ -83,6 +83,11 @@ pub struct App {
     pub tracker: FindingTracker,
     pub active_findings: Vec<ActiveFinding>,
     pub thresholds: Thresholds,
+    /// Live: judges each new interval against the disk baselines learned so far...
+    assessor: Assessor,
+    /// ...and keeps, per sample in the ring, the baselines it was judged against, so stepping
+    /// back shows the findings the live view showed.
+    live_before: VecDeque<DiskBaselines>,
     /// perftop's own CPU% and RSS (live mode only).
     pub self_cost: super::selfcost::SelfCost,
     /// Safe tweaks: context (None: disabled) and the open confirm/chooser/menu dialog.
@@ -169,6 +174,8 @@ impl App {
             tracker: FindingTracker::new(Thresholds::default()),
             active_findings: Vec::new(),
             thresholds: Thresholds::default(),
+            assessor: Assessor::new(Thresholds::default()),
+            live_before: VecDeque::new(),
             self_cost: super::selfcost::SelfCost::default(),
             tweaks: Default::default(),
             recording: None,
@@ -183,8 +190,10 @@ impl App {
     /// Findings thresholds from the config file (restarts the tracker).
     pub fn set_thresholds(&mut self, t: Thresholds) {
         self.tracker = FindingTracker::new(t.clone());
+        self.assessor = Assessor::new(t.clone());
         self.thresholds = t;
-        if self.is_replay() {
+        if let History::Replay(r) = &mut self.history {
+            r.baselines.clear();
             self.trend_cache.clear();
             self.recompute();
         }
@@ -215,6 +224,11 @@ impl App {
         }
         let prev = ring.take_newest();
         let dropped = ring.push(s);
+        self.live_before
+            .push_back(self.assessor.baselines().clone());
+        while self.live_before.len() > ring.len() {
+            self.live_before.pop_front();
+        }
         if dropped > 0 {
             if let Some(v) = self.view.as_mut() {
                 *v = v.saturating_sub(dropped).max(1);
@@ -224,7 +238,7 @@ impl App {
             return;
         };
         // The tracker follows the live sequence even while the view is paused on the past.
-        let latest = assess(prev.as_ref(), cur, &self.thresholds);
+        let latest = self.assessor.next(prev.as_ref(), cur);
         self.active_findings = self.tracker.update(&latest);
         if !self.paused {
             self.view = None;
@@ -244,15 +258,29 @@ impl App {
         }
     }
 
-    /// Derives sample `i` against its predecessor (none across a recorder gap).
-    fn derive_at(&mut self, i: usize) -> Result<Assessed, String> {
+    /// Sample `i` derived against its predecessor (none across a recorder gap) and judged
+    /// against the disk baselines before it: the findings batch, dump and live show for it.
+    fn assess_at(&mut self, i: usize) -> Result<Assessed, String> {
+        if let History::Replay(r) = &mut self.history {
+            return r.assess_at(i, &self.thresholds);
+        }
+        let d = self.derive_at(i)?;
+        let mut a = Assessor::new(self.thresholds.clone());
+        if let Some(b) = self.live_before.get(i) {
+            a.set_baselines(b.clone());
+        }
+        Ok(a.peek(d))
+    }
+
+    /// Sample `i` derived against its predecessor, without findings (sparklines).
+    fn derive_at(&mut self, i: usize) -> Result<Derived, String> {
         let prev = if self.history.has_prev(i) {
             self.history.sample(i - 1).ok()
         } else {
             None
         };
         let cur = self.history.sample(i)?;
-        Ok(assess(prev.as_ref(), &cur, &self.thresholds))
+        Ok(derive(prev.as_ref(), &cur))
     }
 
     fn recompute(&mut self) {
@@ -260,7 +288,7 @@ impl App {
             self.derived = None;
             return;
         };
-        match self.derive_at(i) {
+        match self.assess_at(i) {
             Ok(d) => {
                 if self.is_replay() {
                     self.trend_cache.insert(i, TrendPoint::of(&d));

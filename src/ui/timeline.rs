@@ -3,7 +3,9 @@
 //! oldest/newest), replay playback at a speed, and the timeline bar's contents.
 
 use super::ring::SampleRing;
-use crate::record::{Decoder, EventKind, Recording};
+use crate::assess::Assessed;
+use crate::findings::Thresholds;
+use crate::record::{walk, Decoder, EventKind, Recording};
 use crate::sample::Sample;
 use std::time::{Duration, Instant};
 
@@ -14,6 +16,17 @@ pub struct Replayed {
     dec: Decoder,
     /// What the header calls it (the path given on the command line).
     pub label: String,
+    /// Disk baselines learned along the recording, so replay judges as `dump` does.
+    pub baselines: walk::Baselines,
+}
+
+impl Replayed {
+    /// The interval ending at sample `i` with its findings, as `perftop dump` prints them.
+    pub fn assess_at(&mut self, i: usize, t: &Thresholds) -> Result<Assessed, String> {
+        self.baselines
+            .assess_at(&self.rec, &mut self.dec, i, t)
+            .map_err(|e| format!("{e:#}"))
+    }
 }
 
 /// The samples the view moves over.
@@ -54,6 +67,7 @@ impl History {
             rec,
             dec: Decoder::default(),
             label,
+            baselines: walk::Baselines::default(),
         }))
     }
 
@@ -106,7 +120,7 @@ impl History {
         i > 0
             && match self {
                 History::Live(_) => true,
-                History::Replay(r) => !r.rec.gap_before(i),
+                History::Replay(r) => walk::prev_of(&r.rec, i).is_some(),
             }
     }
 
