@@ -15,9 +15,8 @@
 //!
 //! This module holds the options, the dispatch and the JSON rows; `csv` and `openmetrics` encode
 //! the other two. The intervals come from `walk` (decoded and derived on worker threads, judged
-//! in order); CSV
-//! sections and OpenMetrics points that outgrow a few MB go to an unnamed temporary file, so a
-//! day-long dump runs in bounded memory.
+//! in order); CSV sections and OpenMetrics points that outgrow a few MB go to an unnamed
+//! temporary file, so a day-long dump runs in bounded memory.
 
 use super::csv::Csv;
 use super::openmetrics::OpenMetrics;

@@ -40,6 +40,7 @@ pub mod cmd;
 mod csv;
 pub mod dump;
 pub mod format;
+pub mod live;
 mod openmetrics;
 pub mod reader;
 pub mod walk;

@@ -10,6 +10,7 @@ pub mod selfcost;
 pub mod term;
 pub mod theme;
 pub mod timeline;
+pub mod tweak_dialog;
 
 use crate::root::Root;
 use crate::sample::Sample;
