@@ -1,13 +1,9 @@
-//! Command line: subcommands and their run functions (snapshot, delta, batch); the
-//! dashboard, replay, record, dump, capture and tweak commands live in their own modules.
+//! Command line: the clap types and the dispatch to each run mode's home (listed in `mode`).
 //!
 //! Errors surface here with context (`anyhow`) and become a one-line message and exit code 1.
 
-use crate::assess::assess;
-use crate::findings::Thresholds;
+use crate::mode::{self, root_check};
 use crate::root::Root;
-use crate::sample::Sample;
-use crate::source::Reader;
 use crate::text::safe;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -225,9 +221,9 @@ pub fn run(cli: Cli) -> Result<()> {
     let root = Root::new(&cli.root.root);
     let config = crate::config::load(cli.config.as_deref())?;
     match cli.command {
-        Some(Command::Snapshot { output }) => snapshot(&root, output),
-        Some(Command::Delta { old, new }) => delta(&old, &new, &config.findings),
-        Some(Command::Batch { count, width }) => batch(
+        Some(Command::Snapshot { output }) => mode::snapshot::snapshot(&root, output),
+        Some(Command::Delta { old, new }) => mode::delta::delta(&old, &new, &config.findings),
+        Some(Command::Batch { count, width }) => mode::batch::batch(
             &root,
             checked_interval(cli.interval)?,
             count,
@@ -375,85 +371,4 @@ pub fn checked_interval(secs: f64) -> Result<Duration> {
         bail!("interval must be between 0.25 and 60 seconds, got {secs}");
     }
     Ok(Duration::from_secs_f64(secs))
-}
-
-fn root_check(root: &Root) -> Result<()> {
-    if !root.base().is_dir() {
-        bail!("root {} is not a directory", root.base().display());
-    }
-    Ok(())
-}
-
-/// Reads one sample and says on stderr what could not be read.
-fn read_sample(reader: &mut Reader) -> Sample {
-    let s = reader.sample();
-    for p in &s.problems {
-        eprintln!(
-            "perftop: {}: {}",
-            safe::line(&reader.root().path(&p.path).display().to_string()),
-            safe::line(&p.what)
-        );
-    }
-    s
-}
-
-fn snapshot(root: &Root, output: Option<PathBuf>) -> Result<()> {
-    root_check(root)?;
-    let mut reader = Reader::new(root.clone());
-    let sample = read_sample(&mut reader);
-    let json = serde_json::to_string_pretty(&sample).context("encoding sample")?;
-    let json = safe::json(&json);
-    match output {
-        Some(path) => std::fs::write(&path, format!("{json}\n"))
-            .with_context(|| format!("writing {}", path.display())),
-        None => {
-            let mut out = std::io::stdout().lock();
-            writeln!(out, "{json}").context("writing to stdout")
-        }
-    }
-}
-
-pub fn load_sample(path: &std::path::Path) -> Result<Sample> {
-    let text = crate::root::read_regular_file(path, crate::root::MAX_FILE_BYTES)
-        .with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_slice(&text)
-        .with_context(|| format!("{} is not a perftop snapshot", path.display()))
-}
-
-fn delta(old: &std::path::Path, new: &std::path::Path, thresholds: &Thresholds) -> Result<()> {
-    let a = load_sample(old)?;
-    let b = load_sample(new)?;
-    let d = assess(Some(&a), &b, thresholds);
-    let json = serde_json::to_string_pretty(&d).context("encoding metrics")?;
-    let json = safe::json(&json);
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{json}").context("writing to stdout")
-}
-
-fn batch(
-    root: &Root,
-    interval: Duration,
-    count: Option<u64>,
-    width: usize,
-    thresholds: &Thresholds,
-) -> Result<()> {
-    root_check(root)?;
-    let mut reader = Reader::new(root.clone());
-    let mut prev: Option<Sample> = None;
-    let mut n = 0u64;
-    let mut out = std::io::stdout().lock();
-    loop {
-        let cur = read_sample(&mut reader);
-        let d = assess(prev.as_ref(), &cur, thresholds);
-        n += 1;
-        let text = crate::text::report(&d, n, width.max(60));
-        out.write_all(text.as_bytes())
-            .context("writing to stdout")?;
-        out.flush().context("writing to stdout")?;
-        prev = Some(cur);
-        if count.is_some_and(|c| n >= c) {
-            return Ok(());
-        }
-        std::thread::sleep(interval);
-    }
 }

@@ -1,7 +1,8 @@
 //! perftop: readers → raw `Sample` → derive(prev, cur, dt) → view → render/dump.
 //!
-//! The run modes (snapshot, delta, batch, ...) live in `cli`; everything they print comes from
-//! `derive`, so live, batch and JSON output agree line for line.
+//! `cli` parses the command line and dispatches; each run mode has one home (listed in `mode`).
+//! Everything they print comes from `assess` (derive, then findings), so live, batch, replay
+//! and JSON output agree line for line.
 
 pub mod assess;
 pub mod capture;
@@ -10,10 +11,12 @@ pub mod config;
 pub mod cpulist;
 pub mod derive;
 pub mod findings;
+pub mod mode;
 pub mod pagesize;
 pub mod record;
 pub mod root;
 pub mod sample;
+pub mod sampler;
 pub mod source;
 pub mod text;
 pub mod tweak;

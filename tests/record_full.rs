@@ -22,7 +22,7 @@ fn r_recording_stops_cleanly_when_the_file_cannot_grow() {
     app.record_dir = out.path().to_path_buf();
     app.push_sample(samples[0].clone());
     app.apply(perftop::ui::keymap::Action::Record);
-    let path = app.recording.as_ref().expect("recording").path.clone();
+    let path = app.recording.active().expect("recording").path.clone();
 
     // Writes past the limit raise SIGXFSZ, which would end the test; with a handler installed
     // they fail with EFBIG instead.
@@ -45,13 +45,17 @@ fn r_recording_stops_cleanly_when_the_file_cannot_grow() {
     for s in &samples[1..] {
         app.push_sample(s.clone());
         pushed += 1;
-        if app.recording.is_none() {
+        if !app.recording.is_on() {
             break;
         }
     }
     setrlimit(Resource::Fsize, old).expect("restore rlimit");
 
-    assert!(app.recording.is_none(), "recording never hit the limit");
+    assert!(!app.recording.is_on(), "recording never hit the limit");
+    assert!(
+        matches!(&app.recording, perftop::record::live::LiveRecorder::Stopped { why } if why == "file size limit reached"),
+        "one stopped state says why"
+    );
     let status = app.status.clone().unwrap_or_default();
     assert!(
         status.starts_with("recording stopped: file size limit reached: ")

@@ -332,7 +332,7 @@ fn tweaks_recording_and_interval_are_off_in_replay() {
         assert_eq!(press(&mut app, KeyCode::Char(c)), Effect::None, "{c}");
     }
     assert!(app.tweaks.dialog.is_none());
-    assert!(app.recording.is_none());
+    assert!(!app.recording.is_on());
     assert!(app.tweaks.ctx.is_none());
     let help: Vec<String> = perftop::ui::keymap::help_rows(true)
         .into_iter()
@@ -443,7 +443,7 @@ fn r_records_the_live_stream_and_tweak_actions() {
     assert_eq!(press(&mut app, KeyCode::Char('R')), Effect::Redraw);
     let status = app.status.clone().unwrap_or_default();
     assert!(status.starts_with("recording to "), "{status}");
-    let path = app.recording.as_ref().expect("recording").path.clone();
+    let path = app.recording.active().expect("recording").path.clone();
     assert!(path.starts_with(dir.path()));
     assert!(path
         .file_name()
@@ -464,7 +464,7 @@ fn r_records_the_live_stream_and_tweak_actions() {
         app.push_sample(s.clone());
     }
     press(&mut app, KeyCode::Char('R'));
-    assert!(app.recording.is_none());
+    assert!(!app.recording.is_on());
     let status = app.status.clone().unwrap_or_default();
     assert!(
         status.contains("recording stopped") && status.contains("6 samples"),

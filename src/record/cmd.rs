@@ -1,4 +1,4 @@
-//! The `perftop record` and `perftop dump` run functions.
+//! The `perftop record` and `perftop dump` run modes.
 
 use super::dump::{dump, DumpOptions, Format};
 use super::reader::Recording;
@@ -6,10 +6,11 @@ use super::writer::{is_disk_full, Recorder, Retention};
 use super::{parse_duration, parse_size};
 use crate::findings::Thresholds;
 use crate::root::Root;
+use crate::sampler::Clock;
 use crate::source::Reader;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -48,6 +49,7 @@ pub fn record(root: &Root, args: &RecordArgs) -> Result<()> {
     let mut rec = Recorder::create(&args.output, &first, args.interval, retention)?;
     eprintln!("perftop: recording to {}", rec.current_path().display());
     let start = Instant::now();
+    let mut clock = Clock::new(args.interval).stop_on(Arc::clone(&stop));
     let mut sample = Some(first);
     let mut n = 0u64;
     let result = loop {
@@ -73,16 +75,8 @@ pub fn record(root: &Root, args: &RecordArgs) -> Result<()> {
         if args.count.is_some_and(|c| n >= c) || duration.is_some_and(|d| start.elapsed() >= d) {
             break Ok(());
         }
-        // Sleep to the next tick on a fixed grid, waking for signals.
-        let next = start + args.interval.mul_f64(n as f64);
-        while !stop.load(Ordering::Relaxed) {
-            let now = Instant::now();
-            if now >= next {
-                break;
-            }
-            std::thread::sleep((next - now).min(Duration::from_millis(50)));
-        }
-        if stop.load(Ordering::Relaxed) {
+        // A signal ends the wait (and the recording) within a fraction of a second.
+        if !clock.wait() {
             break Ok(());
         }
     };

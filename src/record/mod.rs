@@ -37,9 +37,13 @@
 //! (every sample's time and keyframe) is rebuilt by one checksummed scan when a file is opened.
 
 pub mod cmd;
+mod csv;
 pub mod dump;
 pub mod format;
+pub mod live;
+mod openmetrics;
 pub mod reader;
+pub mod walk;
 pub mod writer;
 
 pub use format::{Action, Gap, Header};

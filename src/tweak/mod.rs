@@ -33,7 +33,6 @@ pub mod knob;
 pub mod lock;
 pub mod plan;
 pub mod pmqos;
-pub mod ui;
 
 use crate::root::Root;
 use std::path::PathBuf;

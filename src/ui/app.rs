@@ -1,12 +1,14 @@
-//! TUI state: the history in view (the live ring or a replayed recording), the derived view of
-//! the selected sample, focus/zoom/sort/filter, recording with `R`, and how each key action
-//! changes them.
+//! TUI state: the history in view (the live ring or a replayed recording), the assessed view of
+//! the selected sample, focus/zoom/sort/filter, and how each key action changes them. The moves
+//! through time are in `timeline`, the `R` recorder in `record::live`, the tweak dialogs in
+//! `tweak_dialog`.
 
 use super::keymap::{lookup, Action, Key};
-use super::timeline::{next_speed, speed_label, tick, History, Playback};
-use crate::assess::{assess, Assessed};
-use crate::derive::Derived;
-use crate::findings::{ActiveFinding, FindingTracker, Thresholds};
+use super::timeline::{next_speed, speed_label, History, Playback};
+use crate::assess::{Assessed, Assessor};
+use crate::derive::{derive, Derived};
+use crate::findings::{ActiveFinding, DiskBaselines, FindingTracker, Thresholds};
+use crate::record::live::LiveRecorder;
 use crate::record::Recording;
 use crate::sample::Sample;
 use crate::view::{Pane, PANES};
@@ -44,12 +46,6 @@ pub struct TrendPoint {
 
 pub const INTERVALS_MS: [u64; 9] = [250, 500, 1000, 2000, 3000, 5000, 10_000, 30_000, 60_000];
 
-/// A recording of the live stream started with `R`.
-pub struct LiveRecording {
-    pub rec: crate::record::Recorder,
-    pub path: std::path::PathBuf,
-}
-
 pub struct App {
     /// The samples the view moves over: the live ring, or a recording in replay.
     pub history: History,
@@ -83,12 +79,17 @@ pub struct App {
     pub tracker: FindingTracker,
     pub active_findings: Vec<ActiveFinding>,
     pub thresholds: Thresholds,
+    /// Live: judges each new interval against the disk baselines learned so far...
+    assessor: Assessor,
+    /// ...and keeps, per sample in the ring, the baselines it was judged against, so stepping
+    /// back shows the findings the live view showed.
+    live_before: VecDeque<DiskBaselines>,
     /// perftop's own CPU% and RSS (live mode only).
     pub self_cost: super::selfcost::SelfCost,
     /// Safe tweaks: context (None: disabled) and the open confirm/chooser/menu dialog.
-    pub tweaks: crate::tweak::ui::TweakState,
+    pub tweaks: super::tweak_dialog::TweakState,
     /// `R`: the live stream being recorded, and where new recordings go.
-    pub recording: Option<LiveRecording>,
+    pub recording: LiveRecorder,
     pub record_dir: std::path::PathBuf,
 }
 
@@ -169,9 +170,11 @@ impl App {
             tracker: FindingTracker::new(Thresholds::default()),
             active_findings: Vec::new(),
             thresholds: Thresholds::default(),
+            assessor: Assessor::new(Thresholds::default()),
+            live_before: VecDeque::new(),
             self_cost: super::selfcost::SelfCost::default(),
             tweaks: Default::default(),
-            recording: None,
+            recording: LiveRecorder::Off,
             record_dir: std::path::PathBuf::from("."),
         }
     }
@@ -183,8 +186,10 @@ impl App {
     /// Findings thresholds from the config file (restarts the tracker).
     pub fn set_thresholds(&mut self, t: Thresholds) {
         self.tracker = FindingTracker::new(t.clone());
+        self.assessor = Assessor::new(t.clone());
         self.thresholds = t;
-        if self.is_replay() {
+        if let History::Replay(r) = &mut self.history {
+            r.baselines.clear();
             self.trend_cache.clear();
             self.recompute();
         }
@@ -196,25 +201,17 @@ impl App {
         let History::Live(ring) = &mut self.history else {
             return;
         };
-        if let Some(r) = self.recording.as_mut() {
-            if let Err(e) = r.rec.sample(&s) {
-                // The dashboard keeps running; only the recording ends (its file stays valid
-                // up to the last complete record).
-                let why = match e.raw_os_error() {
-                    Some(27) => "file size limit reached".to_string(),
-                    _ if crate::record::writer::is_disk_full(&e) => "disk full".to_string(),
-                    _ => e.to_string(),
-                };
-                self.status = Some(format!(
-                    "recording stopped: {why}: {} ({} samples kept)",
-                    r.path.display(),
-                    r.rec.samples
-                ));
-                self.recording = None;
-            }
+        // The dashboard keeps running when a write fails; only the recording ends.
+        if let Some(status) = self.recording.sample(&s) {
+            self.status = Some(status);
         }
         let prev = ring.take_newest();
         let dropped = ring.push(s);
+        self.live_before
+            .push_back(self.assessor.baselines().clone());
+        while self.live_before.len() > ring.len() {
+            self.live_before.pop_front();
+        }
         if dropped > 0 {
             if let Some(v) = self.view.as_mut() {
                 *v = v.saturating_sub(dropped).max(1);
@@ -224,7 +221,7 @@ impl App {
             return;
         };
         // The tracker follows the live sequence even while the view is paused on the past.
-        let latest = assess(prev.as_ref(), cur, &self.thresholds);
+        let latest = self.assessor.next(prev.as_ref(), cur);
         self.active_findings = self.tracker.update(&latest);
         if !self.paused {
             self.view = None;
@@ -244,23 +241,37 @@ impl App {
         }
     }
 
-    /// Derives sample `i` against its predecessor (none across a recorder gap).
-    fn derive_at(&mut self, i: usize) -> Result<Assessed, String> {
+    /// Sample `i` derived against its predecessor (none across a recorder gap) and judged
+    /// against the disk baselines before it: the findings batch, dump and live show for it.
+    fn assess_at(&mut self, i: usize) -> Result<Assessed, String> {
+        if let History::Replay(r) = &mut self.history {
+            return r.assess_at(i, &self.thresholds);
+        }
+        let d = self.derive_at(i)?;
+        let mut a = Assessor::new(self.thresholds.clone());
+        if let Some(b) = self.live_before.get(i) {
+            a.set_baselines(b.clone());
+        }
+        Ok(a.peek(d))
+    }
+
+    /// Sample `i` derived against its predecessor, without findings (sparklines).
+    fn derive_at(&mut self, i: usize) -> Result<Derived, String> {
         let prev = if self.history.has_prev(i) {
             self.history.sample(i - 1).ok()
         } else {
             None
         };
         let cur = self.history.sample(i)?;
-        Ok(assess(prev.as_ref(), &cur, &self.thresholds))
+        Ok(derive(prev.as_ref(), &cur))
     }
 
-    fn recompute(&mut self) {
+    pub(super) fn recompute(&mut self) {
         let Some(i) = self.view_index() else {
             self.derived = None;
             return;
         };
-        match self.derive_at(i) {
+        match self.assess_at(i) {
             Ok(d) => {
                 if self.is_replay() {
                     self.trend_cache.insert(i, TrendPoint::of(&d));
@@ -312,59 +323,6 @@ impl App {
             .into_iter()
             .rev()
             .collect();
-    }
-
-    /// "LIVE", "PAUSED", "HISTORY -12s", "REPLAY 4x" or "REPLAY PAUSED".
-    pub fn mode_label(&self) -> String {
-        if self.is_replay() {
-            return match self.playing {
-                Some(_) => format!("REPLAY {}", speed_label(self.speed)),
-                None => "REPLAY PAUSED".into(),
-            };
-        }
-        match (self.view, self.paused) {
-            (Some(i), _) if i + 1 < self.history.len() => {
-                let back = match (
-                    self.history.wall_ms(i),
-                    self.history.wall_ms(self.history.len() - 1),
-                ) {
-                    (Some(a), Some(b)) if b >= a => (b - a) as f64 / 1000.0,
-                    _ => (self.history.len() - 1 - i) as f64 * self.interval.as_secs_f64(),
-                };
-                format!("HISTORY -{}", crate::units::duration(Some(back)))
-            }
-            (_, true) => "PAUSED".into(),
-            _ => "LIVE".into(),
-        }
-    }
-
-    /// Replay playback: how long until the next step (`None`: nothing to wait for).
-    pub fn next_tick(&self) -> Option<Duration> {
-        self.playing.map(|_| tick(self.interval, self.speed))
-    }
-
-    /// Replay playback: moves to where the recording's clock has got to.
-    pub fn on_tick(&mut self) -> Effect {
-        let Some(p) = self.playing else {
-            return Effect::None;
-        };
-        let last = self.history.len().saturating_sub(1);
-        let elapsed = p.anchor.elapsed().as_secs_f64() * self.speed * 1000.0;
-        let target = self.history.seek(p.anchor_wall_ms + elapsed as i64);
-        let cur = self.view_index().unwrap_or(0);
-        // Always at least one step per tick at slow speeds with uneven spacing.
-        let target = target.max((cur + 1).min(last));
-        if target == cur {
-            self.playing = None;
-            self.status = Some("end of recording".into());
-            return Effect::Redraw;
-        }
-        self.move_to(target);
-        if target == last {
-            self.playing = None;
-            self.status = Some("end of recording".into());
-        }
-        Effect::Redraw
     }
 
     pub fn key(&mut self, ev: KeyEvent) -> Effect {
@@ -427,44 +385,10 @@ impl App {
         Effect::Redraw
     }
 
-    /// `b`: a typed time, in the forms `perftop dump --from` takes.
-    pub fn goto_text(&mut self, text: &str) {
-        let (Some(first), Some(last)) = (
-            self.history.wall_ms(0),
-            self.history
-                .len()
-                .checked_sub(1)
-                .and_then(|l| self.history.wall_ms(l)),
-        ) else {
-            self.status = Some("no samples yet".into());
-            return;
-        };
-        // Up to one interval either side counts as the edge: "10m ago" on a ten-minute
-        // recording means its start, whatever the milliseconds say.
-        let slack = (self.interval.as_millis() as i64).max(1000);
-        match crate::record::parse_time(text, first, last) {
-            Err(e) => self.status = Some(format!("{e:#}")),
-            Ok(t) if t < first - slack || t > last + slack => {
-                self.status = Some(format!(
-                    "{} is outside {} .. {} (UTC)",
-                    crate::record::format_clock(t),
-                    crate::record::format_clock(first),
-                    crate::record::format_clock(last)
-                ));
-            }
-            Ok(t) => {
-                let i = self.history.seek(t).max(self.history.first_index());
-                self.jump_to(i);
-            }
-        }
-    }
-
     /// Writes a tweak applied or undone into the recording started with `R`.
     pub fn note_action(&mut self, a: &crate::record::Action) {
-        if let Some(r) = self.recording.as_mut() {
-            if let Err(e) = r.rec.action(a) {
-                self.status = Some(format!("recording: action not written: {e}"));
-            }
+        if let Some(status) = self.recording.action(a) {
+            self.status = Some(status);
         }
     }
 
@@ -555,225 +479,20 @@ impl App {
         Effect::Redraw
     }
 
-    fn play_pause(&mut self) {
-        if self.playing.take().is_some() {
-            return;
-        }
-        let last = self.history.len().saturating_sub(1);
-        if self.view_index().unwrap_or(0) >= last {
-            self.status = Some("at the end of the recording: Home or b to go back".into());
-            return;
-        }
-        self.reanchor_from_now();
-    }
-
-    fn reanchor_from_now(&mut self) {
-        let at = self
-            .view_index()
-            .and_then(|i| self.history.wall_ms(i))
-            .unwrap_or(0);
-        self.playing = Some(Playback {
-            anchor: std::time::Instant::now(),
-            anchor_wall_ms: at,
-        });
-    }
-
-    /// After a jump or a speed change, playback continues from the sample in view.
-    fn reanchor(&mut self) {
-        if self.playing.is_some() {
-            self.reanchor_from_now();
-        }
-    }
-
-    /// Puts sample `i` on screen (clamped to what exists) and derives it.
-    fn move_to(&mut self, i: usize) {
-        let len = self.history.len();
-        if len == 0 {
-            return;
-        }
-        let i = i.clamp(self.history.first_index().min(len - 1), len - 1);
-        if self.is_replay() {
-            self.view = Some(i);
-        } else if i == len - 1 {
-            // The newest sample: follow live again unless paused.
-            self.view = None;
-        } else {
-            self.paused = true;
-            self.view = Some(i);
-        }
-        self.recompute();
-    }
-
-    /// A jump (b, j, J): moves, keeps playback going from there, and says what lies there.
-    fn jump_to(&mut self, i: usize) {
-        let from = self.view_index().unwrap_or(0);
-        self.move_to(i);
-        self.reanchor();
-        let to = self.view_index().unwrap_or(0);
-        let mut notes = Vec::new();
-        if let Some(t) = self.history.wall_ms(to) {
-            notes.push(format!("at {} UTC", crate::record::format_clock(t)));
-        }
-        // Markers passed on the way, so a jump never hides a gap or a tweak.
-        let (lo, hi) = (from.min(to) + 1, from.max(to));
-        for k in lo..=hi {
-            notes.extend(self.history.notes_before(k));
-        }
-        self.status = Some(notes.join("; "));
-    }
-
-    fn jump_by(&mut self, forward: bool) {
-        let Some(cur) = self.view_index() else { return };
-        let Some(now) = self.history.wall_ms(cur) else {
-            return;
-        };
-        let step = self.jump.as_millis() as i64;
-        let last = self.history.len() - 1;
-        let target = if forward {
-            if cur == last {
-                self.status = Some(if self.is_replay() {
-                    "at the last sample".into()
-                } else {
-                    "already at the newest sample".into()
-                });
-                return;
-            }
-            // The first sample at or after now + step (not before it: a forward jump moves).
-            let i = self.history.seek(now + step);
-            if self.history.wall_ms(i).is_some_and(|w| w < now + step) && i < last {
-                i + 1
-            } else {
-                i
-            }
-            .max(cur + 1)
-        } else {
-            self.history.seek(now - step).min(cur.saturating_sub(1))
-        };
-        self.jump_to(target);
-    }
-
-    fn step(&mut self, a: Action) {
-        let Some(cur) = self.view_index() else { return };
-        let last = self.history.len() - 1;
-        let first = self.history.first_index();
-        if self.is_replay() {
-            // Stepping is frame by frame: it stops playback.
-            if matches!(a, Action::StepBack | Action::StepForward) {
-                self.playing = None;
-            }
-            let target = match a {
-                Action::StepBack => cur.saturating_sub(1),
-                Action::Oldest => first,
-                Action::StepForward => (cur + 1).min(last),
-                _ => last,
-            };
-            if target == cur {
-                self.status = Some(
-                    if a == Action::StepBack {
-                        "first sample"
-                    } else {
-                        "last sample"
-                    }
-                    .into(),
-                );
-            }
-            self.jump_to(target);
-            return;
-        }
-        let target = match a {
-            Action::StepBack => cur.saturating_sub(1).max(first),
-            Action::Oldest => first,
-            Action::StepForward => (cur + 1).min(last),
-            _ => last,
-        };
-        if a == Action::Latest || (a == Action::StepForward && target == last) {
-            self.view = None;
-            self.paused = a != Action::Latest && self.paused;
-        } else {
-            self.paused = true;
-            self.view = Some(target);
-        }
-        if target == cur && a == Action::StepBack {
-            self.status = Some("oldest sample in memory".into());
-        }
-        self.recompute();
-    }
-
     /// `R`: starts recording the live stream to a new file in `record_dir`, or stops it.
     fn toggle_record(&mut self) {
-        if let Some(r) = self.recording.take() {
-            let (n, bytes) = (r.rec.samples, r.rec.bytes);
-            self.status = Some(match r.rec.finish("stop") {
-                Ok(()) => format!(
-                    "recording stopped: {} ({n} samples, {})",
-                    r.path.display(),
-                    crate::units::kb(Some(bytes / 1024))
-                ),
-                Err(e) => format!("recording stopped with an error: {}: {e}", r.path.display()),
-            });
-            return;
-        }
         let History::Live(ring) = &self.history else {
             return;
         };
-        let Some(newest) = ring.newest() else {
-            self.status = Some("no sample yet to record".into());
-            return;
-        };
-        let host = newest
-            .host
-            .hostname
-            .as_deref()
-            .unwrap_or("host")
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect::<String>();
-        let stamp: String = crate::record::format_rfc3339(newest.time.wall_ms)
-            .chars()
-            .take(19)
-            .filter(|c| c.is_ascii_digit() || *c == 'T')
-            .collect();
-        let path = self
-            .record_dir
-            .join(format!("perftop-{host}-{stamp}.ptrec"));
-        let path = std::path::absolute(&path).unwrap_or(path);
-        let started = crate::record::Recorder::create(
-            &path,
-            newest,
-            self.interval,
-            crate::record::Retention::default(),
-        )
-        .and_then(|mut rec| {
-            // The sample on screen is the recording's first.
-            rec.sample(newest)
-                .map_err(anyhow::Error::from)
-                .map(|()| rec)
-        });
-        match started {
-            Ok(rec) => {
-                self.status = Some(format!("recording to {} (R stops)", path.display()));
-                self.recording = Some(LiveRecording { rec, path });
-            }
-            Err(e) => self.status = Some(format!("cannot record: {e:#}")),
-        }
+        self.status = Some(
+            self.recording
+                .toggle(&self.record_dir, ring.newest(), self.interval),
+        );
     }
 
     /// Ends a recording on quit with a `stop` marker, so replay shows where it ended.
     pub fn stop_recording(&mut self) -> Option<String> {
-        let r = self.recording.take()?;
-        Some(match r.rec.finish("stop") {
-            Ok(()) => format!("perftop: recorded to {}", r.path.display()),
-            Err(e) => format!(
-                "perftop: recording {} ended with an error: {e}",
-                r.path.display()
-            ),
-        })
+        self.recording.finish()
     }
 }
 

@@ -11,6 +11,7 @@ pub mod selfcost;
 pub mod term;
 pub mod theme;
 pub mod timeline;
+pub mod tweak_dialog;
 
 use crate::root::Root;
 use crate::sample::Sample;
@@ -292,7 +293,8 @@ fn repaint<B: ratatui::backend::Backend>(terminal: &mut Terminal<B>) -> Result<(
     Ok(())
 }
 
-/// Reads a sample every interval (deadline based, so reading time does not drift the clock).
+/// Reads a sample on every tick of the sampling clock; the UI changes the interval through
+/// `ctl`, and the thread ends when the UI is gone.
 fn spawn_sampler(
     mut reader: Reader,
     interval: Duration,
@@ -302,27 +304,10 @@ fn spawn_sampler(
     std::thread::Builder::new()
         .name("sampler".into())
         .spawn(move || {
-            let mut interval = interval;
-            let mut next = Instant::now();
+            let mut clock = crate::sampler::Clock::new(interval).control(ctl);
             loop {
-                if tx.send(Msg::Sample(Box::new(reader.sample()))).is_err() {
+                if tx.send(Msg::Sample(Box::new(reader.sample()))).is_err() || !clock.wait() {
                     return;
-                }
-                next += interval;
-                let now = Instant::now();
-                if next < now {
-                    next = now; // fell behind (suspended, slow root): do not burst
-                }
-                loop {
-                    match ctl.recv_timeout(next.saturating_duration_since(Instant::now())) {
-                        Ok(d) => {
-                            // New interval: next sample one new interval after the last one.
-                            next = next - interval + d;
-                            interval = d;
-                        }
-                        Err(RecvTimeoutError::Timeout) => break,
-                        Err(RecvTimeoutError::Disconnected) => return,
-                    }
                 }
             }
         })

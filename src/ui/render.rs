@@ -132,7 +132,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
 }
 
 /// The tweak confirm/chooser/menu box, centred over the dashboard.
-fn tweak_dialog(f: &mut Frame, area: Rect, dlg: &crate::tweak::ui::Dialog, t: &Theme) {
+fn tweak_dialog(f: &mut Frame, area: Rect, dlg: &super::tweak_dialog::Dialog, t: &Theme) {
     let lines: Vec<Line> = dlg
         .lines()
         .into_iter()
@@ -276,7 +276,7 @@ fn header(
     let right = format!(" {} {:.2}s ", mode, app.interval.as_secs_f64());
     let rec = app
         .recording
-        .as_ref()
+        .active()
         .map(|r| format!(" REC {}", crate::units::kb(Some(r.rec.bytes / 1024))));
     let rec_len = rec.as_ref().map_or(0, |r| r.chars().count());
     let room = width.saturating_sub(right.chars().count() + rec_len);

@@ -1,9 +1,13 @@
 //! Where the screen is in time: the history behind the view (the live ring or a recording), the
 //! moves over it that live pause and replay share (step, jump to a time, jump by a duration,
-//! oldest/newest), replay playback at a speed, and the timeline bar's contents.
+//! oldest/newest) as `App` methods, replay playback at a speed, and the timeline bar's contents.
 
+use super::app::{App, Effect};
+use super::keymap::Action;
 use super::ring::SampleRing;
-use crate::record::{Decoder, EventKind, Recording};
+use crate::assess::Assessed;
+use crate::findings::Thresholds;
+use crate::record::{walk, Decoder, EventKind, Recording};
 use crate::sample::Sample;
 use std::time::{Duration, Instant};
 
@@ -14,6 +18,17 @@ pub struct Replayed {
     dec: Decoder,
     /// What the header calls it (the path given on the command line).
     pub label: String,
+    /// Disk baselines learned along the recording, so replay judges as `dump` does.
+    pub baselines: walk::Baselines,
+}
+
+impl Replayed {
+    /// The interval ending at sample `i` with its findings, as `perftop dump` prints them.
+    pub fn assess_at(&mut self, i: usize, t: &Thresholds) -> Result<Assessed, String> {
+        self.baselines
+            .assess_at(&self.rec, &mut self.dec, i, t)
+            .map_err(|e| format!("{e:#}"))
+    }
 }
 
 /// The samples the view moves over.
@@ -54,6 +69,7 @@ impl History {
             rec,
             dec: Decoder::default(),
             label,
+            baselines: walk::Baselines::default(),
         }))
     }
 
@@ -106,7 +122,7 @@ impl History {
         i > 0
             && match self {
                 History::Live(_) => true,
-                History::Replay(r) => !r.rec.gap_before(i),
+                History::Replay(r) => walk::prev_of(&r.rec, i).is_some(),
             }
     }
 
@@ -184,6 +200,238 @@ impl History {
         d.sort_unstable();
         let m = *d.get(d.len() / 2)?;
         Some(Duration::from_millis(m as u64))
+    }
+}
+
+/// Time travel: the moves over the history that the keys make, live and in replay.
+impl App {
+    /// "LIVE", "PAUSED", "HISTORY -12s", "REPLAY 4x" or "REPLAY PAUSED".
+    pub fn mode_label(&self) -> String {
+        if self.is_replay() {
+            return match self.playing {
+                Some(_) => format!("REPLAY {}", speed_label(self.speed)),
+                None => "REPLAY PAUSED".into(),
+            };
+        }
+        match (self.view, self.paused) {
+            (Some(i), _) if i + 1 < self.history.len() => {
+                let back = match (
+                    self.history.wall_ms(i),
+                    self.history.wall_ms(self.history.len() - 1),
+                ) {
+                    (Some(a), Some(b)) if b >= a => (b - a) as f64 / 1000.0,
+                    _ => (self.history.len() - 1 - i) as f64 * self.interval.as_secs_f64(),
+                };
+                format!("HISTORY -{}", crate::units::duration(Some(back)))
+            }
+            (_, true) => "PAUSED".into(),
+            _ => "LIVE".into(),
+        }
+    }
+
+    /// Replay playback: how long until the next step (`None`: nothing to wait for).
+    pub fn next_tick(&self) -> Option<Duration> {
+        self.playing.map(|_| tick(self.interval, self.speed))
+    }
+
+    /// Replay playback: moves to where the recording's clock has got to.
+    pub fn on_tick(&mut self) -> Effect {
+        let Some(p) = self.playing else {
+            return Effect::None;
+        };
+        let last = self.history.len().saturating_sub(1);
+        let elapsed = p.anchor.elapsed().as_secs_f64() * self.speed * 1000.0;
+        let target = self.history.seek(p.anchor_wall_ms + elapsed as i64);
+        let cur = self.view_index().unwrap_or(0);
+        // Always at least one step per tick at slow speeds with uneven spacing.
+        let target = target.max((cur + 1).min(last));
+        if target == cur {
+            self.playing = None;
+            self.status = Some("end of recording".into());
+            return Effect::Redraw;
+        }
+        self.move_to(target);
+        if target == last {
+            self.playing = None;
+            self.status = Some("end of recording".into());
+        }
+        Effect::Redraw
+    }
+
+    /// `b`: a typed time, in the forms `perftop dump --from` takes.
+    pub fn goto_text(&mut self, text: &str) {
+        let (Some(first), Some(last)) = (
+            self.history.wall_ms(0),
+            self.history
+                .len()
+                .checked_sub(1)
+                .and_then(|l| self.history.wall_ms(l)),
+        ) else {
+            self.status = Some("no samples yet".into());
+            return;
+        };
+        // Up to one interval either side counts as the edge: "10m ago" on a ten-minute
+        // recording means its start, whatever the milliseconds say.
+        let slack = (self.interval.as_millis() as i64).max(1000);
+        match crate::record::parse_time(text, first, last) {
+            Err(e) => self.status = Some(format!("{e:#}")),
+            Ok(t) if t < first - slack || t > last + slack => {
+                self.status = Some(format!(
+                    "{} is outside {} .. {} (UTC)",
+                    crate::record::format_clock(t),
+                    crate::record::format_clock(first),
+                    crate::record::format_clock(last)
+                ));
+            }
+            Ok(t) => {
+                let i = self.history.seek(t).max(self.history.first_index());
+                self.jump_to(i);
+            }
+        }
+    }
+
+    pub(super) fn play_pause(&mut self) {
+        if self.playing.take().is_some() {
+            return;
+        }
+        let last = self.history.len().saturating_sub(1);
+        if self.view_index().unwrap_or(0) >= last {
+            self.status = Some("at the end of the recording: Home or b to go back".into());
+            return;
+        }
+        self.reanchor_from_now();
+    }
+
+    pub(super) fn reanchor_from_now(&mut self) {
+        let at = self
+            .view_index()
+            .and_then(|i| self.history.wall_ms(i))
+            .unwrap_or(0);
+        self.playing = Some(Playback {
+            anchor: std::time::Instant::now(),
+            anchor_wall_ms: at,
+        });
+    }
+
+    /// After a jump or a speed change, playback continues from the sample in view.
+    pub(super) fn reanchor(&mut self) {
+        if self.playing.is_some() {
+            self.reanchor_from_now();
+        }
+    }
+
+    /// Puts sample `i` on screen (clamped to what exists) and derives it.
+    pub(super) fn move_to(&mut self, i: usize) {
+        let len = self.history.len();
+        if len == 0 {
+            return;
+        }
+        let i = i.clamp(self.history.first_index().min(len - 1), len - 1);
+        if self.is_replay() {
+            self.view = Some(i);
+        } else if i == len - 1 {
+            // The newest sample: follow live again unless paused.
+            self.view = None;
+        } else {
+            self.paused = true;
+            self.view = Some(i);
+        }
+        self.recompute();
+    }
+
+    /// A jump (b, j, J): moves, keeps playback going from there, and says what lies there.
+    pub(super) fn jump_to(&mut self, i: usize) {
+        let from = self.view_index().unwrap_or(0);
+        self.move_to(i);
+        self.reanchor();
+        let to = self.view_index().unwrap_or(0);
+        let mut notes = Vec::new();
+        if let Some(t) = self.history.wall_ms(to) {
+            notes.push(format!("at {} UTC", crate::record::format_clock(t)));
+        }
+        // Markers passed on the way, so a jump never hides a gap or a tweak.
+        let (lo, hi) = (from.min(to) + 1, from.max(to));
+        for k in lo..=hi {
+            notes.extend(self.history.notes_before(k));
+        }
+        self.status = Some(notes.join("; "));
+    }
+
+    pub(super) fn jump_by(&mut self, forward: bool) {
+        let Some(cur) = self.view_index() else { return };
+        let Some(now) = self.history.wall_ms(cur) else {
+            return;
+        };
+        let step = self.jump.as_millis() as i64;
+        let last = self.history.len() - 1;
+        let target = if forward {
+            if cur == last {
+                self.status = Some(if self.is_replay() {
+                    "at the last sample".into()
+                } else {
+                    "already at the newest sample".into()
+                });
+                return;
+            }
+            // The first sample at or after now + step (not before it: a forward jump moves).
+            let i = self.history.seek(now + step);
+            if self.history.wall_ms(i).is_some_and(|w| w < now + step) && i < last {
+                i + 1
+            } else {
+                i
+            }
+            .max(cur + 1)
+        } else {
+            self.history.seek(now - step).min(cur.saturating_sub(1))
+        };
+        self.jump_to(target);
+    }
+
+    pub(super) fn step(&mut self, a: Action) {
+        let Some(cur) = self.view_index() else { return };
+        let last = self.history.len() - 1;
+        let first = self.history.first_index();
+        if self.is_replay() {
+            // Stepping is frame by frame: it stops playback.
+            if matches!(a, Action::StepBack | Action::StepForward) {
+                self.playing = None;
+            }
+            let target = match a {
+                Action::StepBack => cur.saturating_sub(1),
+                Action::Oldest => first,
+                Action::StepForward => (cur + 1).min(last),
+                _ => last,
+            };
+            if target == cur {
+                self.status = Some(
+                    if a == Action::StepBack {
+                        "first sample"
+                    } else {
+                        "last sample"
+                    }
+                    .into(),
+                );
+            }
+            self.jump_to(target);
+            return;
+        }
+        let target = match a {
+            Action::StepBack => cur.saturating_sub(1).max(first),
+            Action::Oldest => first,
+            Action::StepForward => (cur + 1).min(last),
+            _ => last,
+        };
+        if a == Action::Latest || (a == Action::StepForward && target == last) {
+            self.view = None;
+            self.paused = a != Action::Latest && self.paused;
+        } else {
+            self.paused = true;
+            self.view = Some(target);
+        }
+        if target == cur && a == Action::StepBack {
+            self.status = Some("oldest sample in memory".into());
+        }
+        self.recompute();
     }
 }
 

@@ -1,12 +1,13 @@
-//! Tweak state for the TUI: `g` governor toggle, `a` knob menu, `u` undo, and the dialogs.
+//! The dashboard's side of the safe tweaks: `g` governor toggle, `a` knob menu, `u` undo, and
+//! their dialogs. It lives in `ui` so that `crate::tweak` knows nothing of the screen or keys.
 //!
 //! Confirm dialogs apply only on `y`; Enter, Esc and every other key cancel.
 
-use super::apply::{self, FsWriter, UndoPreview, Which};
-use super::journal::Journal;
-use super::knob::{self, Allowed};
-use super::plan::{self, Plan};
-use super::Ctx;
+use crate::tweak::apply::{self, FsWriter, UndoPreview, Which};
+use crate::tweak::journal::Journal;
+use crate::tweak::knob::{self, Allowed};
+use crate::tweak::plan::{self, Plan};
+use crate::tweak::Ctx;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
 #[derive(Debug, Clone)]
@@ -76,7 +77,7 @@ pub struct TweakState {
     pub ctx: Option<Ctx>,
     pub dialog: Option<Dialog>,
     /// PM-QoS latency hold (`l` in the menu); released when dropped, i.e. when perftop exits.
-    pub hold: Option<super::pmqos::LatencyHold>,
+    pub hold: Option<crate::tweak::pmqos::LatencyHold>,
     /// The change just applied or undone, for the recording's timeline (taken by the App).
     pub done: Option<crate::record::Action>,
 }
@@ -135,7 +136,7 @@ impl TweakState {
         if p.writes().next().is_none() {
             return Some(format!("{}: already {}", p.knob, p.value));
         }
-        let _ = super::audit::log(&ctx.state_dir, "preview", &p, &[]);
+        let _ = crate::tweak::audit::log(&ctx.state_dir, "preview", &p, &[]);
         let lines = p
             .preview(ctx)
             .lines()
@@ -230,7 +231,7 @@ impl TweakState {
             "pmqos.cpu_dma_latency",
             if self.hold.is_some() { "held" } else { "off" }
         ));
-        for o in super::overriders(&ctx.root) {
+        for o in crate::tweak::overriders(&ctx.root) {
             lines.push(format!("warning: {o} may override these settings"));
         }
         self.dialog = Some(Dialog::Info {
@@ -259,7 +260,7 @@ impl TweakState {
                     .iter()
                     .filter(|c| {
                         c.undo
-                            && super::read_value(&ctx.root, &c.rel).as_deref()
+                            && crate::tweak::read_value(&ctx.root, &c.rel).as_deref()
                                 != Some(c.old.as_str())
                     })
                     .map(|c| format!("  {:<10} {} → {}", c.label, c.rel, c.old))
@@ -287,7 +288,7 @@ impl TweakState {
                     Ok(c) => c.clone(),
                     Err(e) => return Some(e),
                 };
-                match super::pmqos::hold(&ctx, 0) {
+                match crate::tweak::pmqos::hold(&ctx, 0) {
                     Ok(h) => {
                         self.hold = Some(h);
                         Some("PM-QoS: CPU wake-up latency held at 0 µs until perftop exits".into())

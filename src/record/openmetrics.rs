@@ -1,0 +1,398 @@
+//! `perftop dump --format openmetrics`: one gauge family per numeric field
+//! (`perftop_<pane>_<field>`), entity ids and names as labels (empty strings are not labels),
+//! timestamps in seconds, each family and each series contiguous, `# EOF` at the end. Points
+//! that outgrow a few MB go to an unnamed temporary file until the dump is read.
+
+use super::dump::anonymous_temp_file;
+use crate::assess::Assessed;
+use anyhow::{bail, Context, Result};
+use serde_json::Value;
+use std::fmt::Write as _;
+use std::io::Write;
+
+/// An OpenMetrics dump, filled interval by interval.
+#[derive(Default)]
+pub(super) struct OpenMetrics {
+    series: OmSeries,
+    last: Option<i64>,
+    /// Intervals left out because the wall clock stepped back.
+    skipped: u64,
+}
+
+impl OpenMetrics {
+    /// Adds the points of the interval ending at `w` (ms) for the panes in `keys`, and the
+    /// interval's length when every pane is dumped.
+    pub(super) fn add(&mut self, w: i64, d: &Assessed, keys: &[&str], all: bool) -> Result<()> {
+        // A series' timestamps must increase: skip an interval whose clock stepped back.
+        if self.last.is_some_and(|l| w <= l) {
+            self.skipped += 1;
+            return Ok(());
+        }
+        self.last = Some(w);
+        let v = serde_json::to_value(d)?;
+        let mut fam = String::with_capacity(96);
+        let om = &mut self.series;
+        for key in keys {
+            if let Some(x) = v.get(*key) {
+                fam.clear();
+                fam.push_str("perftop_");
+                fam.push_str(key);
+                om_walk(&mut fam, x, &mut Vec::new(), "", &mut |f, l, val| {
+                    om.add(f, l, w, val)
+                })?;
+            }
+        }
+        if all {
+            if let Some(s) = v.get("interval_s").and_then(Value::as_f64) {
+                om.add("perftop_interval_seconds", "", w, s)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes every family and `# EOF`; says through `warn` how many intervals were left out.
+    pub(super) fn write(&self, out: &mut dyn Write, warn: &mut dyn FnMut(String)) -> Result<()> {
+        if self.skipped > 0 {
+            warn(format!(
+                "{} intervals left out of the OpenMetrics output: the wall clock stepped back (a series' timestamps must increase)",
+                self.skipped
+            ));
+        }
+        self.series.write(out)?;
+        out.write_all(b"# EOF\n")?;
+        Ok(())
+    }
+}
+
+/// Integer fields that identify an array element (become labels, not gauges).
+const ID_FIELDS: [&str; 4] = ["cpu", "node", "irq", "size_kb"];
+/// String fields that change every interval and would make a new series each time.
+const NOT_LABELS: [&str; 2] = ["message", "dir"];
+
+fn sanitize(s: &str) -> String {
+    let mut o: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if o.starts_with(|c: char| c.is_ascii_digit()) {
+        o.insert(0, '_');
+    }
+    o
+}
+
+/// A gauge family name must not end in a suffix OpenMetrics reserves for other types.
+fn family_name(fam: &str) -> String {
+    if is_reserved(fam) {
+        format!("{fam}_value")
+    } else {
+        fam.to_string()
+    }
+}
+
+fn om_escape(s: &str) -> String {
+    crate::text::safe::text(s)
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// Appends `{k="v",...}` (nothing for no labels).
+fn render_labels(labels: &[(String, String)], out: &mut String) {
+    out.clear();
+    if labels.is_empty() {
+        return;
+    }
+    out.push('{');
+    for (i, (k, v)) in labels.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(k);
+        out.push_str("=\"");
+        out.push_str(&om_escape(v));
+        out.push('"');
+    }
+    out.push('}');
+}
+
+fn om_value(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "+Inf" } else { "-Inf" }.into()
+    } else {
+        format!("{v}")
+    }
+}
+
+type OmSink<'a> = dyn FnMut(&str, &str, f64) -> Result<()> + 'a;
+
+/// Emits a leaf of family `fam` (renamed when it ends in a reserved suffix).
+fn om_leaf(fam: &str, labels: &str, v: f64, sink: &mut OmSink) -> Result<()> {
+    if is_reserved(fam) {
+        sink(&family_name(fam), labels, v)
+    } else {
+        sink(fam, labels, v)
+    }
+}
+
+fn is_reserved(fam: &str) -> bool {
+    const RESERVED: [&str; 8] = [
+        "_total", "_count", "_sum", "_bucket", "_created", "_info", "_gcount", "_gsum",
+    ];
+    RESERVED.iter().any(|r| fam.ends_with(r))
+}
+
+/// Walks one pane's JSON: numbers and booleans become gauges named by their path (`fam` grows
+/// and shrinks as a stack), array elements become label sets (their string fields and id
+/// fields, else `index`). `labels` is the current label set and `rendered` its text form.
+fn om_walk(
+    fam: &mut String,
+    v: &Value,
+    labels: &mut Vec<(String, String)>,
+    rendered: &str,
+    sink: &mut OmSink,
+) -> Result<()> {
+    match v {
+        Value::Number(n) => {
+            if let Some(x) = n.as_f64() {
+                om_leaf(fam, rendered, x, sink)?;
+            }
+        }
+        Value::Bool(b) => om_leaf(fam, rendered, f64::from(u8::from(*b)), sink)?,
+        Value::Object(m) => {
+            for (k, x) in m {
+                let len = fam.len();
+                fam.push('_');
+                fam.push_str(&sanitize(k));
+                om_walk(fam, x, labels, rendered, sink)?;
+                fam.truncate(len);
+            }
+        }
+        Value::Array(a) => {
+            let stem = sanitize(fam.rsplit('_').next().unwrap_or("i"));
+            let base = labels.len();
+            let mut text = String::new();
+            let mut is_label = Vec::new();
+            for (i, e) in a.iter().enumerate() {
+                labels.truncate(base);
+                let add = |l: &mut Vec<(String, String)>, k: &str, val: String| {
+                    let mut name = sanitize(k);
+                    if l.iter().any(|(n, _)| *n == name) {
+                        name = format!("{stem}_{name}");
+                    }
+                    l.push((name, val));
+                };
+                match e {
+                    Value::Object(m) => {
+                        is_label.clear();
+                        let mut any_label = false;
+                        let mut measured = false;
+                        for (k, x) in m {
+                            let label = match x {
+                                // Prometheus drops empty label values, which could merge
+                                // two series: an empty string is no label.
+                                Value::String(s)
+                                    if !s.is_empty() && !NOT_LABELS.contains(&k.as_str()) =>
+                                {
+                                    add(labels, k, s.clone());
+                                    true
+                                }
+                                Value::Number(n)
+                                    if ID_FIELDS.contains(&k.as_str())
+                                        && !any_label_named(labels, k) =>
+                                {
+                                    add(labels, k, n.to_string());
+                                    true
+                                }
+                                _ => false,
+                            };
+                            any_label |= label;
+                            measured |= !label && (x.is_number() || x.is_boolean());
+                            is_label.push(label);
+                        }
+                        if !any_label {
+                            add(labels, "index", i.to_string());
+                        }
+                        render_labels(labels, &mut text);
+                        if !measured {
+                            // Nothing to measure (e.g. a finding): say it is present.
+                            let len = fam.len();
+                            fam.push_str("_present");
+                            om_leaf(fam, &text, 1.0, sink)?;
+                            fam.truncate(len);
+                        }
+                        for ((k, x), label) in m.iter().zip(&is_label) {
+                            if *label || matches!(x, Value::String(_) | Value::Null) {
+                                continue;
+                            }
+                            let len = fam.len();
+                            fam.push('_');
+                            fam.push_str(&sanitize(k));
+                            om_walk(fam, x, labels, &text, sink)?;
+                            fam.truncate(len);
+                        }
+                    }
+                    Value::Number(_) | Value::Bool(_) => {
+                        add(labels, "index", i.to_string());
+                        render_labels(labels, &mut text);
+                        om_walk(fam, e, labels, &text, sink)?;
+                    }
+                    _ => {}
+                }
+            }
+            labels.truncate(base);
+        }
+        Value::String(_) | Value::Null => {}
+    }
+    Ok(())
+}
+
+fn any_label_named(l: &[(String, String)], k: &str) -> bool {
+    l.iter().any(|(n, _)| n == k)
+}
+
+/// Every OpenMetrics series of a dump, written family by family and series by series once the
+/// recording is read (OpenMetrics wants each family, and each series within it, contiguous).
+/// Points stay in memory up to [`OmSeries::LIMIT`]; past that they are moved, per series, to an
+/// unnamed temporary file and read back in order at the end, so a day-long dump runs in bounded
+/// memory.
+#[derive(Default)]
+struct OmSeries {
+    /// `family \0 labels` → index into `series`.
+    index: std::collections::HashMap<String, usize>,
+    series: Vec<OmOne>,
+    key: String,
+    in_memory: usize,
+    spill: Option<(std::fs::File, u64)>,
+}
+
+struct OmOne {
+    family: String,
+    labels: String,
+    points: Vec<(i64, f64)>,
+    /// (file offset, point count) of the points already moved to the temporary file.
+    spilled: Vec<(u64, usize)>,
+}
+
+impl OmSeries {
+    const LIMIT: usize = 2 << 20;
+
+    fn add(&mut self, family: &str, labels: &str, t: i64, v: f64) -> Result<()> {
+        self.key.clear();
+        self.key.push_str(family);
+        self.key.push('\0');
+        self.key.push_str(labels);
+        let i = match self.index.get(self.key.as_str()) {
+            Some(i) => *i,
+            None => {
+                self.series.push(OmOne {
+                    family: family.to_string(),
+                    labels: labels.to_string(),
+                    points: Vec::new(),
+                    spilled: Vec::new(),
+                });
+                self.index.insert(self.key.clone(), self.series.len() - 1);
+                self.series.len() - 1
+            }
+        };
+        self.series[i].points.push((t, v));
+        self.in_memory += 1;
+        if self.in_memory >= Self::LIMIT {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    fn spill(&mut self) -> Result<()> {
+        let (file, len) = match &mut self.spill {
+            Some(f) => f,
+            None => self.spill.insert((anonymous_temp_file()?, 0)),
+        };
+        let mut bytes = Vec::new();
+        for s in &mut self.series {
+            if s.points.is_empty() {
+                continue;
+            }
+            bytes.clear();
+            for (t, v) in &s.points {
+                bytes.extend_from_slice(&t.to_le_bytes());
+                bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+            }
+            file.write_all(&bytes)
+                .context("writing a temporary file for the OpenMetrics dump")?;
+            s.spilled.push((*len, s.points.len()));
+            *len += bytes.len() as u64;
+            s.points.clear();
+        }
+        self.in_memory = 0;
+        Ok(())
+    }
+
+    /// Writes `# TYPE` and the points of every family, in name order, series in label order.
+    fn write(&self, out: &mut dyn Write) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        let mut order: Vec<&OmOne> = self.series.iter().collect();
+        order.sort_by(|a, b| (&a.family, &a.labels).cmp(&(&b.family, &b.labels)));
+        let mut text = String::with_capacity(64 << 10);
+        let mut bytes = Vec::new();
+        let mut points = Vec::new();
+        let mut last_family: Option<&str> = None;
+        for s in order {
+            if last_family != Some(s.family.as_str()) {
+                let _ = writeln!(text, "# TYPE {} gauge", s.family);
+                last_family = Some(&s.family);
+            }
+            for &(at, n) in &s.spilled {
+                let Some((file, _)) = &self.spill else {
+                    bail!("OpenMetrics dump: temporary file missing");
+                };
+                bytes.resize(n * 16, 0);
+                file.read_exact_at(&mut bytes, at)
+                    .context("reading back the OpenMetrics dump's temporary file")?;
+                points.clear();
+                points.extend(bytes.chunks_exact(16).map(|c| {
+                    let (t, v) = c.split_at(8);
+                    (
+                        i64::from_le_bytes(t.try_into().unwrap_or([0; 8])),
+                        f64::from_bits(u64::from_le_bytes(v.try_into().unwrap_or([0; 8]))),
+                    )
+                }));
+                om_lines(&mut text, s, &points);
+                flush_text(&mut text, out)?;
+            }
+            om_lines(&mut text, s, &s.points);
+            flush_text(&mut text, out)?;
+        }
+        out.write_all(text.as_bytes())?;
+        Ok(())
+    }
+}
+
+fn om_lines(text: &mut String, s: &OmOne, points: &[(i64, f64)]) {
+    for (t, v) in points {
+        let _ = writeln!(
+            text,
+            "{}{} {} {}.{:03}",
+            s.family,
+            s.labels,
+            om_value(*v),
+            t.div_euclid(1000),
+            t.rem_euclid(1000)
+        );
+    }
+}
+
+fn flush_text(text: &mut String, out: &mut dyn Write) -> Result<()> {
+    if text.len() >= 32 << 10 {
+        out.write_all(text.as_bytes())?;
+        text.clear();
+    }
+    Ok(())
+}

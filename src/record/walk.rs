@@ -1,0 +1,304 @@
+//! The walk over a recording: which sample an interval starts from, where the disk baselines
+//! start over, and the intervals in order as `Assessed` — for `dump` (every interval in a time
+//! range, decoded on worker threads) and for replay (one interval at a time, anywhere).
+//!
+//! The rule, in one place: sample `i` is derived against sample `i - 1` unless a recorder
+//! stop/start lies between them (then it is a since-boot sample) or `i - 1` cannot be decoded
+//! (then it has no interval and a warning says why). Disk baselines are learned in order from
+//! the start of the run (the recording's first sample, or the first after a gap), so an interval
+//! gets the same findings whether dump, replay or the live view judged it.
+
+use super::format_rfc3339;
+use super::reader::{Decoder, Recording};
+use crate::assess::{Assessed, Assessor};
+use crate::derive::{derive, Derived};
+use crate::findings::{DiskBaselines, Thresholds};
+use crate::sample::Sample;
+use anyhow::{Context, Result};
+use std::collections::BTreeMap;
+use std::sync::{mpsc, Mutex};
+
+/// The sample interval `i` starts from: `i - 1`, unless a recorder gap lies between them.
+pub fn prev_of(rec: &Recording, i: usize) -> Option<usize> {
+    (i > 0 && !rec.gap_before(i)).then(|| i - 1)
+}
+
+/// The first sample of the run holding sample `i`: where its disk baselines start.
+pub fn run_start(rec: &Recording, i: usize) -> usize {
+    rec.events
+        .iter()
+        .rev()
+        .find(|e| e.before <= i && e.breaks_interval())
+        .map_or(0, |e| e.before)
+}
+
+/// One step of the walk, in recording order.
+enum Item {
+    /// The interval ending at sample `i` (wall clock `w`), derived but not yet judged.
+    Interval(usize, i64, Box<Derived>),
+    /// A gap before the next sample: the baselines start over.
+    Reset,
+    /// Sample `i` could not be decoded.
+    Warn(usize, String),
+}
+
+/// Decodes samples `lo..hi` (and `lo - 1` for the first interval, unless `lo` is `first`) and
+/// passes their intervals, gaps and warnings to `sink` in order. The same results whichever way
+/// the range is cut into chunks: an interval needs only its own two samples.
+fn chunk(
+    rec: &Recording,
+    first: usize,
+    lo: usize,
+    hi: usize,
+    sink: &mut dyn FnMut(Item) -> Result<()>,
+) -> Result<()> {
+    let mut dec = Decoder::default();
+    let mut prev: Option<Sample> = None;
+    if lo > first {
+        if let Some(p) = prev_of(rec, lo) {
+            // Its warning, if it does not decode, comes from the chunk that owns it.
+            prev = rec.decode(p, &mut dec).ok();
+        }
+    }
+    for i in lo..hi {
+        let w = rec.samples[i].wall_ms;
+        if prev_of(rec, i).is_none() {
+            prev = None;
+            sink(Item::Reset)?;
+        }
+        match rec.decode(i, &mut dec) {
+            Ok(cur) => {
+                if let Some(p) = &prev {
+                    sink(Item::Interval(i, w, Box::new(derive(Some(p), &cur))))?;
+                }
+                prev = Some(cur);
+            }
+            Err(e) => {
+                sink(Item::Warn(
+                    i,
+                    format!("sample {i} ({}): {e:#}; skipped", format_rfc3339(w)),
+                ))?;
+                prev = None;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Calls `f(n, wall_ms, assessed)` for every recorded interval in `from..=to`, in order, and
+/// `warn` for samples in the range that do not decode. Samples are decoded and derived on
+/// `threads` threads (0: one per CPU, at most 8; 1: all on the calling thread); the findings
+/// are judged on the calling thread, in order, because the disk baselines carry from one
+/// interval to the next. The walk starts at the beginning of the run holding `from`, so the
+/// baselines are the ones replay shows there; the intervals before `from` are judged and not
+/// delivered. At most two chunks per worker are in flight, so memory stays bounded on any
+/// length of recording.
+pub fn intervals(
+    rec: &Recording,
+    from: Option<i64>,
+    to: Option<i64>,
+    thresholds: &Thresholds,
+    threads: usize,
+    warn: &mut dyn FnMut(String),
+    f: &mut dyn FnMut(u64, i64, &Assessed) -> Result<()>,
+) -> Result<u64> {
+    let start = match from {
+        Some(t) => rec.samples.partition_point(|s| s.wall_ms < t),
+        None => 0,
+    }
+    .saturating_sub(1);
+    // The first sample after `to` ends the range (a scan, not a binary search: a wall clock
+    // stepped back must not pull later samples in).
+    let end = match to {
+        Some(t) => rec.samples[start.min(rec.len())..]
+            .iter()
+            .position(|s| s.wall_ms > t)
+            .map_or(rec.len(), |p| start + p),
+        None => rec.len(),
+    };
+    let walk_from = run_start(rec, start).min(start);
+    let mut assessor = Assessor::new(thresholds.clone());
+    let mut n = 0u64;
+    let mut deliver = |it: Item| -> Result<()> {
+        match it {
+            Item::Interval(i, w, d) => {
+                let a = assessor.judge(*d);
+                // Sample `start` only opens the range; a clock stepped back is no reason to
+                // show an interval from before it.
+                if i > start && from.is_none_or(|t| w >= t) {
+                    n += 1;
+                    f(n, w, &a)?;
+                }
+                Ok(())
+            }
+            Item::Reset => {
+                assessor.reset();
+                Ok(())
+            }
+            Item::Warn(i, s) => {
+                if i >= start {
+                    warn(s);
+                }
+                Ok(())
+            }
+        }
+    };
+    // Derived grows with the host; keep a chunk to a few MB of it.
+    let cpus = rec.header().map_or(1, |h| h.cpus.max(1));
+    let size = (16_384 / cpus).clamp(8, 512);
+    let nchunks = (end.saturating_sub(walk_from)).div_ceil(size);
+    let threads = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+        t => t,
+    };
+    if threads <= 1 || nchunks <= 1 {
+        chunk(rec, walk_from, walk_from, end, &mut deliver)?;
+        return Ok(n);
+    }
+    let bounds = |k: usize| (walk_from + k * size, (walk_from + (k + 1) * size).min(end));
+    let (job_tx, job_rx) = mpsc::channel::<usize>();
+    let job_rx = Mutex::new(job_rx);
+    let (res_tx, res_rx) = mpsc::channel::<(usize, Result<Vec<Item>>)>();
+    std::thread::scope(|scope| -> Result<()> {
+        // Dropped on every way out of the scope, so idle workers stop waiting for jobs.
+        let job_tx = job_tx;
+        for _ in 0..threads {
+            let (job_rx, res_tx) = (&job_rx, res_tx.clone());
+            scope.spawn(move || loop {
+                let job = match job_rx.lock() {
+                    Ok(rx) => rx.recv(),
+                    Err(_) => return,
+                };
+                let Ok(k) = job else { return };
+                let (lo, hi) = bounds(k);
+                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let mut items = Vec::with_capacity(hi - lo);
+                    chunk(rec, walk_from, lo, hi, &mut |it| {
+                        items.push(it);
+                        Ok(())
+                    })
+                    .map(|()| items)
+                }));
+                let res = run.unwrap_or_else(|_| {
+                    Err(anyhow::anyhow!("decoding samples {lo}..{hi} panicked"))
+                });
+                if res_tx.send((k, res)).is_err() {
+                    return;
+                }
+            });
+        }
+        drop(res_tx);
+        let mut queued = 0;
+        while queued < nchunks.min(2 * threads) {
+            job_tx.send(queued).context("dump worker threads stopped")?;
+            queued += 1;
+        }
+        let mut done: BTreeMap<usize, Vec<Item>> = BTreeMap::new();
+        let mut next = 0;
+        while next < nchunks {
+            let (k, items) = res_rx.recv().context("dump worker threads stopped")?;
+            done.insert(k, items?);
+            while let Some(items) = done.remove(&next) {
+                next += 1;
+                if queued < nchunks {
+                    job_tx.send(queued).context("dump worker threads stopped")?;
+                    queued += 1;
+                }
+                for it in items {
+                    deliver(it)?;
+                }
+            }
+        }
+        // Dropping job_tx lets the workers finish.
+        Ok(())
+    })?;
+    Ok(n)
+}
+
+/// Replay's random access to the same walk: the baselines before any sample, learned in order
+/// from its run's start and kept at checkpoints, so a jump re-walks at most `EVERY` samples
+/// once the way there has been walked.
+#[derive(Debug, Default)]
+pub struct Baselines {
+    /// Baselines learned from the intervals ending before sample `k` (every `EVERY`th `k`).
+    marks: BTreeMap<usize, DiskBaselines>,
+    /// The last sample asked for, so stepping and playback walk one interval at a time.
+    recent: Option<(usize, DiskBaselines)>,
+}
+
+/// Checkpoint spacing: a day at 1 s keeps 1,350 small maps.
+const EVERY: usize = 64;
+
+impl Baselines {
+    /// Forgets what was learned (the thresholds changed).
+    pub fn clear(&mut self) {
+        self.marks.clear();
+        self.recent = None;
+    }
+
+    /// The baselines learned from the intervals ending before sample `i`.
+    fn before(
+        &mut self,
+        rec: &Recording,
+        dec: &mut Decoder,
+        i: usize,
+        t: &Thresholds,
+    ) -> DiskBaselines {
+        let mark = self
+            .marks
+            .range(..=i)
+            .next_back()
+            .map(|(k, b)| (*k, b.clone()));
+        let from_recent = self
+            .recent
+            .as_ref()
+            .filter(|(k, _)| *k <= i && mark.as_ref().is_none_or(|(m, _)| m <= k))
+            .cloned();
+        let (k, mut b) = from_recent
+            .or(mark)
+            .unwrap_or_else(|| (0, DiskBaselines::new()));
+        let mut last: Option<(usize, Sample)> = None;
+        for j in k..i {
+            if prev_of(rec, j).is_none() {
+                b = DiskBaselines::new();
+            }
+            let cur = rec.decode(j, dec).ok();
+            if let (Some(p), Some(c)) = (prev_of(rec, j), &cur) {
+                let prev = match last.take() {
+                    Some((pi, s)) if pi == p => Some(s),
+                    _ => rec.decode(p, dec).ok(),
+                };
+                if let Some(prev) = prev {
+                    b.update(&derive(Some(&prev), c), t);
+                }
+            }
+            last = cur.map(|c| (j, c));
+            if (j + 1) % EVERY == 0 {
+                self.marks.insert(j + 1, b.clone());
+            }
+        }
+        self.recent = Some((i, b.clone()));
+        b
+    }
+
+    /// The interval ending at sample `i`, judged as `dump` judges it.
+    pub fn assess_at(
+        &mut self,
+        rec: &Recording,
+        dec: &mut Decoder,
+        i: usize,
+        t: &Thresholds,
+    ) -> Result<Assessed> {
+        let mut a = Assessor::new(t.clone());
+        a.set_baselines(self.before(rec, dec, i, t));
+        let prev = match prev_of(rec, i) {
+            Some(p) => rec.decode(p, dec).ok(),
+            None => {
+                a.reset();
+                None
+            }
+        };
+        let cur = rec.decode(i, dec).with_context(|| format!("sample {i}"))?;
+        Ok(a.peek(derive(prev.as_ref(), &cur)))
+    }
+}

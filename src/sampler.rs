@@ -1,0 +1,129 @@
+//! The one sampling clock: `batch`, `record` and the live dashboard read a sample, then wait
+//! for the next tick of this clock. Deadlines, not sleeps, so the time spent reading does not
+//! drift the interval; a clock that fell behind (suspended, a slow root) starts again from now
+//! rather than bursting; a stop flag (signals) ends the wait within `SLICE`; the dashboard
+//! changes the interval through a channel.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How often a wait looks at the stop flag.
+const SLICE: Duration = Duration::from_millis(50);
+
+pub struct Clock {
+    interval: Duration,
+    next: Instant,
+    stop: Option<Arc<AtomicBool>>,
+    control: Option<Receiver<Duration>>,
+}
+
+impl Clock {
+    /// A clock whose first tick is now (the first sample is read before the first wait).
+    pub fn new(interval: Duration) -> Clock {
+        Clock {
+            interval,
+            next: Instant::now(),
+            stop: None,
+            control: None,
+        }
+    }
+
+    /// Ends waits (and the clock) once `flag` is set, e.g. by a signal handler.
+    pub fn stop_on(mut self, flag: Arc<AtomicBool>) -> Clock {
+        self.stop = Some(flag);
+        self
+    }
+
+    /// Takes new intervals from `rx`; the clock ends when the sender is gone.
+    pub fn control(mut self, rx: Receiver<Duration>) -> Clock {
+        self.control = Some(rx);
+        self
+    }
+
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+
+    /// Waits for the next tick. False when the clock was stopped (the flag, or the control
+    /// channel's sender gone): take no more samples.
+    pub fn wait(&mut self) -> bool {
+        self.next += self.interval;
+        let now = Instant::now();
+        if self.next < now {
+            self.next = now;
+        }
+        loop {
+            if self.stopped() {
+                return false;
+            }
+            let left = self.next.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return true;
+            }
+            let slice = if self.stop.is_some() {
+                left.min(SLICE)
+            } else {
+                left
+            };
+            match &self.control {
+                Some(rx) => match rx.recv_timeout(slice) {
+                    Ok(d) => {
+                        // New interval: the next tick is one new interval after the last one.
+                        self.next = self.next - self.interval + d;
+                        self.interval = d;
+                    }
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => return false,
+                },
+                None => std::thread::sleep(slice),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_keep_to_the_grid_and_stop() {
+        let started = Instant::now();
+        let mut c = Clock::new(Duration::from_millis(20));
+        for _ in 0..3 {
+            // Work shorter than the interval does not push the next tick later.
+            std::thread::sleep(Duration::from_millis(5));
+            assert!(c.wait());
+        }
+        let took = started.elapsed();
+        assert!(took >= Duration::from_millis(60), "{took:?}");
+        assert!(took < Duration::from_millis(60 + 15 * 3 + 100), "{took:?}");
+
+        let flag = Arc::new(AtomicBool::new(true));
+        let mut c = Clock::new(Duration::from_secs(60)).stop_on(flag);
+        assert!(!c.wait(), "a set stop flag ends the wait at once");
+    }
+
+    #[test]
+    fn interval_changes_apply_from_the_last_tick() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut c = Clock::new(Duration::from_secs(60)).control(rx);
+        let started = Instant::now();
+        assert!(tx.send(Duration::from_millis(10)).is_ok());
+        assert!(c.wait());
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(c.interval(), Duration::from_millis(10));
+        drop(tx);
+        let (tx, rx) = std::sync::mpsc::channel::<Duration>();
+        drop(tx);
+        let mut c = Clock::new(Duration::from_secs(60)).control(rx);
+        assert!(!c.wait(), "the sender gone ends the clock");
+    }
+}
