@@ -5,6 +5,7 @@
 use crate::mode::{self, root_check};
 use crate::root::Root;
 use crate::text::safe;
+use crate::text::MAX_WIDTH;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
@@ -348,9 +349,6 @@ fn jump_step(s: &str) -> Result<Duration> {
     }
     Ok(d)
 }
-
-/// Widest text report: wider than any terminal, and a report's cost grows with its width.
-pub const MAX_WIDTH: usize = 1000;
 
 /// `--width`: a number of columns in 20 ..= `MAX_WIDTH` (an unbounded width overflowed an
 /// allocation or asked for gigabytes).

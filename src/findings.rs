@@ -17,8 +17,8 @@ pub use tracker::{
 };
 
 use crate::derive::Derived;
+use crate::pane::Pane;
 use crate::units::{compact, kb};
-use crate::view::Pane;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

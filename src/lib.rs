@@ -13,6 +13,7 @@ pub mod derive;
 pub mod findings;
 pub mod mode;
 pub mod pagesize;
+pub mod pane;
 pub mod record;
 pub mod root;
 pub mod sample;

@@ -9,30 +9,8 @@
 //! that it rarely does, and the answer is what most pairs agree on.
 
 use crate::sample::{Meminfo, VmStat};
-use serde::{Deserialize, Serialize};
 
-/// How the page size in a sample was learnt.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PageKbFrom {
-    /// The running kernel's page size (`sysconf(_SC_PAGESIZE)`), live root only.
-    Host,
-    /// What most meminfo/vmstat pairs agree on (`--root`, old recordings).
-    Inferred,
-    /// Nothing to infer from: 4 kB assumed, and said so.
-    #[default]
-    Default,
-}
-
-impl PageKbFrom {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PageKbFrom::Host => "host",
-            PageKbFrom::Inferred => "inferred",
-            PageKbFrom::Default => "default",
-        }
-    }
-}
+pub use crate::sample::PageKbFrom;
 
 /// The assumption when nothing can be inferred: x86-64 and most arm64 distributions.
 pub const DEFAULT_PAGE_KB: u64 = 4;

@@ -287,7 +287,7 @@ pub struct MemorySample {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_kb: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub page_kb_from: Option<crate::pagesize::PageKbFrom>,
+    pub page_kb_from: Option<PageKbFrom>,
     pub meminfo: Meminfo,
     pub vmstat: VmStat,
     pub dirty: DirtySysctls,
@@ -476,5 +476,28 @@ impl Sample {
             .binary_search_by_key(&id, |c| c.id)
             .ok()
             .map(|i| &self.cpu.cpus[i])
+    }
+}
+
+/// How the page size in a sample was learnt.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PageKbFrom {
+    /// The running kernel's page size (`sysconf(_SC_PAGESIZE)`), live root only.
+    Host,
+    /// What most meminfo/vmstat pairs agree on (`--root`, old recordings).
+    Inferred,
+    /// Nothing to infer from: 4 kB assumed, and said so.
+    #[default]
+    Default,
+}
+
+impl PageKbFrom {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PageKbFrom::Host => "host",
+            PageKbFrom::Inferred => "inferred",
+            PageKbFrom::Default => "default",
+        }
     }
 }

@@ -4,7 +4,7 @@
 use super::Finding;
 use super::{worst, DiskBaselines, Severity, Thresholds};
 use crate::derive::{Derived, DiskMetrics};
-use crate::view::Pane;
+use crate::pane::Pane;
 
 /// (completions per second, their mean await in ms) over reads, writes and discards, as the
 /// `await` column of older iostat. Flushes are left out: their latency is the cache's, not the queue's.

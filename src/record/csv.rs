@@ -4,7 +4,7 @@
 
 use super::dump::anonymous_temp_file;
 use crate::assess::Assessed;
-use crate::view::JSON_KEYS;
+use crate::pane::JSON_KEYS;
 use anyhow::{Context, Result};
 use serde_json::Value;
 use std::collections::BTreeMap;

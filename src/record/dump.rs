@@ -25,7 +25,7 @@ use super::walk::intervals;
 use super::{format_rfc3339, parse_time};
 use crate::assess::Assessed;
 use crate::findings::Thresholds;
-use crate::view::{keys_for, JSON_KEYS};
+use crate::pane::{keys_for, JSON_KEYS};
 use anyhow::{bail, Context, Result};
 use serde::ser::SerializeMap;
 use serde::Serialize;

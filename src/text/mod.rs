@@ -14,6 +14,9 @@ use crate::view::model::{busiest, Block, Cells, Order, Row, Table};
 use crate::view::{Ctx, PANES};
 use std::fmt::Write;
 
+/// The widest report `--width` allows (an unbounded width overflowed an allocation).
+pub const MAX_WIDTH: usize = 1000;
+
 /// Rows per table before "+k hidden" (at width 80; wider reports show more).
 const TOP_ROWS: usize = 8;
 
@@ -22,7 +25,7 @@ const TOP_ROWS: usize = 8;
 pub fn report(d: &Assessed, n: u64, width: usize) -> String {
     let mut r = Report {
         out: String::new(),
-        width: width.clamp(60, crate::cli::MAX_WIDTH),
+        width: width.clamp(60, MAX_WIDTH),
     };
     header(&mut r, d, n);
     // Plain text has no colour, so the thresholds behind the levels do not matter here.

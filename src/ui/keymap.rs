@@ -1,7 +1,7 @@
 //! The keymap as data: one table of (context, keys, action, description) drives key dispatch,
 //! the footer hints and the `?` help screen, so they cannot disagree.
 
-use crate::view::{Pane, PANES};
+use crate::pane::{Pane, PANES};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! gets (a header and one row each first, in priority order, then in proportion to what is left
 //! of each); no row stays blank while a pane has rows hidden.
 
-use crate::view::{Pane, PANES};
+use crate::pane::{Pane, PANES};
 
 /// From this width the panes stand in two columns.
 pub const TWO_COLUMNS: usize = 160;

@@ -2,7 +2,7 @@
 //! of a big host's CPUs, and the dirty gauge in block glyphs.
 
 use super::{note, span, View};
-use crate::view::Pane;
+use crate::pane::Pane;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 

@@ -1,0 +1,189 @@
+//! The panes that exist: their titles on the screen and in the report, their names on the
+//! command line and in findings, their JSON keys and focus keys. Depends on nothing, so every
+//! stage (findings, views, dump, keymap) may name a pane.
+
+use anyhow::{bail, Result};
+
+/// One pane of the dashboard, in screen order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pane {
+    Cpu,
+    Numa,
+    Huge,
+    Dirty,
+    Disks,
+    Softirq,
+}
+
+/// Every pane, in the order the screen and the report show them.
+pub const PANES: [Pane; 6] = [
+    Pane::Cpu,
+    Pane::Numa,
+    Pane::Huge,
+    Pane::Dirty,
+    Pane::Disks,
+    Pane::Softirq,
+];
+
+/// The top-level keys of the assessed JSON (`delta`, `dump --format json`), in output order.
+/// `host` and `findings` belong to no pane; the rest belong to exactly one.
+pub const JSON_KEYS: [&str; 11] = [
+    "host",
+    "cpus",
+    "policies",
+    "nodes",
+    "hugepages",
+    "dirty",
+    "disks",
+    "softirq_cpus",
+    "irq_queues",
+    "nics",
+    "findings",
+];
+
+impl Pane {
+    /// The title on the screen.
+    pub const fn title(self) -> &'static str {
+        match self {
+            Pane::Cpu => "CPU power",
+            Pane::Numa => "NUMA",
+            Pane::Huge => "HugePages/THP",
+            Pane::Dirty => "Dirty",
+            Pane::Disks => "Disks",
+            Pane::Softirq => "Softirq/NIC",
+        }
+    }
+
+    /// The section title in the text report (room for what the screen abbreviates).
+    pub fn section(self) -> &'static str {
+        match self {
+            Pane::Cpu => "CPU power (C/P-states)",
+            Pane::Numa => "NUMA memory",
+            Pane::Huge => "HugePages / THP",
+            Pane::Dirty => "Dirty / writeback",
+            Pane::Disks => "Disks (iostat -x)",
+            Pane::Softirq => "Softirq / NIC queues",
+        }
+    }
+
+    /// The short name: `--pane` value, `Finding.pane`, the help text.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pane::Cpu => "cpu",
+            Pane::Numa => "numa",
+            Pane::Huge => "hugepages",
+            Pane::Dirty => "dirty",
+            Pane::Disks => "disks",
+            Pane::Softirq => "softirq",
+        }
+    }
+
+    /// Other names `--pane` accepts for it.
+    fn aliases(self) -> &'static [&'static str] {
+        match self {
+            Pane::Cpu => &[],
+            Pane::Numa => &["node"],
+            Pane::Huge => &["huge", "thp"],
+            Pane::Dirty => &[],
+            Pane::Disks => &["disk", "io", "iostat"],
+            Pane::Softirq => &["net"],
+        }
+    }
+
+    /// The JSON keys whose values this pane shows.
+    pub fn json_keys(self) -> &'static [&'static str] {
+        match self {
+            Pane::Cpu => &["cpus", "policies"],
+            Pane::Numa => &["nodes"],
+            Pane::Huge => &["hugepages"],
+            Pane::Dirty => &["dirty"],
+            Pane::Disks => &["disks"],
+            Pane::Softirq => &["softirq_cpus", "irq_queues", "nics"],
+        }
+    }
+
+    /// The key that focuses it (`1`..), as the screen's titles number them.
+    pub const fn key(self) -> char {
+        match self {
+            Pane::Cpu => '1',
+            Pane::Numa => '2',
+            Pane::Huge => '3',
+            Pane::Dirty => '4',
+            Pane::Disks => '5',
+            Pane::Softirq => '6',
+        }
+    }
+
+    pub fn index(self) -> usize {
+        PANES.iter().position(|p| *p == self).unwrap_or(0)
+    }
+
+    /// The pane a finding's `pane` field names.
+    pub fn named(name: &str) -> Option<Pane> {
+        let n = name.to_ascii_lowercase();
+        PANES
+            .into_iter()
+            .find(|p| p.name() == n || p.aliases().contains(&n.as_str()))
+    }
+}
+
+/// `--pane NAME` → the JSON keys it selects: a pane's name or alias, `memory` (NUMA, huge pages
+/// and dirty), `nic`, or one JSON key itself.
+pub fn keys_for(name: &str) -> Result<Vec<&'static str>> {
+    let n = name.to_ascii_lowercase();
+    if let Some(p) = Pane::named(&n) {
+        return Ok(p.json_keys().to_vec());
+    }
+    Ok(match n.as_str() {
+        "nic" => vec!["nics"],
+        "memory" | "mem" => [Pane::Numa, Pane::Huge, Pane::Dirty]
+            .iter()
+            .flat_map(|p| p.json_keys().iter().copied())
+            .collect(),
+        _ => match JSON_KEYS.iter().find(|k| **k == n) {
+            Some(k) => vec![*k],
+            None => bail!(
+                "unknown pane '{name}' ({}, or one of {})",
+                PANES.map(Pane::name).join(", "),
+                JSON_KEYS.join(", ")
+            ),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_json_key_but_host_and_findings_belongs_to_exactly_one_pane() {
+        for k in JSON_KEYS {
+            let owners = PANES.iter().filter(|p| p.json_keys().contains(&k)).count();
+            let expect = usize::from(k != "host" && k != "findings");
+            assert_eq!(owners, expect, "{k}");
+        }
+    }
+
+    #[test]
+    fn pane_names_and_aliases_resolve() {
+        assert_eq!(keys_for("CPU").ok(), Some(vec!["cpus", "policies"]));
+        assert_eq!(keys_for("iostat").ok(), Some(vec!["disks"]));
+        assert_eq!(keys_for("thp").ok(), Some(vec!["hugepages"]));
+        assert_eq!(
+            keys_for("memory").ok(),
+            Some(vec!["nodes", "hugepages", "dirty"])
+        );
+        assert_eq!(keys_for("irq_queues").ok(), Some(vec!["irq_queues"]));
+        let e = keys_for("bogus")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            e.contains("cpu, numa, hugepages, dirty, disks, softirq"),
+            "{e}"
+        );
+        for (i, p) in PANES.iter().enumerate() {
+            assert_eq!(p.key(), char::from(b'1' + i as u8), "{p:?}");
+        }
+    }
+}
