@@ -7,15 +7,10 @@ use perftop::root::{Root, Trace};
 use perftop::sample::Sample;
 use perftop::source::Reader;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
+use support::fixture;
 
 /// The files one sample of `root` reads (in reading order).
 fn files_read(root: &Path) -> Vec<String> {

@@ -8,8 +8,9 @@ mod support;
 
 use serde_json::Value;
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
+use support::fixture;
 
 fn perftop(args: &[&OsStr]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_perftop"))
@@ -215,12 +216,6 @@ fn refuses_a_non_empty_directory() {
         .collect();
     assert_eq!(left, ["notes.txt"]);
     assert_eq!(read(dir.path().join("notes.txt")), "mine\n");
-}
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
 }
 
 /// A snapshot without its wall clock (the only thing a copy may change).

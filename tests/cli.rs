@@ -1,6 +1,7 @@
 //! The command line contract: `perftop snapshot`, `perftop delta` and their failure modes,
 //! run as the real binary against the fixture roots.
 
+mod support;
 use perftop::assess::assess;
 use perftop::findings::Thresholds;
 use perftop::root::Root;
@@ -8,12 +9,7 @@ use perftop::source::Reader;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
+use support::fixture;
 
 fn perftop(args: &[&std::ffi::OsStr]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_perftop"))

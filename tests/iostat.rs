@@ -15,22 +15,10 @@
 //! whose counters went down (re-created) perftop gives null where iostat prints numbers
 //! computed against zero.
 
+mod support;
 use perftop::derive::{derive, Derived, DiskMetrics};
-use perftop::root::Root;
-use perftop::sample::Sample;
-use perftop::source::Reader;
-use std::path::PathBuf;
 use std::process::Command;
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
-
-fn read(name: &str, when: &str) -> Sample {
-    Reader::new(Root::new(fixture(name).join(when))).sample()
-}
+use support::{fixture, read};
 
 fn interval(name: &str) -> Derived {
     derive(Some(&read(name, "t0")), &read(name, "t1"))

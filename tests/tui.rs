@@ -13,14 +13,8 @@ use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
+use support::fixture;
 
 /// An app that has seen the fixture's t0 and t1 samples (so rates are real, not since-boot).
 fn app_for(name: &str) -> App {

@@ -18,16 +18,16 @@ mod intel_pstate;
 mod numa;
 mod vm_2cpu;
 
+#[path = "../support/mod.rs"]
+mod support;
 use perftop::assess::assess;
 use perftop::derive::{
     derive, CpuMetrics, Derived, DiskMetrics, IrqQueueMetrics, NicMetrics, NodeMetrics,
     SoftirqCpuMetrics, StateMetrics,
 };
-use perftop::root::Root;
 use perftop::sample::Sample;
-use perftop::source::Reader;
-use std::path::PathBuf;
 use std::process::Command;
+use support::{fixture, read};
 
 const FIXTURES: [&str; 6] = [
     "vm-2cpu",
@@ -37,16 +37,6 @@ const FIXTURES: [&str; 6] = [
     "wrap",
     "bad",
 ];
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
-
-fn read(name: &str, when: &str) -> Sample {
-    Reader::new(Root::new(fixture(name).join(when))).sample()
-}
 
 struct Fx {
     t0: Sample,

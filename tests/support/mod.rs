@@ -15,6 +15,18 @@ use perftop::source::Reader;
 use std::io::Write;
 use std::path::PathBuf;
 
+/// A fixture root under `tests/fixtures`.
+pub fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// One sample of a fixture root's `t0` or `t1` tree.
+pub fn read(name: &str, when: &str) -> Sample {
+    Reader::new(Root::new(fixture(name).join(when))).sample()
+}
+
 /// Wall-clock time (ms) of the first synthetic sample of the recording tests (2025-11-21
 /// 14:05:30 UTC): recordings made from them get the same timestamps and file names every run.
 pub const T0: i64 = 1_763_733_930_000;
