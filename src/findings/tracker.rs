@@ -216,6 +216,16 @@ pub fn strip_rows(
     }
     let mut v = active.to_vec();
     sort_active(&mut v);
+    if max_lines == 1 && v.len() > 1 {
+        // One line (80x24): the most severe message, never only a list of ids, then how many
+        // more there are.
+        let a = &v[0];
+        let sev = a.finding.severity;
+        let more = format!(" +{} more", v.len() - 1);
+        let text = format!("{} {}", sev.as_str().to_uppercase(), a.finding.message);
+        let cut = fit(&text, width.saturating_sub(more.len()));
+        return vec![(Some(sev), fit(&format!("{cut}{more}"), width))];
+    }
     let shown = if v.len() > max_lines {
         max_lines - 1
     } else {

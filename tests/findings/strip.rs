@@ -78,10 +78,14 @@ fn strip_at_80_columns() {
     for line in strip_lines(&list, 40, 2) {
         assert!(line.chars().count() <= 40, "{line}");
     }
+    // One line (80x24): the most severe message in full, then the count, never ids alone.
     assert_eq!(
         strip_lines(&list, 80, 1),
-        ["+5 more: disk.saturated, pagetables.large, net.drops, dirty.throttled, cpu.powe~"]
+        ["CRIT sda aqu-sz 12.0, await 85.0ms vs usual 6.1ms: queue building +4 more"]
     );
+    // Too narrow for the message: it is cut, the count stays.
+    let narrow = strip_lines(&list, 40, 1);
+    assert_eq!(narrow, ["CRIT sda aqu-sz 12.0, await 85.~ +4 more"]);
     assert!(strip_lines(&[], 80, 3).is_empty());
     assert!(strip_lines(&list, 80, 0).is_empty());
 }
