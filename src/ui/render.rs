@@ -90,8 +90,9 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     let bottom_rows = findings.len() + 1;
     if app.zoom {
         let v = view(width, true, None);
-        let (body, hidden) = cut(panes::body(app.focus, &v), avail.saturating_sub(1));
-        rows.push(pane_title(app.focus, &v, true, hidden));
+        let m = panes::model(app.focus, &v);
+        let (body, hidden) = cut(panes::body(app.focus, &m, &v), avail.saturating_sub(1));
+        rows.push(pane_title(app.focus, &m, &v, true, hidden));
         rows.extend(body);
         pad(
             &mut rows,
@@ -166,7 +167,12 @@ fn column<'a>(
     view: &dyn Fn(usize, bool, Option<usize>) -> View<'a>,
 ) -> Vec<Line<'static>> {
     let v = view(w, false, None);
-    let bodies: Vec<Vec<Line<'static>>> = panes_here.iter().map(|p| panes::body(*p, &v)).collect();
+    let models: Vec<_> = panes_here.iter().map(|p| panes::model(*p, &v)).collect();
+    let bodies: Vec<Vec<Line<'static>>> = panes_here
+        .iter()
+        .zip(&models)
+        .map(|(p, m)| panes::body(*p, m, &v))
+        .collect();
     let lens: Vec<usize> = bodies.iter().map(Vec::len).collect();
     let alloc = layout::allocate(
         panes_here,
@@ -175,15 +181,15 @@ fn column<'a>(
         v.app.focus,
     );
     let mut lines = Vec::with_capacity(avail);
-    for ((p, body), n) in panes_here.iter().zip(bodies).zip(alloc) {
+    for (((p, m), body), n) in panes_here.iter().zip(&models).zip(bodies).zip(alloc) {
         let hidden = body.len().saturating_sub(n);
         let body = if hidden > 0 {
-            panes::body(*p, &view(w, false, Some(n)))
+            panes::body(*p, m, &view(w, false, Some(n)))
         } else {
             body
         };
         let (body, _) = cut(body, n);
-        lines.push(pane_title(*p, &v, v.app.focus == *p, hidden));
+        lines.push(pane_title(*p, m, &v, v.app.focus == *p, hidden));
         lines.extend(body);
     }
     lines.truncate(avail);
@@ -206,14 +212,20 @@ fn cut(mut lines: Vec<Line<'static>>, n: usize) -> (Vec<Line<'static>>, usize) {
 }
 
 /// `1 CPU power  <headline>`, with `+k` at the far right when body rows did not fit.
-fn pane_title(p: Pane, v: &View, focused: bool, hidden: usize) -> Line<'static> {
+fn pane_title(
+    p: Pane,
+    m: &crate::view::model::PaneView,
+    v: &View,
+    focused: bool,
+    hidden: usize,
+) -> Line<'static> {
     let t = v.theme;
-    let label = format!("{} {:<13}", p.index() + 1, p.title());
+    let label = format!("{} {:<13}", p.key(), p.title());
     let mut spans = vec![
         span(label, if focused { t.focus } else { t.title }),
         span(" ", Style::default()),
     ];
-    spans.extend(panes::headline(p, v));
+    spans.extend(panes::headline(p, m, v));
     if hidden > 0 {
         let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
         let tag = format!(" +{hidden}");

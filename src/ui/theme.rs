@@ -320,16 +320,6 @@ impl Theme {
             },
         })
     }
-
-    /// Style for a value against warn/crit thresholds (higher is worse).
-    pub fn level(&self, v: Option<f64>, warn: f64, crit: f64) -> Style {
-        match v {
-            Some(x) if x >= crit => self.crit,
-            Some(x) if x >= warn => self.warn,
-            Some(_) => self.text,
-            None => self.dim,
-        }
-    }
 }
 
 fn user_theme_path(name: &str) -> Option<PathBuf> {

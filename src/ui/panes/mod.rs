@@ -8,7 +8,7 @@ use super::app::{App, SortKey};
 use super::theme::Theme;
 use crate::derive::Derived;
 use crate::units::fit;
-use crate::view::model::{busiest, Block, Cells, Column, Level, Order, Row, Table};
+use crate::view::model::{busiest, Block, Cells, Column, Level, Order, PaneView, Row, Table};
 use crate::view::{Ctx, Pane};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -64,20 +64,21 @@ impl View<'_> {
             .map(|c| span(c.text.clone(), self.style(c.level)))
             .collect()
     }
-
-    fn model(&self, p: Pane) -> crate::view::model::PaneView {
-        crate::view::pane(p, self.d, &Ctx::new(&self.app.thresholds, self.detail))
-    }
 }
 
-pub fn headline(p: Pane, v: &View) -> Vec<Span<'static>> {
-    let mut s = v.spans(&v.model(p).headline);
+/// The pane's model for this view (zoomed or not). Built once per pane per frame: the title
+/// and the body, at any row budget, are laid out from the same one.
+pub fn model(p: Pane, v: &View) -> PaneView {
+    crate::view::pane(p, v.d, &Ctx::new(&v.app.thresholds, v.detail))
+}
+
+pub fn headline(p: Pane, m: &PaneView, v: &View) -> Vec<Span<'static>> {
+    let mut s = v.spans(&m.headline);
     s.extend(extras::headline_trend(p, v));
     s
 }
 
-pub fn body(p: Pane, v: &View) -> Vec<Line<'static>> {
-    let m = v.model(p);
+pub fn body(p: Pane, m: &PaneView, v: &View) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     for b in &m.body {
         match b {
@@ -98,16 +99,6 @@ pub fn body(p: Pane, v: &View) -> Vec<Line<'static>> {
     lines
 }
 
-/// Columns shown: the basic ones, and the extra ones when zoomed or wide.
-fn columns(t: &Table, v: &View) -> Vec<Column> {
-    let wide = v.detail || v.width >= 120;
-    t.columns
-        .iter()
-        .filter(|c| wide || !c.extra)
-        .cloned()
-        .collect()
-}
-
 fn table(p: Pane, t: &Table, v: &View, room: Option<usize>, lines: &mut Vec<Line<'static>>) {
     let th = v.theme;
     if t.rows.is_empty() {
@@ -116,11 +107,12 @@ fn table(p: Pane, t: &Table, v: &View, room: Option<usize>, lines: &mut Vec<Line
         }
         return;
     }
+    // The basic columns, and the extra ones when zoomed or wide.
     let wide = v.detail || v.width >= 120;
     let keep: Vec<usize> = (0..t.columns.len())
         .filter(|i| wide || !t.columns[*i].extra)
         .collect();
-    let cols = columns(t, v);
+    let cols: Vec<Column> = keep.iter().map(|i| t.columns[*i].clone()).collect();
     let row_line = |r: &Row| {
         let cells: Vec<(String, Style)> = keep
             .iter()
