@@ -189,9 +189,12 @@ fn interrupts_softirqs_and_context_switches_match() {
             }
             _ => t.note(&format!("[{i}] lo"), "not in nics[]", "or not in sar"),
         }
-        let rx = find(&fr["softirq_cpus"], "cpu", "0")
+        // Summed over every CPU: on the 16-CPU device host the ping-pong ran on CPUs 7, 8 and
+        // 15 (perftop 49856/s vs mpstat 49948/s on CPU 7), and a sum over CPUs 0-1 read 0.
+        let rx = fr["softirq_cpus"]
+            .as_array()
             .into_iter()
-            .chain(find(&fr["softirq_cpus"], "cpu", "1"))
+            .flatten()
             .filter_map(|c| f(c, &["rates", "NET_RX"]))
             .sum::<f64>();
         t.holds(
