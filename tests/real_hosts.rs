@@ -9,6 +9,10 @@
 //! The reference tools ran a minute after the capture over two 20 s windows under the same
 //! load, so they are compared only where a different window allows it (said at each test).
 
+#[path = "support/real.rs"]
+mod real;
+
+use real::{close, num, Mpstat};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,166 +20,41 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 fn host() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real/h100vm-16cpu-load")
+    real::host("h100vm-16cpu-load")
 }
 
 fn text(rel: impl AsRef<Path>) -> String {
-    let p = host().join(rel);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    real::text(&host(), rel)
 }
 
-/// `perftop --root tN snapshot -o FILE` for t0 and t1, then `perftop delta`; once per run.
+/// The t0 -> t1 delta through perftop's JSON contract, once per run.
 fn perftop_delta() -> &'static Value {
     static DELTA: OnceLock<Value> = OnceLock::new();
-    DELTA.get_or_init(|| {
-        let bin = env!("CARGO_BIN_EXE_perftop");
-        let dir = tempfile::tempdir().expect("tempdir");
-        for t in ["t0", "t1"] {
-            let o = Command::new(bin)
-                .arg("--root")
-                .arg(host().join(t))
-                .arg("snapshot")
-                .arg("-o")
-                .arg(dir.path().join(t))
-                .output()
-                .expect("run perftop snapshot");
-            assert!(o.status.success() && o.stderr.is_empty(), "{o:?}");
-        }
-        let o = Command::new(bin)
-            .arg("delta")
-            .arg(dir.path().join("t0"))
-            .arg(dir.path().join("t1"))
-            .output()
-            .expect("run perftop delta");
-        assert!(o.status.success(), "{o:?}");
-        serde_json::from_slice(&o.stdout).expect("delta is JSON")
-    })
+    DELTA.get_or_init(|| real::perftop_delta(&host()))
 }
 
-fn num(v: &Value) -> f64 {
-    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
-}
-
-#[track_caller]
-fn close(got: f64, want: f64, what: &str) {
-    assert!(
-        (got - want).abs() <= 1e-9 * want.abs().max(1.0),
-        "{what}: perftop {got}, expected {want}"
-    );
-}
-
-// ------------------------------------------------------------------ the test's own parsing
-
-/// First field of `proc/uptime`.
 fn uptime(t: &str) -> f64 {
-    text(format!("{t}/proc/uptime"))
-        .split_whitespace()
-        .next()
-        .and_then(|s| s.parse().ok())
-        .expect("uptime")
+    real::uptime(&host(), t)
 }
 
-/// `cpuN user nice system idle iowait irq softirq steal guest guest_nice` lines, by N.
 fn proc_stat_cpus(t: &str) -> BTreeMap<u32, Vec<u64>> {
-    text(format!("{t}/proc/stat"))
-        .lines()
-        .filter_map(|l| {
-            let mut w = l.split_whitespace();
-            let id = w.next()?.strip_prefix("cpu")?.parse().ok()?;
-            Some((id, w.map(|x| x.parse().expect("tick count")).collect()))
-        })
-        .collect()
+    real::proc_stat_cpus(&host(), t)
 }
 
-/// The `cpu ` (all CPUs) line.
 fn proc_stat_total(t: &str) -> Vec<u64> {
-    let s = text(format!("{t}/proc/stat"));
-    let line = s.lines().find(|l| l.starts_with("cpu ")).expect("cpu line");
-    line.split_whitespace()
-        .skip(1)
-        .map(|x| x.parse().expect("ticks"))
-        .collect()
+    real::proc_stat_total(&host(), t)
 }
 
-/// `proc/softirqs`: CPU ids from the header, then each row's counts.
 fn proc_softirqs(t: &str) -> (Vec<u32>, BTreeMap<String, Vec<u64>>) {
-    let s = text(format!("{t}/proc/softirqs"));
-    let mut lines = s.lines();
-    let cpus = lines
-        .next()
-        .expect("header")
-        .split_whitespace()
-        .map(|c| c.trim_start_matches("CPU").parse().expect("cpu id"))
-        .collect();
-    let rows = lines
-        .filter_map(|l| {
-            let (name, counts) = l.split_once(':')?;
-            let counts = counts
-                .split_whitespace()
-                .map(|x| x.parse().expect("count"))
-                .collect();
-            Some((name.trim().to_string(), counts))
-        })
-        .collect();
-    (cpus, rows)
+    real::proc_softirqs(&host(), t)
 }
 
-/// `<key>: <n> kB` from a meminfo file (node files prefix lines with `Node N `).
 fn meminfo_kb(rel: &str, key: &str) -> u64 {
-    text(rel)
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            (k.split_whitespace().last()? == key).then(|| v.split_whitespace().next())?
-        })
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no {key} in {rel}"))
-}
-
-/// mpstat's JSON: per window, per CPU (`all` too), `cpu-load` fields and softirq rates.
-struct Mpstat {
-    load: Vec<BTreeMap<String, BTreeMap<String, f64>>>,
-    soft: Vec<BTreeMap<String, BTreeMap<String, f64>>>,
+    real::meminfo_kb(&host(), rel, key)
 }
 
 fn mpstat() -> Mpstat {
-    let v: Value = serde_json::from_str(&text("mpstat.json")).expect("mpstat.json");
-    let stats = v["sysstat"]["hosts"][0]["statistics"]
-        .as_array()
-        .expect("statistics");
-    let mut m = Mpstat {
-        load: Vec::new(),
-        soft: Vec::new(),
-    };
-    for s in stats {
-        let mut load = BTreeMap::new();
-        for c in s["cpu-load"].as_array().expect("cpu-load") {
-            let fields = c
-                .as_object()
-                .expect("cpu")
-                .iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
-                .collect();
-            load.insert(c["cpu"].as_str().expect("cpu").to_string(), fields);
-        }
-        let mut soft = BTreeMap::new();
-        for c in s["soft-interrupts"].as_array().expect("soft-interrupts") {
-            let rates = c["intr"]
-                .as_array()
-                .expect("intr")
-                .iter()
-                .map(|i| {
-                    (
-                        i["name"].as_str().expect("name").to_string(),
-                        num(&i["value"]),
-                    )
-                })
-                .collect();
-            soft.insert(c["cpu"].as_str().expect("cpu").to_string(), rates);
-        }
-        m.load.push(load);
-        m.soft.push(soft);
-    }
+    let m = real::mpstat(&host(), "mpstat.json");
     assert_eq!(m.load.len(), 2, "two 20 s windows");
     m
 }
@@ -440,12 +319,8 @@ fn memory_matches_meminfo() {
     }
 }
 
-/// `nr_X value` from a capture's `proc/vmstat`.
 fn vmstat(t: &str, key: &str) -> u64 {
-    text(format!("{t}/proc/vmstat"))
-        .lines()
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {key} in {t}/proc/vmstat"))
+    real::proc_vmstat(&host(), t, key)
 }
 
 #[test]
