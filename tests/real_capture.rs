@@ -45,7 +45,8 @@ fn by<'a>(rows: &'a Value, key: &str, id: &str) -> &'a Value {
         .flatten()
         .find(|r| match &r[key] {
             Value::String(s) => s == id,
-            v => v.to_string() == id,
+            Value::Number(n) => n.as_u64().is_some_and(|n| n.to_string() == id),
+            _ => false,
         })
         .unwrap_or_else(|| panic!("no {key} {id}"))
 }
