@@ -41,6 +41,10 @@ pub struct Sample {
     pub nodes: Vec<NodeSample>,
     pub disks: Vec<DiskSample>,
     pub net: NetSample,
+    /// `/proc/pressure/*`. `None` in recordings made before perftop read PSI (unknown, and
+    /// said so), `Some` with no resources where the kernel has none (PSI not enabled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pressure: Option<Pressure>,
     /// Files that exist but could not be read or parsed (missing optional files are not listed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<Problem>,
@@ -265,6 +269,8 @@ kernel_keys! {
         thp_collapse_alloc = "thp_collapse_alloc",
         thp_collapse_alloc_failed = "thp_collapse_alloc_failed",
         oom_kill = "oom_kill",
+        // Since 5.9 split into `_anon` and `_file`, which the reader sums into this field.
+        workingset_refault = "workingset_refault",
     }
 }
 
@@ -294,6 +300,75 @@ pub struct MemorySample {
     /// One entry per directory in `sys/kernel/mm/hugepages/`.
     pub hugepage_sizes: Vec<HugePageSize>,
     pub thp: Thp,
+    /// Reclaim and overcommit policy (`proc/sys/vm/*`); absent in older recordings.
+    #[serde(default)]
+    pub vm: VmSysctls,
+    /// kswapd, kcompactd and khugepaged: reclaim and compaction done by the kernel's own threads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kthreads: Vec<MemoryThread>,
+}
+
+/// The `vm.*` sysctls that decide how the kernel reclaims and overcommits.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VmSysctls {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swappiness: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_free_kbytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watermark_scale_factor: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overcommit_memory: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overcommit_ratio: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_reclaim_mode: Option<u64>,
+}
+
+/// One memory-management kernel thread (`kswapd0`, `kcompactd1`, `khugepaged`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryThread {
+    pub comm: String,
+    pub pid: u32,
+    /// utime + stime in USER_HZ ticks.
+    pub ticks: u64,
+}
+
+// ---------------------------------------------------------------- pressure (PSI)
+
+/// `/proc/pressure/{cpu,memory,io,irq}`; a resource the kernel does not expose is `None`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Pressure {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<PsiResource>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<PsiResource>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<PsiResource>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irq: Option<PsiResource>,
+}
+
+/// The `some` and `full` lines of one pressure file (cpu has no `full` before 5.13, irq no
+/// `some`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PsiResource {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub some: Option<PsiLine>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full: Option<PsiLine>,
+}
+
+/// `avg10=0.00 avg60=0.00 avg300=0.00 total=0`: the kernel's running averages (%) and the
+/// cumulative stall time in microseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PsiLine {
+    // f64, not f32: the kernel prints two decimals, and an f32 widened for JSON would read
+    // 1.100000023841858.
+    pub avg10: f64,
+    pub avg60: f64,
+    pub avg300: f64,
+    pub total_us: u64,
 }
 
 /// `proc/sys/vm/dirty_*`.

@@ -1,6 +1,7 @@
 //! Memory metrics: per-node memory and NUMA rates, HugePages/THP, and the dirty/writeback gauge
 //! against the kernel's background, freerun and hard thresholds.
 
+use super::pressure::ReclaimMetrics;
 use super::{ratio, Interval};
 use crate::pagesize::{self, PageKbFrom};
 use crate::sample::{Sample, VmStat};
@@ -124,12 +125,15 @@ pub struct MemoryMetrics {
     pub page_kb: u64,
     /// `host`, `inferred` or `default`.
     pub page_kb_from: PageKbFrom,
+    /// Swap, reclaim, OOM kills and the reclaim policy over the interval.
+    #[serde(flatten)]
+    pub reclaim: ReclaimMetrics,
 }
 
 /// Nodes holding less than this share of MemTotal are flagged as not describing the machine.
 pub const NODES_COVER_MIN_PCT: f64 = 95.0;
 
-pub fn derive_memory(cur: &Sample) -> MemoryMetrics {
+pub fn derive_memory(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> MemoryMetrics {
     let mi = &cur.memory.meminfo;
     let (page_kb, page_kb_from) = page_kb(cur);
     let nodes_total_kb = if cur.nodes.is_empty() {
@@ -155,6 +159,7 @@ pub fn derive_memory(cur: &Sample) -> MemoryMetrics {
             .and_then(|(n, t)| ratio(n as f64 * 100.0, t as f64)),
         page_kb,
         page_kb_from,
+        reclaim: super::pressure::derive_reclaim(iv, prev, cur, page_kb),
     }
 }
 

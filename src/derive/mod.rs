@@ -8,6 +8,7 @@ pub mod cpu;
 pub mod disk;
 pub mod memory;
 pub mod net;
+pub mod pressure;
 
 use crate::sample::Sample;
 use serde::Serialize;
@@ -17,6 +18,7 @@ pub use cpu::{CpuMetrics, PolicyMetrics, StateMetrics};
 pub use disk::DiskMetrics;
 pub use memory::{DirtyMetrics, HugePageMetrics, MemoryMetrics, NodeMetrics};
 pub use net::{IrqQueueMetrics, NicMetrics, SoftirqCpuMetrics};
+pub use pressure::{PressureMetrics, PsiMetrics, ReclaimMetrics};
 
 /// USER_HZ: the unit of `/proc/stat` and `/proc/PID/stat` times on every Linux ABI.
 pub const USER_HZ: f64 = 100.0;
@@ -38,6 +40,8 @@ pub struct Derived {
     pub softirq_cpus: Vec<SoftirqCpuMetrics>,
     pub irq_queues: Vec<IrqQueueMetrics>,
     pub nics: Vec<NicMetrics>,
+    /// PSI: the share of the interval tasks stalled on cpu, memory, io and irq.
+    pub pressure: PressureMetrics,
 }
 
 /// Header facts: who the host is and what the CPU power stack looks like.
@@ -160,7 +164,7 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
         interval_s: iv.secs,
         since_boot: iv.since_boot,
         host,
-        memory: memory::derive_memory(cur),
+        memory: memory::derive_memory(iv, prev, cur),
         nodes: memory::derive_nodes(iv, prev, cur),
         hugepages: memory::derive_hugepages(iv, prev, cur),
         dirty: memory::derive_dirty(iv, prev, cur),
@@ -168,6 +172,7 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
         softirq_cpus: net::derive_softirq_cpus(iv, prev, cur),
         irq_queues: net::derive_irq_queues(iv, prev, cur),
         nics: net::derive_nics(iv, prev, cur),
+        pressure: pressure::derive_pressure(iv, prev, cur),
         cpus,
         policies,
     }

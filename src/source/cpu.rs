@@ -5,7 +5,8 @@ use super::parse::dec;
 use super::{Cached, Probe};
 use crate::cpulist::CpuList;
 use crate::sample::{
-    CpuEntry, CpuSample, CpuTimes, FreqPolicy, FreqSample, IdleState, KernelThread, NodeSample,
+    CpuEntry, CpuSample, CpuTimes, FreqPolicy, FreqSample, IdleState, KernelThread, MemoryThread,
+    NodeSample,
 };
 use std::collections::BTreeMap;
 
@@ -489,10 +490,27 @@ fn read_policy(
     (policy, st)
 }
 
-/// utime+stime of each `ksoftirqd/N`. Thread ids are found by a scan of `proc/` (cached, and
-/// redone when a thread vanishes) so each sample costs one small read per CPU.
-pub fn read_ksoftirqd(probe: &mut Probe, pids: &mut Option<Vec<(u32, u32)>>) -> Vec<KernelThread> {
-    let found = pids.get_or_insert_with(|| scan_ksoftirqd(probe)).clone();
+/// Kernel threads found by one scan of `proc/` (cached, and redone when one vanishes), so each
+/// sample costs one small read per thread.
+#[derive(Debug, Clone, Default)]
+pub struct KthreadPids {
+    /// (cpu, pid) of each `ksoftirqd/N`.
+    pub ksoftirqd: Vec<(u32, u32)>,
+    /// (pid, comm) of each kswapd, kcompactd and khugepaged thread.
+    pub memory: Vec<(u32, String)>,
+}
+
+/// Memory-management threads: `kswapdN`, `kcompactdN` (one per node), `khugepaged`.
+pub fn is_memory_thread(comm: &str) -> bool {
+    comm.starts_with("kswapd") || comm.starts_with("kcompactd") || comm == "khugepaged"
+}
+
+/// utime+stime of each `ksoftirqd/N`.
+pub fn read_ksoftirqd(probe: &mut Probe, pids: &mut Option<KthreadPids>) -> Vec<KernelThread> {
+    let found = pids
+        .get_or_insert_with(|| scan_kthreads(probe))
+        .ksoftirqd
+        .clone();
     let read = probe.par_map(found, |probe, (cpu, pid)| {
         let text = probe.quiet_text(&format!("proc/{pid}"), "stat")?;
         match stat_comm_ticks(&text) {
@@ -503,6 +521,29 @@ pub fn read_ksoftirqd(probe: &mut Probe, pids: &mut Option<Vec<(u32, u32)>>) -> 
         }
     });
     // A thread that vanished (CPU offlined, pid reused): find them all again next time.
+    if read.iter().any(Option::is_none) {
+        *pids = None;
+    }
+    read.into_iter().flatten().collect()
+}
+
+/// utime+stime of each memory-management thread.
+pub fn read_memory_threads(probe: &mut Probe, pids: &mut Option<KthreadPids>) -> Vec<MemoryThread> {
+    let found = pids
+        .get_or_insert_with(|| scan_kthreads(probe))
+        .memory
+        .clone();
+    let read = probe.par_map(found, |probe, (pid, want)| {
+        let text = probe.quiet_text(&format!("proc/{pid}"), "stat")?;
+        match stat_comm_ticks(&text) {
+            Some((comm, ticks)) if comm == want => Some(MemoryThread {
+                comm: want,
+                pid,
+                ticks,
+            }),
+            _ => None,
+        }
+    });
     if read.iter().any(Option::is_none) {
         *pids = None;
     }
@@ -528,8 +569,8 @@ fn stat_comm_ticks(text: &str) -> Option<(&str, u64)> {
     Some((comm, utime.saturating_add(stime)))
 }
 
-fn scan_ksoftirqd(probe: &mut Probe) -> Vec<(u32, u32)> {
-    let mut found = Vec::new();
+fn scan_kthreads(probe: &mut Probe) -> KthreadPids {
+    let mut found = KthreadPids::default();
     for name in probe.root.list_dir("proc") {
         let Some(pid) = dec(&name).and_then(|p| u32::try_from(p).ok()) else {
             continue;
@@ -538,13 +579,18 @@ fn scan_ksoftirqd(probe: &mut Probe) -> Vec<(u32, u32)> {
         let Some(comm) = probe.quiet_text(&dir, "comm") else {
             continue;
         };
-        if let Some(cpu) = comm.trim().strip_prefix("ksoftirqd/").and_then(dec) {
+        let comm = comm.trim();
+        if let Some(cpu) = comm.strip_prefix("ksoftirqd/").and_then(dec) {
             if let Ok(cpu) = u32::try_from(cpu) {
-                found.push((cpu, pid));
+                found.ksoftirqd.push((cpu, pid));
             }
+        } else if is_memory_thread(comm) {
+            let comm = comm.to_string();
+            found.memory.push((pid, comm));
         }
     }
-    found.sort_unstable();
+    found.ksoftirqd.sort_unstable();
+    found.memory.sort_unstable();
     found
 }
 

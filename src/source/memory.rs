@@ -6,7 +6,7 @@ use super::Probe;
 use crate::cpulist::CpuList;
 use crate::sample::{
     DirtySysctls, HugePageSize, Meminfo, MemorySample, NodeHugePages, NodeSample, NumaStat, Thp,
-    VmStat,
+    VmStat, VmSysctls,
 };
 
 const NODE_DIR: &str = "sys/devices/system/node";
@@ -22,14 +22,30 @@ pub fn read_memory(probe: &mut Probe) -> MemorySample {
     });
     let mut vmstat = VmStat::default();
     let mut split = ZoneSplit::default();
+    let mut refault = None;
     probe.with_text("proc/vmstat", true, |probe, text| {
         table(probe, "proc/vmstat", text, |k, v| {
             if !vmstat.set(k, v) {
                 split.add(k, v);
             }
+            if matches!(k, "workingset_refault_anon" | "workingset_refault_file") {
+                let sum = refault.get_or_insert(0u64);
+                *sum = sum.wrapping_add(v);
+            }
         });
     });
     split.fill(&mut vmstat);
+    if vmstat.workingset_refault.is_none() {
+        vmstat.workingset_refault = refault;
+    }
+    let vm = VmSysctls {
+        swappiness: probe.u64("proc/sys/vm/swappiness"),
+        min_free_kbytes: probe.u64("proc/sys/vm/min_free_kbytes"),
+        watermark_scale_factor: probe.u64("proc/sys/vm/watermark_scale_factor"),
+        overcommit_memory: probe.u64("proc/sys/vm/overcommit_memory"),
+        overcommit_ratio: probe.u64("proc/sys/vm/overcommit_ratio"),
+        zone_reclaim_mode: probe.u64("proc/sys/vm/zone_reclaim_mode"),
+    };
     let dirty = DirtySysctls {
         ratio: probe.u64("proc/sys/vm/dirty_ratio"),
         bytes: probe.u64("proc/sys/vm/dirty_bytes"),
@@ -64,6 +80,8 @@ pub fn read_memory(probe: &mut Probe) -> MemorySample {
             enabled_choices,
             defrag_choices,
         },
+        vm,
+        kthreads: Vec::new(),
     }
 }
 

@@ -29,6 +29,7 @@ pub mod host;
 pub mod memory;
 pub mod net;
 pub mod parse;
+pub mod pressure;
 mod probe;
 
 pub(crate) use probe::settings::{spread_of, Cached};
@@ -80,7 +81,7 @@ pub struct Reader {
     probe: Probe,
     samples_read: u32,
     last_sample: Option<Instant>,
-    pub(crate) ksoftirqd_pids: Option<Vec<(u32, u32)>>,
+    pub(crate) kthread_pids: Option<cpu::KthreadPids>,
     pub(crate) cpuinfo: Option<(Option<String>, bool)>,
     /// The page size, learnt from the first sample and fixed for the session (see `pagesize`).
     page: Option<(u64, PageKbFrom)>,
@@ -92,7 +93,7 @@ impl Reader {
             probe: Probe::new(root),
             samples_read: 0,
             last_sample: None,
-            ksoftirqd_pids: None,
+            kthread_pids: None,
             cpuinfo: None,
             page: None,
         }
@@ -107,7 +108,7 @@ impl Reader {
         let probe = &mut self.probe;
         if self.samples_read % STATIC_REFRESH_SAMPLES == 0 {
             probe.forget_caches();
-            self.ksoftirqd_pids = None;
+            self.kthread_pids = None;
         }
         self.samples_read = self.samples_read.wrapping_add(1);
         probe.tier.sample_no += 1;
@@ -123,8 +124,9 @@ impl Reader {
         probe.cpus_seen = 0;
         let mut cpu = cpu::read_cpu(probe, &nodes);
         probe.cpus_seen = cpu.cpus.len();
-        cpu.ksoftirqd = cpu::read_ksoftirqd(probe, &mut self.ksoftirqd_pids);
+        cpu.ksoftirqd = cpu::read_ksoftirqd(probe, &mut self.kthread_pids);
         let mut memory = memory::read_memory(probe);
+        memory.kthreads = cpu::read_memory_threads(probe, &mut self.kthread_pids);
         let (page_kb, from) = *self.page.get_or_insert_with(|| {
             if probe.root.is_live() {
                 (pagesize::host_page_kb(), PageKbFrom::Host)
@@ -144,6 +146,7 @@ impl Reader {
         memory.page_kb_from = Some(from);
         let disks = disk::read_disks(probe);
         let net = net::read_net(probe, cpu.online.as_ref());
+        let pressure = Some(pressure::read_pressure(probe));
         Sample {
             version: SAMPLE_VERSION,
             time,
@@ -153,6 +156,7 @@ impl Reader {
             nodes,
             disks,
             net,
+            pressure,
             problems: std::mem::take(&mut probe.problems),
         }
     }
