@@ -7,6 +7,7 @@
 //! defaults are the README's "Findings thresholds" table and which a config file can override.
 
 mod disk;
+mod pressure;
 mod thresholds;
 mod tracker;
 
@@ -23,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Every rule id, in evaluation order. Ids are stable: scripts and configs key on them.
-pub const RULE_IDS: [&str; 12] = [
+pub const RULE_IDS: [&str; 18] = [
     "dirty.background",
     "dirty.throttled",
     "disk.stalled",
@@ -36,6 +37,13 @@ pub const RULE_IDS: [&str; 12] = [
     "pagetables.large",
     "cpu.powersave_busy",
     "ksoftirqd.busy",
+    // `pressure::IDS`, in its order (a test keeps the two lists equal).
+    "memory.oom_kill",
+    "memory.pressure",
+    "memory.direct_reclaim",
+    "memory.swapping",
+    "cpu.pressure",
+    "io.pressure",
 ];
 
 /// How bad a finding is; serialized as `"info"`, `"warn"` or `"crit"`.
@@ -109,7 +117,9 @@ pub fn evaluate(d: &Derived, t: &Thresholds, baseline: Option<&DiskBaselines>) -
         |d, t, _| powersave_busy(d, t),
         |d, t, _| ksoftirqd_busy(d, t),
     ];
-    rules.iter().filter_map(|r| r(d, t, baseline)).collect()
+    let mut out: Vec<Finding> = rules.iter().filter_map(|r| r(d, t, baseline)).collect();
+    out.extend(pressure::evaluate(d, t));
+    out
 }
 
 fn sysctl(name: &str, bytes: Option<u64>, ratio: Option<u64>, from: Option<&str>) -> String {

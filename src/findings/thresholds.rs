@@ -78,6 +78,22 @@ pub struct Thresholds {
     pub ksoftirqd_pct: f64,
     /// ... crit at or above this CPU%.
     pub ksoftirqd_pct_crit: f64,
+    /// memory.pressure: PSI memory `full` share of the interval (%), crit ...
+    pub memory_psi_full_pct: f64,
+    /// ... or PSI memory `some` share (%), warn.
+    pub memory_psi_some_pct: f64,
+    /// memory.direct_reclaim: allocation stalls per second (every `allocstall_*`) ...
+    pub direct_reclaim_allocstall_per_s: f64,
+    /// ... or pages per second scanned by direct reclaim.
+    pub direct_reclaim_scan_per_s: f64,
+    /// memory.swapping: pages per second swapped in + out.
+    pub swapping_pages_per_s: f64,
+    /// cpu.pressure: PSI cpu `some` share (%): runnable tasks waiting for a CPU.
+    pub cpu_psi_some_pct: f64,
+    /// io.pressure: PSI io `full` share (%).
+    pub io_psi_full_pct: f64,
+    /// memory.oom_kill: seconds a kill stays on the strip after the last one.
+    pub oom_kill_hold_s: f64,
     /// Strip: consecutive samples a finding must hold before it is raised.
     pub raise_after: u32,
     /// Strip: consecutive samples a raised finding must fail (even at the relaxed thresholds)
@@ -122,6 +138,14 @@ impl Default for Thresholds {
             powersave_busy_cpu_share: 0.25,
             ksoftirqd_pct: 10.0,
             ksoftirqd_pct_crit: 50.0,
+            memory_psi_full_pct: 10.0,
+            memory_psi_some_pct: 30.0,
+            direct_reclaim_allocstall_per_s: 1.0,
+            direct_reclaim_scan_per_s: 1000.0,
+            swapping_pages_per_s: 256.0,
+            cpu_psi_some_pct: 50.0,
+            io_psi_full_pct: 20.0,
+            oom_kill_hold_s: 60.0,
             raise_after: 3,
             clear_after: 3,
             clear_factor: 0.9,
@@ -186,6 +210,13 @@ impl Thresholds {
             &mut t.powersave_busy_pct,
             &mut t.powersave_busy_cpu_share,
             &mut t.ksoftirqd_pct,
+            &mut t.memory_psi_full_pct,
+            &mut t.memory_psi_some_pct,
+            &mut t.direct_reclaim_allocstall_per_s,
+            &mut t.direct_reclaim_scan_per_s,
+            &mut t.swapping_pages_per_s,
+            &mut t.cpu_psi_some_pct,
+            &mut t.io_psi_full_pct,
         ] {
             *v *= k;
         }

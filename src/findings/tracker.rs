@@ -81,7 +81,13 @@ struct Track {
     raised: bool,
     /// Consecutive samples a raised finding failed to hold even at the relaxed thresholds.
     misses: u32,
+    /// Wall time (ms) of the last sample it held in.
+    last_ms: i64,
 }
+
+/// Findings about an event, not a state: raised at once and kept on the strip for
+/// `oom_kill_hold_s` after the last sample they held in, so nobody misses one.
+const STICKY: [&str; 1] = ["memory.oom_kill"];
 
 /// Findings over time, for the live and replay strip.
 ///
@@ -134,6 +140,8 @@ impl FindingTracker {
         self.baselines.update(d, &self.thresholds);
         let find = |list: &[Finding], id: &str| list.iter().find(|f| f.id == id).cloned();
         let (raise_after, clear_after) = (self.thresholds.raise_after, self.thresholds.clear_after);
+        let now = d.host.wall_ms;
+        let hold_ms = (self.thresholds.oom_kill_hold_s * 1000.0) as i64;
         self.tracks.retain(|id, tr| {
             let held = if tr.raised {
                 find(&strict, id).or_else(|| find(&relaxed, id))
@@ -145,9 +153,11 @@ impl FindingTracker {
                     tr.last = f;
                     tr.samples = tr.samples.saturating_add(1);
                     tr.misses = 0;
+                    tr.last_ms = now;
                     tr.raised |= tr.samples >= raise_after;
                     true
                 }
+                None if STICKY.contains(&id.as_str()) => now.saturating_sub(tr.last_ms) < hold_ms,
                 None if tr.raised => {
                     tr.misses += 1;
                     tr.misses < clear_after
@@ -157,11 +167,12 @@ impl FindingTracker {
         });
         for f in strict {
             self.tracks.entry(f.id.clone()).or_insert_with(|| Track {
-                last: f,
                 since_ms: d.host.wall_ms,
                 samples: 1,
-                raised: raise_after <= 1,
+                raised: raise_after <= 1 || STICKY.contains(&f.id.as_str()),
                 misses: 0,
+                last_ms: d.host.wall_ms,
+                last: f,
             });
         }
         self.active()

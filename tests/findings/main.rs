@@ -15,6 +15,7 @@ mod dirty;
 mod disks;
 mod memory;
 mod net;
+mod pressure;
 mod quiet;
 mod strip;
 mod tracker;
@@ -264,7 +265,7 @@ impl Pair {
 
     fn vm(&mut self, f: fn(&mut VmStat) -> &mut Option<u64>, per_s: f64) {
         let n = self.count(per_s);
-        let before = f(&mut self.a.memory.vmstat).unwrap_or(0);
+        let before = *f(&mut self.a.memory.vmstat).get_or_insert(0);
         *f(&mut self.b.memory.vmstat) = Some(before + n);
     }
 
