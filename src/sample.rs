@@ -269,6 +269,12 @@ kernel_keys! {
         thp_collapse_alloc = "thp_collapse_alloc",
         thp_collapse_alloc_failed = "thp_collapse_alloc_failed",
         oom_kill = "oom_kill",
+        // Every reclaimer (kswapd, direct, cgroup limits, proactive) by LRU type, since 5.8:
+        // the only global counters that see a cgroup reclaiming under its own limit.
+        pgscan_anon = "pgscan_anon",
+        pgscan_file = "pgscan_file",
+        pgsteal_anon = "pgsteal_anon",
+        pgsteal_file = "pgsteal_file",
         // Since 5.9 split into `_anon` and `_file`, which the reader sums into this field.
         workingset_refault = "workingset_refault",
     }

@@ -98,6 +98,11 @@ pub struct ReclaimMetrics {
     pub pgscan_direct_per_s: Option<f64>,
     pub pgsteal_kswapd_per_s: Option<f64>,
     pub pgsteal_direct_per_s: Option<f64>,
+    /// Pages scanned / reclaimed by every reclaimer, cgroup limit reclaim included (which the
+    /// kswapd/direct counters leave out): `pgscan_anon + pgscan_file`, `pgsteal_anon +
+    /// pgsteal_file`.
+    pub pgscan_per_s: Option<f64>,
+    pub pgsteal_per_s: Option<f64>,
     /// Every `allocstall_*` summed: allocations that had to reclaim themselves.
     pub allocstall_per_s: Option<f64>,
     pub workingset_refault_per_s: Option<f64>,
@@ -140,6 +145,8 @@ pub fn derive_reclaim(
         pgscan_direct_per_s: rate(|v| v.pgscan_direct),
         pgsteal_kswapd_per_s: rate(|v| v.pgsteal_kswapd),
         pgsteal_direct_per_s: rate(|v| v.pgsteal_direct),
+        pgscan_per_s: rate(|v| Some(v.pgscan_anon? + v.pgscan_file?)),
+        pgsteal_per_s: rate(|v| Some(v.pgsteal_anon? + v.pgsteal_file?)),
         allocstall_per_s: rate(|v| v.allocstall),
         workingset_refault_per_s: rate(|v| v.workingset_refault),
         oom_kills: d(|v| v.oom_kill),

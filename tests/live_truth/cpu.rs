@@ -111,6 +111,6 @@ fn cpu_matches_mpstat() {
             c1.is_some_and(|c| c >= 95.0),
         );
     }
-    live::note_psi(&mut t, &psi, f64::from(D) * N as f64);
+    live::check_psi(&mut t, &psi, &frames);
     t.finish();
 }

@@ -293,6 +293,6 @@ fn dirty_gauge_follows_buffered_writes() {
     }
     drop(disk);
     drop(limits);
-    live::note_psi(&mut t, &psi, f64::from(SAMPLES - 1) * 0.25);
+    live::check_psi(&mut t, &psi, &frames);
     t.finish();
 }

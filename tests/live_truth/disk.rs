@@ -96,6 +96,6 @@ fn disk_matches_iostat() {
             w > 100.0,
         );
     }
-    live::note_psi(&mut t, &psi, f64::from(D) * N as f64);
+    live::check_psi(&mut t, &psi, &frames);
     t.finish();
 }

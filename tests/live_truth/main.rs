@@ -22,6 +22,7 @@ mod disk;
 mod hugepages;
 mod memory;
 mod net;
+mod pressure;
 mod stuck;
 
 use serde_json::Value;

@@ -376,8 +376,14 @@ pub fn page_size() -> u64 {
         .expect("getconf PAGESIZE")
 }
 
-/// `/proc/pressure/*` `total` (µs stalled) per "resource kind", e.g. `io some`.
-pub fn psi_totals() -> BTreeMap<String, u64> {
+/// `/proc/pressure/*` `total` (µs stalled) per "resource kind" (`io some`), and when they were
+/// read.
+pub struct Psi {
+    pub totals: BTreeMap<String, u64>,
+    pub at: Instant,
+}
+
+pub fn psi_totals() -> Psi {
     let mut m = BTreeMap::new();
     for res in ["cpu", "memory", "io", "irq"] {
         let Some(text) = read_trim(format!("/proc/pressure/{res}")) else {
@@ -393,23 +399,49 @@ pub fn psi_totals() -> BTreeMap<String, u64> {
             }
         }
     }
-    m
+    Psi {
+        totals: m,
+        at: Instant::now(),
+    }
 }
 
-/// Notes the PSI stall share over a window (no perftop field yet: a pressure pane is planned).
-pub fn note_psi(t: &mut Table, before: &BTreeMap<String, u64>, secs: f64) {
+/// perftop's PSI against the kernel's totals read before the recording started and now.
+///
+/// perftop's stall time for a resource is the sum over its intervals of share x interval. The
+/// kernel's delta covers perftop's window and the slack around it (process start, dump), and a
+/// stall share never exceeds 100%, so the kernel delta minus the slack's whole duration is a
+/// floor and the kernel delta a ceiling, whatever the load did in the slack.
+pub fn check_psi(t: &mut Table, before: &Psi, frames: &[Value]) {
     let after = psi_totals();
-    if after.is_empty() {
+    if after.totals.is_empty() {
         t.note("psi", "-", "/proc/pressure not present");
         return;
     }
-    for (k, v) in &after {
-        let Some(b) = before.get(k) else { continue };
-        let d = v.saturating_sub(*b);
-        t.note(
-            &format!("psi {k} total delta"),
-            "- (no field yet)",
-            &format!("{d} us = {:.1}% of {secs:.1}s", d as f64 / (secs * 1e4)),
+    let window: f64 = frames.iter().filter_map(|fr| f(fr, &["interval_s"])).sum();
+    let bracket = after.at.duration_since(before.at).as_secs_f64();
+    let slack_us = (bracket - window).max(0.0) * 1e6;
+    for (k, v) in &after.totals {
+        let Some(b) = before.totals.get(k) else {
+            continue;
+        };
+        let kernel = v.saturating_sub(*b) as f64;
+        let Some((res, kind)) = k.split_once(' ') else {
+            continue;
+        };
+        let ours: Option<f64> = frames
+            .iter()
+            .map(|fr| {
+                let share = f(fr, &["pressure", res, &format!("{kind}_pct")])?;
+                Some(share / 100.0 * f(fr, &["interval_s"])? * 1e6)
+            })
+            .sum();
+        // 1 ms + 1%: perftop's interval is its own clock, read a few µs from the totals.
+        t.bracket(
+            &format!("psi {k} stalled µs over the run"),
+            ours,
+            (kernel - slack_us).max(0.0),
+            kernel,
+            1000.0 + kernel * 0.01,
         );
     }
 }
