@@ -372,3 +372,55 @@ fn the_recording_made_there_dumps() {
         assert!((35.0..45.0).contains(&busy), "busy {busy}");
     }
 }
+
+/// The second capture (`h100-16cpu-psi`, same host and script, after perftop read PSI and the
+/// memory threads): `/proc/pressure` was read by `cat` just before t0 and just after t1.
+#[test]
+fn psi_shares_are_the_kernels_totals_over_the_interval() {
+    let psi = real::host("h100-16cpu-psi");
+    let d = real::perftop_delta(&psi);
+    let secs = num(&d["interval_s"]);
+    close(
+        secs,
+        real::uptime(&psi, "t1") - real::uptime(&psi, "t0"),
+        "interval",
+    );
+    // `some`/`full` totals of each resource, in the order `cat cpu memory io` printed them.
+    let cat = |f: &str| -> Vec<u64> {
+        real::text(&psi, f)
+            .lines()
+            .filter_map(|l| l.rsplit_once("total=")?.1.trim().parse().ok())
+            .collect()
+    };
+    let (before, after) = (cat("pressure-t0.txt"), cat("pressure-t1.txt"));
+    assert_eq!((before.len(), after.len()), (6, 6));
+    for (i, res) in ["cpu", "memory", "io"].iter().enumerate() {
+        for (j, kind) in ["some", "full"].iter().enumerate() {
+            let total = |t: &str| -> u64 {
+                real::text(&psi, format!("{t}/proc/pressure/{res}"))
+                    .lines()
+                    .find(|l| l.starts_with(kind))
+                    .and_then(|l| l.rsplit_once("total=")?.1.trim().parse().ok())
+                    .expect("total")
+            };
+            let (t0, t1) = (total("t0"), total("t1"));
+            let k = 2 * i + j;
+            assert!(
+                before[k] <= t0 && t0 <= t1 && t1 <= after[k],
+                "{res} {kind}"
+            );
+            // By hand: µs stalled over the interval's µs.
+            let want = (t1 - t0) as f64 / (secs * 1e6) * 100.0;
+            close(
+                num(&d["pressure"][res][format!("{kind}_pct")]),
+                want,
+                &format!("{res} {kind}"),
+            );
+        }
+    }
+    // No irq file on this kernel (no CONFIG_IRQ_TIME_ACCOUNTING): null, not 0.
+    assert!(d["pressure"]["irq"].is_null() && d["pressure"]["unknown"].is_null());
+    // The memory threads were found and read on the 16-CPU host (idle in this window).
+    assert_eq!(d["memory"]["kswapd_pct"].as_f64(), Some(0.0));
+    assert_eq!(d["memory"]["swappiness"].as_u64(), Some(60));
+}
