@@ -2,6 +2,7 @@
 //! the screen is redrawn only on new data, input or resize — never on a blind timer.
 
 pub mod app;
+pub mod colors;
 pub mod keymap;
 pub mod layout;
 pub mod panes;
@@ -12,13 +13,13 @@ pub mod term;
 pub mod theme;
 pub mod timeline;
 pub mod tweak_dialog;
+pub mod wire;
 
 use crate::root::Root;
 use crate::sample::Sample;
 use crate::source::Reader;
 use anyhow::{bail, Context, Result};
 use app::{App, Effect};
-use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
 use ratatui::Terminal;
 use std::io::IsTerminal;
@@ -155,7 +156,7 @@ pub fn run_replay(opts: ReplayOptions) -> Result<()> {
 /// Takes the terminal, runs the event loop, and gives the terminal back (also on error).
 fn drive(app: &mut App, theme: &Theme, rx: &Receiver<Msg>, ctl: &Sender<Duration>) -> Result<()> {
     let guard = term::TerminalGuard::enter()?;
-    let backend = CrosstermBackend::new(term::FrameWriter::new(std::io::stdout()));
+    let backend = wire::Wire::new(term::FrameWriter::new(std::io::stdout()), theme.depth);
     let mut terminal = Terminal::new(backend).context("starting the terminal backend")?;
     repaint(&mut terminal).context("clearing the screen")?;
     let result = event_loop(&mut terminal, app, theme, rx, ctl);
@@ -203,7 +204,7 @@ pub fn run(opts: Options) -> Result<()> {
 }
 
 fn event_loop(
-    terminal: &mut Terminal<CrosstermBackend<term::FrameWriter<std::io::Stdout>>>,
+    terminal: &mut Terminal<wire::Wire<term::FrameWriter<std::io::Stdout>>>,
     app: &mut App,
     theme: &Theme,
     rx: &Receiver<Msg>,
