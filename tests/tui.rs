@@ -272,3 +272,54 @@ fn colours_follow_the_configured_thresholds() {
     assert_eq!(plain, Some(th.text.fg.unwrap_or_default()), "raised: plain");
     assert_eq!(crit, Some(th.crit.fg.unwrap_or_default()), "crit at 5");
 }
+
+/// ASCII glyphs (LC_ALL=C, `--glyphs ascii`): with the help box, the tweak menu and a tweak
+/// preview open, every cell on screen is ASCII; boxes are drawn with `+-|`, units and arrows
+/// spelled out. The same screens in unicode do hold box drawing and arrows, so the check bites.
+#[test]
+fn ascii_glyphs_put_only_ascii_on_screen() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("root");
+    support::copy_tree(&fixture("intel-pstate").join("t1"), &root);
+    let mut app = app_for("intel-pstate");
+    app.tweaks.ctx = Some(perftop::tweak::Ctx {
+        root: Root::new(&root),
+        state_dir: dir.path().join("state"),
+        privileged: true,
+        read_only: false,
+    });
+    let ascii = Theme::load("dark", ColorDepth::Ansi16, GlyphSet::Ascii).expect("theme");
+    let unicode = theme(ColorDepth::Ansi16);
+    let non_ascii = |s: &str| s.chars().filter(|c| !c.is_ascii()).collect::<String>();
+    for (keys, want_ascii, want_unicode) in [
+        (&[KeyCode::Char('?')][..], "+-----", "└─────"),
+        (
+            &[KeyCode::Esc, KeyCode::Char('a')],
+            "0 us wake-up latency",
+            "0 µs wake-up latency",
+        ),
+        (
+            &[KeyCode::Esc, KeyCode::Char('g')],
+            "set governor -> performance?",
+            "set governor → performance?",
+        ),
+    ] {
+        for k in keys {
+            key(&mut app, *k);
+        }
+        let a = text(&draw(&app, &ascii, 80, 24));
+        assert_eq!(non_ascii(&a), "", "after {keys:?}:\n{a}");
+        assert!(
+            a.contains(want_ascii),
+            "after {keys:?}: no {want_ascii:?}\n{a}"
+        );
+        assert!(a.contains("|"), "box sides in ASCII\n{a}");
+        let u = text(&draw(&app, &unicode, 80, 24));
+        assert!(
+            u.contains(want_unicode),
+            "after {keys:?}: no {want_unicode:?}\n{u}"
+        );
+    }
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.status.as_deref(), Some("cancelled: nothing changed"));
+}

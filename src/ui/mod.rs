@@ -2,6 +2,7 @@
 //! the screen is redrawn only on new data, input or resize — never on a blind timer.
 
 pub mod app;
+pub mod ascii;
 pub mod colors;
 pub mod keymap;
 pub mod layout;

@@ -5,7 +5,7 @@ use super::app::App;
 use super::keymap::{footer_hints, help_rows};
 use super::layout;
 use super::panes::{self, span, View};
-use super::theme::Theme;
+use super::theme::{GlyphSet, Theme};
 use crate::findings::Severity;
 use crate::pane::Pane;
 use crate::units::{duration, fit};
@@ -38,7 +38,16 @@ pub fn tier(w: u16, h: u16) -> Tier {
     }
 }
 
+/// Draws the frame; in ASCII mode the buffer is then folded to ASCII (`ascii::fold`), the
+/// guarantee that no byte above 0x7f reaches the terminal whatever the text held.
 pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
+    draw_screen(f, app, theme);
+    if theme.glyphs == GlyphSet::Ascii {
+        super::ascii::fold(f.buffer_mut());
+    }
+}
+
+fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
     let area = f.area();
     let t = tier(area.width, area.height);
     if t == Tier::TooSmall {
@@ -137,7 +146,7 @@ fn tweak_dialog(f: &mut Frame, area: Rect, dlg: &super::tweak_dialog::Dialog, t:
     let lines: Vec<Line> = dlg
         .lines()
         .into_iter()
-        .map(|l| Line::from(span(l, t.text)))
+        .map(|l| Line::from(span(t.glyphs.text(&l).into_owned(), t.text)))
         .collect();
     let w = area.width.min(96);
     let h = area.height.min(lines.len() as u16 + 2);
@@ -152,7 +161,8 @@ fn tweak_dialog(f: &mut Frame, area: Rect, dlg: &super::tweak_dialog::Dialog, t:
         Paragraph::new(lines).block(
             Block::default()
                 .borders(Borders::ALL)
-                .title(format!(" {} ", dlg.title())),
+                .border_set(t.glyphs.border())
+                .title(format!(" {} ", t.glyphs.text(dlg.title()))),
         ),
         r,
     );
@@ -312,7 +322,7 @@ fn header(
             t.warn,
         ));
     }
-    second.push(span(app.privilege.clone(), t.dim));
+    second.push(span(t.glyphs.text(&app.privilege).into_owned(), t.dim));
     if let (Some(cpu), Some(rss)) = (app.self_cost.cpu_pct, app.self_cost.rss_kb) {
         second.push(span(
             format!("  perftop {cpu:.2}% {}", crate::units::kb(Some(rss))),
@@ -357,11 +367,14 @@ fn timeline_row(app: &App, t: &Theme, width: usize) -> Line<'static> {
         format!("{} ", format_clock(first)),
         format!(" {}", format_clock(last)),
     );
-    let right = format!(
-        "  {}/{n} j±{}",
-        i + 1,
-        duration(Some(app.jump.as_secs_f64()))
-    );
+    let right = t
+        .glyphs
+        .text(&format!(
+            "  {}/{n} j±{}",
+            i + 1,
+            duration(Some(app.jump.as_secs_f64()))
+        ))
+        .into_owned();
     let fixed = left.len() + ends.0.len() + ends.1.len() + right.chars().count();
     let mut spans = vec![span(left, t.headline)];
     // Below 8 columns a bar says nothing: keep the numbers.
@@ -511,7 +524,12 @@ fn help(f: &mut Frame, area: Rect, t: &Theme, replay: bool) {
     );
     let mut lines: Vec<Line> = rows
         .into_iter()
-        .map(|(k, d)| Line::from(vec![span(format!(" {k:<12}"), t.title), span(d, t.text)]))
+        .map(|(k, d)| {
+            Line::from(vec![
+                span(format!(" {k:<12}"), t.title),
+                span(t.glyphs.text(d).into_owned(), t.text),
+            ])
+        })
         .collect();
     lines.push(Line::from(span(
         " Unknown values show as -. ~ = estimate. ? or Esc closes.",
@@ -522,6 +540,7 @@ fn help(f: &mut Frame, area: Rect, t: &Theme, replay: bool) {
         Paragraph::new(lines).block(
             Block::default()
                 .borders(Borders::ALL)
+                .border_set(t.glyphs.border())
                 .title(" perftop keys "),
         ),
         r,

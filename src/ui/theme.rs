@@ -118,6 +118,23 @@ impl GlyphSet {
         }
     }
 
+    /// Borders of popups (help, tweak dialogs): box drawing, or `+-|` in ASCII.
+    pub fn border(self) -> ratatui::symbols::border::Set<'static> {
+        match self {
+            GlyphSet::Unicode | GlyphSet::Tty => ratatui::symbols::border::PLAIN,
+            GlyphSet::Ascii => super::ascii::BORDER,
+        }
+    }
+
+    /// Text for the screen in this glyph set: in ASCII, `µs` as `us`, `±` as `+-`, `→` as `->`
+    /// and so on (see `ascii::text`); the other sets take it as it is.
+    pub fn text(self, s: &str) -> std::borrow::Cow<'_, str> {
+        match self {
+            GlyphSet::Ascii => super::ascii::text(s),
+            GlyphSet::Unicode | GlyphSet::Tty => std::borrow::Cow::Borrowed(s),
+        }
+    }
+
     pub fn level(self, frac: f64) -> char {
         let l = self.levels();
         let f = if frac.is_finite() {
