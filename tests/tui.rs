@@ -323,3 +323,44 @@ fn ascii_glyphs_put_only_ascii_on_screen() {
     key(&mut app, KeyCode::Esc);
     assert_eq!(app.status.as_deref(), Some("cancelled: nothing changed"));
 }
+
+/// A footer message longer than the row is wrapped onto a second row (at 80 columns it was cut
+/// to `...ptrec: No suc`), the key hints make room, and it goes after `status::SHOW_FOR` on
+/// the clock the event loop passes in.
+#[test]
+fn long_footer_message_wraps_and_goes_after_its_time() {
+    use perftop::ui::status::{expire, SHOW_FOR};
+    let mut app = app_for("intel-pstate");
+    let th = theme(ColorDepth::Mono);
+    let msg = "cannot record: creating /nonexistent/dir/perftop-pstate4-20251121T140531.ptrec: \
+               No such file or directory (os error 2)";
+    app.status = Some(msg.into());
+    let s = text(&draw(&app, &th, 80, 24));
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(lines.len(), 24, "{s}");
+    assert_eq!(format!("{} {}", lines[22], lines[23]), msg, "{s}");
+    assert!(
+        !s.contains("q quit"),
+        "hints make room for the message\n{s}"
+    );
+    for t in titles() {
+        assert!(
+            s.contains(t.as_str()),
+            "{t} missing under a 2-row footer\n{s}"
+        );
+    }
+    let t0 = std::time::Instant::now();
+    assert!(!expire(&mut app, t0));
+    assert!(!expire(&mut app, t0 + SHOW_FOR / 2));
+    assert!(expire(&mut app, t0 + SHOW_FOR));
+    let s = text(&draw(&app, &th, 80, 24));
+    assert!(s.contains("q quit") && !s.contains("No such file"), "{s}");
+    // A short one shares the row with the hints that fit.
+    app.status = Some("sort: by name".into());
+    let s = text(&draw(&app, &th, 80, 24));
+    let last = s.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("q quit") && last.ends_with("sort: by name"),
+        "{s}"
+    );
+}

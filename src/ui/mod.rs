@@ -10,6 +10,7 @@ pub mod panes;
 pub mod render;
 pub mod ring;
 pub mod selfcost;
+pub mod status;
 pub mod term;
 pub mod theme;
 pub mod timeline;
@@ -218,22 +219,25 @@ fn event_loop(
     // Replay playback steps on its own clock; live mode only ever waits for messages.
     let mut next_step: Option<Instant> = None;
     loop {
-        let first = match (app.next_tick(), next_step) {
-            (Some(period), due) => {
-                let due = *next_step.insert(due.unwrap_or_else(|| Instant::now() + period));
-                match rx.recv_timeout(due.saturating_duration_since(Instant::now())) {
-                    Ok(m) => Some(m),
-                    Err(RecvTimeoutError::Timeout) => None,
-                    Err(RecvTimeoutError::Disconnected) => return Ok(()),
-                }
-            }
-            (None, _) => {
-                next_step = None;
-                match rx.recv() {
-                    Ok(m) => Some(m),
-                    Err(_) => return Ok(()),
-                }
-            }
+        next_step = match (app.next_tick(), next_step) {
+            (Some(period), due) => Some(due.unwrap_or_else(|| Instant::now() + period)),
+            (None, _) => None,
+        };
+        // Wake for the next playback step or for the footer message to go, whichever is first.
+        let wake = [next_step, app.status_age.deadline()]
+            .into_iter()
+            .flatten()
+            .min();
+        let first = match wake {
+            Some(due) => match rx.recv_timeout(due.saturating_duration_since(Instant::now())) {
+                Ok(m) => Some(m),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => return Ok(()),
+            },
+            None => match rx.recv() {
+                Ok(m) => Some(m),
+                Err(_) => return Ok(()),
+            },
         };
         let mut redraw = false;
         let mut repaint = false;
@@ -251,26 +255,32 @@ fn event_loop(
                     app.self_cost.update();
                     redraw = true;
                 }
-                Msg::Input(Event::Key(k)) if k.kind != KeyEventKind::Release => match app.key(k) {
-                    Effect::None => {}
-                    Effect::Redraw => redraw = true,
-                    Effect::Repaint => repaint = true,
-                    Effect::Quit => return Ok(()),
-                    Effect::IntervalChanged => {
-                        let _ = ctl.send(app.interval);
-                        redraw = true;
+                Msg::Input(Event::Key(k)) if k.kind != KeyEventKind::Release => {
+                    let effect = app.key(k);
+                    // The message a key leaves gets its full time on the footer.
+                    app.status_age.key(app.status.as_ref(), Instant::now());
+                    match effect {
+                        Effect::None => {}
+                        Effect::Redraw => redraw = true,
+                        Effect::Repaint => repaint = true,
+                        Effect::Quit => return Ok(()),
+                        Effect::IntervalChanged => {
+                            let _ = ctl.send(app.interval);
+                            redraw = true;
+                        }
+                        Effect::Suspend => {
+                            term::suspend()?;
+                            repaint = true;
+                        }
                     }
-                    Effect::Suspend => {
-                        term::suspend()?;
-                        repaint = true;
-                    }
-                },
+                }
                 Msg::Input(Event::Resize(_, _)) => redraw = true,
                 Msg::Input(_) => {}
                 Msg::Signal(sig) if sig == signal_hook::consts::SIGCONT => repaint = true,
                 Msg::Signal(_) => return Ok(()),
             }
         }
+        redraw |= status::expire(app, Instant::now());
         if repaint {
             self::repaint(terminal).context("repainting")?;
             redraw = true;

@@ -87,7 +87,8 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
     };
     let findings = findings_strip(app, d, theme, width, strip_rows);
     let footer = footer(app, theme, width);
-    let avail = (area.height as usize).saturating_sub(rows.len() + findings.len() + 1);
+    let bottom_rows = findings.len() + footer.len();
+    let avail = (area.height as usize).saturating_sub(rows.len() + bottom_rows);
     let view = |width: usize, detail: bool, budget: Option<usize>| View {
         d,
         app,
@@ -96,7 +97,6 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
         detail,
         budget,
     };
-    let bottom_rows = findings.len() + 1;
     if app.zoom {
         let v = view(width, true, None);
         let m = panes::model(app.focus, &v);
@@ -108,7 +108,7 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
             (area.height as usize).saturating_sub(bottom_rows),
         );
         rows.extend(findings);
-        rows.push(footer);
+        rows.extend(footer);
         f.render_widget(Paragraph::new(rows), area);
     } else {
         let top = rows.len() as u16;
@@ -126,7 +126,7 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
             x += w as u16 + 1;
         }
         let mut bottom = findings;
-        bottom.push(footer);
+        bottom.extend(footer);
         let y = area.y + area.height.saturating_sub(bottom_rows as u16);
         f.render_widget(
             Paragraph::new(bottom),
@@ -472,31 +472,40 @@ fn findings_strip(
         .collect()
 }
 
-fn footer(app: &App, t: &Theme, width: usize) -> Line<'static> {
+/// The key hints and the status message: one row, or two when the message does not fit one
+/// (the hints then make room until the message goes, see `status`).
+fn footer(app: &App, t: &Theme, width: usize) -> Vec<Line<'static>> {
     if let Some(text) = &app.goto_input {
-        return Line::from(vec![
+        return vec![Line::from(vec![
             span("go to: ", t.title),
             span(format!("{text}_"), t.selection),
             span(
                 "  14:05[:30] UTC, 10m ago, +5m, @unix; Enter goes, Esc cancels",
                 t.dim,
             ),
-        ]);
+        ])];
     }
     if app.filter_editing {
-        return Line::from(vec![
+        return vec![Line::from(vec![
             span("filter: ", t.title),
             span(format!("{}_", app.filter), t.selection),
             span("  Enter keeps, Esc clears", t.dim),
-        ]);
+        ])];
     }
     let mut spans = Vec::new();
     let mut used = 0;
     let status = app
         .status
-        .clone()
+        .as_deref()
+        .map(|s| t.glyphs.text(s).into_owned())
         .or_else(|| (!app.filter.is_empty()).then(|| format!("filter {:?}", app.filter)));
-    let reserve = status.as_ref().map_or(0, |s| s.len() + 2);
+    if let Some(s) = status.as_ref().filter(|s| s.chars().count() > width) {
+        return super::status::wrap(s, width, super::status::MAX_ROWS)
+            .into_iter()
+            .map(|row| Line::from(span(row, t.info)))
+            .collect();
+    }
+    let reserve = status.as_ref().map_or(0, |s| s.chars().count() + 2);
     for (key, hint) in footer_hints(app.is_replay()) {
         let piece = format!("{key} {hint}  ");
         if used + piece.len() + reserve > width {
@@ -509,7 +518,7 @@ fn footer(app: &App, t: &Theme, width: usize) -> Line<'static> {
     if let Some(s) = status {
         spans.push(span(s, t.info));
     }
-    Line::from(spans)
+    vec![Line::from(spans)]
 }
 
 fn help(f: &mut Frame, area: Rect, t: &Theme, replay: bool) {
