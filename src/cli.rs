@@ -89,7 +89,8 @@ pub enum Command {
         #[arg(long, default_value_t = 80, value_parser = parse_width)]
         width: usize,
     },
-    /// Record raw samples to a file, headless (SIGTERM/SIGINT/SIGHUP stop it cleanly).
+    /// Record raw samples to a file, headless (SIGTERM/SIGINT/SIGHUP stop it cleanly: a stop
+    /// marker, sync, exit status 0).
     Record {
         /// Recording path; an existing recording gets a new segment (PATH.1, PATH.2, ...).
         #[arg(short, long)]
@@ -203,7 +204,7 @@ pub enum TweakCmd {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             // A closed pipe (perftop batch | head) is not an error worth a message.
             if e.chain().any(|c| {
@@ -218,10 +219,13 @@ pub fn main() -> ExitCode {
     }
 }
 
-pub fn run(cli: Cli) -> Result<()> {
+/// Runs the command; the exit status is 0 but for the dashboard ended by a signal (see
+/// `ui::Ended`).
+pub fn run(cli: Cli) -> Result<ExitCode> {
     let root = Root::new(&cli.root.root);
     let config = crate::config::load(cli.config.as_deref())?;
-    match cli.command {
+    let dashboard = |ended: crate::ui::Ended| ExitCode::from(ended.exit_code());
+    let done: Result<()> = match cli.command {
         Some(Command::Snapshot { output }) => mode::snapshot::snapshot(&root, output),
         Some(Command::Delta { old, new }) => mode::delta::delta(&old, &new, &config.findings),
         Some(Command::Batch { count, width }) => mode::batch::batch(
@@ -265,30 +269,35 @@ pub fn run(cli: Cli) -> Result<()> {
             if !(0.25..=1024.0).contains(&speed) {
                 bail!("--speed must be between 0.25 and 1024, got {speed}");
             }
-            crate::ui::run_replay(crate::ui::ReplayOptions {
+            return crate::ui::run_replay(crate::ui::ReplayOptions {
                 path,
                 at,
                 speed,
                 look: look(display, &config)?,
             })
+            .map(dashboard);
         }
         Some(Command::Capture { output }) => {
             crate::capture::capture(&root, &output, checked_interval(cli.interval)?)
         }
         Some(Command::Tweak { cmd }) => tweak(root, cmd, cli.read_only),
-        None => crate::ui::run(crate::ui::Options {
-            root: {
-                root_check(&root)?;
-                root
-            },
-            interval: checked_interval(cli.interval)?,
-            keep: Duration::from_secs(cli.keep.clamp(10, 86_400)),
-            look: look(cli.display, &config)?,
-            record_dir: cli.record_dir,
-            read_only: cli.read_only,
-            state_dir: cli.state_dir,
-        }),
-    }
+        None => {
+            return crate::ui::run(crate::ui::Options {
+                root: {
+                    root_check(&root)?;
+                    root
+                },
+                interval: checked_interval(cli.interval)?,
+                keep: Duration::from_secs(cli.keep.clamp(10, 86_400)),
+                look: look(cli.display, &config)?,
+                record_dir: cli.record_dir,
+                read_only: cli.read_only,
+                state_dir: cli.state_dir,
+            })
+            .map(dashboard)
+        }
+    };
+    done.map(|()| ExitCode::SUCCESS)
 }
 
 /// Display options and the config file's theme and thresholds, for the live and replay views.

@@ -394,29 +394,38 @@ fn keys_resizes_and_quit_in_tmux() {
     );
 }
 
-#[test]
-fn sigterm_restores_the_terminal() {
+/// A signal ends the dashboard with the terminal given back and exit status 128 + the
+/// signal's number, as a shell reports a process a signal ended.
+fn signal_restores_the_terminal(test: &str, signal: &str, rc: &str) {
     if !tmux_available() {
-        support::skip(
-            "sigterm_restores_the_terminal",
-            "tmux is not installed (apt-get install -y tmux)",
-        );
+        support::skip(test, "tmux is not installed (apt-get install -y tmux)");
         return;
     }
-    let s = Session::start("term");
+    let s = Session::start(&signal.to_ascii_lowercase());
     s.wait("the first frame", |sc| all_panes(sc) && has_footer(sc));
     let pid = s.perftop_pid();
     let out = Command::new("kill")
-        .args(["-TERM", &pid])
+        .args([&format!("-{signal}"), &pid])
         .output()
         .expect("running kill");
-    assert!(out.status.success(), "kill -TERM {pid} failed");
-    // 0: handled and returned normally; 143: 128 + SIGTERM.
-    let after = s.assert_exited_and_restored("SIGTERM", &["0", "143"]);
+    assert!(out.status.success(), "kill -{signal} {pid} failed");
+    let after = s.assert_exited_and_restored(&format!("SIG{signal}"), &[rc]);
     assert!(
         leftovers(&after).is_empty(),
-        "dashboard left on the normal screen after SIGTERM:\n{after}"
+        "dashboard left on the normal screen after SIG{signal}:\n{after}"
     );
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    // 143 = 128 + SIGTERM (15).
+    signal_restores_the_terminal("sigterm_restores_the_terminal", "TERM", "143");
+}
+
+#[test]
+fn sighup_restores_the_terminal() {
+    // 129 = 128 + SIGHUP (1): what an SSH session that drops sends.
+    signal_restores_the_terminal("sighup_restores_the_terminal", "HUP", "129");
 }
 
 /// `R` records the live stream to a file, `R` again stops it; `perftop replay` then shows that

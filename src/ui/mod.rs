@@ -74,6 +74,25 @@ pub struct ReplayOptions {
     pub look: Look,
 }
 
+/// How the dashboard ended: `q`, or a signal (SIGTERM, SIGHUP — also stdin gone — SIGINT).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    Quit,
+    Signal(i32),
+}
+
+impl Ended {
+    /// The process exit status: 0 after `q`, 128 + the signal's number after a signal, as a
+    /// shell reports a process that a signal ended (143 for SIGTERM, 129 for SIGHUP), so a
+    /// supervisor or script can tell a kill from a quit.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Ended::Quit => 0,
+            Ended::Signal(sig) => u8::try_from(128 + sig.clamp(1, 127)).unwrap_or(u8::MAX),
+        }
+    }
+}
+
 enum Msg {
     Sample(Box<Sample>),
     Input(Event),
@@ -143,7 +162,7 @@ pub fn replay_app(opts: &ReplayOptions) -> Result<App> {
     Ok(app)
 }
 
-pub fn run_replay(opts: ReplayOptions) -> Result<()> {
+pub fn run_replay(opts: ReplayOptions) -> Result<Ended> {
     let theme = opts.look.theme()?;
     let mut app = replay_app(&opts)?;
     need_terminal("perftop dump")?;
@@ -156,7 +175,12 @@ pub fn run_replay(opts: ReplayOptions) -> Result<()> {
 }
 
 /// Takes the terminal, runs the event loop, and gives the terminal back (also on error).
-fn drive(app: &mut App, theme: &Theme, rx: &Receiver<Msg>, ctl: &Sender<Duration>) -> Result<()> {
+fn drive(
+    app: &mut App,
+    theme: &Theme,
+    rx: &Receiver<Msg>,
+    ctl: &Sender<Duration>,
+) -> Result<Ended> {
     let guard = term::TerminalGuard::enter()?;
     let backend = wire::Wire::new(term::FrameWriter::new(std::io::stdout()), theme.depth);
     let mut terminal = Terminal::new(backend).context("starting the terminal backend")?;
@@ -167,7 +191,7 @@ fn drive(app: &mut App, theme: &Theme, rx: &Receiver<Msg>, ctl: &Sender<Duration
     result
 }
 
-pub fn run(opts: Options) -> Result<()> {
+pub fn run(opts: Options) -> Result<Ended> {
     need_terminal("perftop batch")?;
     let theme = opts.look.theme()?;
     let mut app = App::new(opts.interval, opts.keep);
@@ -211,7 +235,7 @@ fn event_loop(
     theme: &Theme,
     rx: &Receiver<Msg>,
     ctl: &Sender<Duration>,
-) -> Result<()> {
+) -> Result<Ended> {
     // Replay has its first frame before any message arrives.
     terminal
         .draw(|f| render::draw(f, app, theme))
@@ -232,11 +256,11 @@ fn event_loop(
             Some(due) => match rx.recv_timeout(due.saturating_duration_since(Instant::now())) {
                 Ok(m) => Some(m),
                 Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => return Ok(()),
+                Err(RecvTimeoutError::Disconnected) => return Ok(Ended::Quit),
             },
             None => match rx.recv() {
                 Ok(m) => Some(m),
-                Err(_) => return Ok(()),
+                Err(_) => return Ok(Ended::Quit),
             },
         };
         let mut redraw = false;
@@ -263,7 +287,7 @@ fn event_loop(
                         Effect::None => {}
                         Effect::Redraw => redraw = true,
                         Effect::Repaint => repaint = true,
-                        Effect::Quit => return Ok(()),
+                        Effect::Quit => return Ok(Ended::Quit),
                         Effect::IntervalChanged => {
                             let _ = ctl.send(app.interval);
                             redraw = true;
@@ -277,7 +301,7 @@ fn event_loop(
                 Msg::Input(Event::Resize(_, _)) => redraw = true,
                 Msg::Input(_) => {}
                 Msg::Signal(sig) if sig == signal_hook::consts::SIGCONT => repaint = true,
-                Msg::Signal(_) => return Ok(()),
+                Msg::Signal(sig) => return Ok(Ended::Signal(sig)),
             }
         }
         redraw |= status::expire(app, Instant::now());
