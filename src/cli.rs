@@ -32,9 +32,10 @@ pub struct Cli {
     /// How much history the live view keeps in memory for pause and step-back, in seconds.
     #[arg(long, default_value_t = 600)]
     pub keep: u64,
-    /// Where R (record in the dashboard) writes its recordings.
-    #[arg(long, default_value = ".")]
-    pub record_dir: PathBuf,
+    /// Where R (record in the dashboard) writes its recordings (default: the current
+    /// directory); checked at start: it must be a directory perftop can write into.
+    #[arg(long)]
+    pub record_dir: Option<PathBuf>,
     /// Config file (default: $XDG_CONFIG_HOME/perftop/config.toml when it exists).
     #[arg(long, global = true)]
     pub config: Option<PathBuf>,
@@ -290,7 +291,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 interval: checked_interval(cli.interval)?,
                 keep: Duration::from_secs(cli.keep.clamp(10, 86_400)),
                 look: look(cli.display, &config)?,
-                record_dir: cli.record_dir,
+                record_dir: record_dir(cli.record_dir)?,
                 read_only: cli.read_only,
                 state_dir: cli.state_dir,
             })
@@ -298,6 +299,21 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
     };
     done.map(|()| ExitCode::SUCCESS)
+}
+
+/// `--record-dir`, checked before the terminal is taken: a directory `R` could not write into
+/// is an error at start, not a surprise at the moment someone wants a recording. Not given,
+/// the current directory is used unchecked (the dashboard must start from any directory,
+/// `/` included; `R` then says why it cannot record there).
+fn record_dir(dir: Option<PathBuf>) -> Result<PathBuf> {
+    match dir {
+        Some(d) => {
+            crate::record::live::check_dir(&d)
+                .with_context(|| format!("--record-dir {}", d.display()))?;
+            Ok(d)
+        }
+        None => Ok(PathBuf::from(".")),
+    }
 }
 
 /// Display options and the config file's theme and thresholds, for the live and replay views.
