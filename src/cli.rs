@@ -32,9 +32,10 @@ pub struct Cli {
     /// How much history the live view keeps in memory for pause and step-back, in seconds.
     #[arg(long, default_value_t = 600)]
     pub keep: u64,
-    /// Where R (record in the dashboard) writes its recordings.
-    #[arg(long, default_value = ".")]
-    pub record_dir: PathBuf,
+    /// Where R (record in the dashboard) writes its recordings (default: the current
+    /// directory); checked at start: it must be a directory perftop can write into.
+    #[arg(long)]
+    pub record_dir: Option<PathBuf>,
     /// Config file (default: $XDG_CONFIG_HOME/perftop/config.toml when it exists).
     #[arg(long, global = true)]
     pub config: Option<PathBuf>,
@@ -89,7 +90,8 @@ pub enum Command {
         #[arg(long, default_value_t = 80, value_parser = parse_width)]
         width: usize,
     },
-    /// Record raw samples to a file, headless (SIGTERM/SIGINT/SIGHUP stop it cleanly).
+    /// Record raw samples to a file, headless (SIGTERM/SIGINT/SIGHUP stop it cleanly: a stop
+    /// marker, sync, exit status 0).
     Record {
         /// Recording path; an existing recording gets a new segment (PATH.1, PATH.2, ...).
         #[arg(short, long)]
@@ -203,7 +205,7 @@ pub enum TweakCmd {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             // A closed pipe (perftop batch | head) is not an error worth a message.
             if e.chain().any(|c| {
@@ -218,10 +220,13 @@ pub fn main() -> ExitCode {
     }
 }
 
-pub fn run(cli: Cli) -> Result<()> {
+/// Runs the command; the exit status is 0 but for the dashboard ended by a signal (see
+/// `ui::Ended`).
+pub fn run(cli: Cli) -> Result<ExitCode> {
     let root = Root::new(&cli.root.root);
     let config = crate::config::load(cli.config.as_deref())?;
-    match cli.command {
+    let dashboard = |ended: crate::ui::Ended| ExitCode::from(ended.exit_code());
+    let done: Result<()> = match cli.command {
         Some(Command::Snapshot { output }) => mode::snapshot::snapshot(&root, output),
         Some(Command::Delta { old, new }) => mode::delta::delta(&old, &new, &config.findings),
         Some(Command::Batch { count, width }) => mode::batch::batch(
@@ -265,29 +270,49 @@ pub fn run(cli: Cli) -> Result<()> {
             if !(0.25..=1024.0).contains(&speed) {
                 bail!("--speed must be between 0.25 and 1024, got {speed}");
             }
-            crate::ui::run_replay(crate::ui::ReplayOptions {
+            return crate::ui::run_replay(crate::ui::ReplayOptions {
                 path,
                 at,
                 speed,
                 look: look(display, &config)?,
             })
+            .map(dashboard);
         }
         Some(Command::Capture { output }) => {
             crate::capture::capture(&root, &output, checked_interval(cli.interval)?)
         }
         Some(Command::Tweak { cmd }) => tweak(root, cmd, cli.read_only),
-        None => crate::ui::run(crate::ui::Options {
-            root: {
-                root_check(&root)?;
-                root
-            },
-            interval: checked_interval(cli.interval)?,
-            keep: Duration::from_secs(cli.keep.clamp(10, 86_400)),
-            look: look(cli.display, &config)?,
-            record_dir: cli.record_dir,
-            read_only: cli.read_only,
-            state_dir: cli.state_dir,
-        }),
+        None => {
+            return crate::ui::run(crate::ui::Options {
+                root: {
+                    root_check(&root)?;
+                    root
+                },
+                interval: checked_interval(cli.interval)?,
+                keep: Duration::from_secs(cli.keep.clamp(10, 86_400)),
+                look: look(cli.display, &config)?,
+                record_dir: record_dir(cli.record_dir)?,
+                read_only: cli.read_only,
+                state_dir: cli.state_dir,
+            })
+            .map(dashboard)
+        }
+    };
+    done.map(|()| ExitCode::SUCCESS)
+}
+
+/// `--record-dir`, checked before the terminal is taken: a directory `R` could not write into
+/// is an error at start, not a surprise at the moment someone wants a recording. Not given,
+/// the current directory is used unchecked (the dashboard must start from any directory,
+/// `/` included; `R` then says why it cannot record there).
+fn record_dir(dir: Option<PathBuf>) -> Result<PathBuf> {
+    match dir {
+        Some(d) => {
+            crate::record::live::check_dir(&d)
+                .with_context(|| format!("--record-dir {}", d.display()))?;
+            Ok(d)
+        }
+        None => Ok(PathBuf::from(".")),
     }
 }
 

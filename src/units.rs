@@ -92,6 +92,14 @@ pub fn duration(secs: Option<f64>) -> String {
     }
 }
 
+/// An f32 as the f64 that its shortest decimal form names: 2.7f32 widened with `as f64` is
+/// 2.700000047683716, which is what a dump printed; this is 2.7. (Display of an f32 is the
+/// shortest text that reads back as the same f32, and such a text, at most 9 digits, reads
+/// as an f64 that prints the same way.)
+pub fn f32_decimal(x: f32) -> f64 {
+    format!("{x}").parse().unwrap_or(f64::from(x))
+}
+
 /// Cuts a string to `w` characters, marking the cut with `~`.
 pub fn fit(s: &str, w: usize) -> String {
     if s.chars().count() <= w {
@@ -125,5 +133,22 @@ mod tests {
         assert_eq!(num_fit(Some(640000.0), 1, 5), "640k");
         assert_eq!(num_fit(Some(1.25), 2, 6), "1.25");
         assert_eq!(num_fit(None, 2, 6), "-");
+    }
+
+    #[test]
+    fn f32_prints_as_its_shortest_form() {
+        assert_eq!(f64::from(2.7f32).to_string(), "2.700000047683716");
+        for (x, text) in [
+            (2.7f32, "2.7"),
+            (0.1, "0.1"),
+            (3.12, "3.12"),
+            (1.23, "1.23"),
+            (0.0, "0"),
+        ] {
+            assert_eq!(f32_decimal(x).to_string(), text);
+            assert_eq!(f32_decimal(x) as f32, x, "reads back as the same f32");
+        }
+        assert!(f32_decimal(f32::NAN).is_nan());
+        assert_eq!(f32_decimal(f32::INFINITY), f64::INFINITY);
     }
 }

@@ -297,3 +297,66 @@ fn width_is_bounded() {
     ]);
     assert!(ok.status.success());
 }
+
+/// `--record-dir` is checked when the dashboard starts, before it needs a terminal: a missing
+/// directory, a file, or a directory that cannot be written is a clear error with status 1,
+/// not a surprise when `R` is pressed. A good one passes the check (the run then stops only
+/// because the test has no terminal).
+#[test]
+fn record_dir_is_checked_at_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = fixture("vm-2cpu/t1");
+    let run = |record_dir: &Path| {
+        perftop(&[
+            "--root".as_ref(),
+            root.as_os_str(),
+            "--record-dir".as_ref(),
+            record_dir.as_os_str(),
+        ])
+    };
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").expect("write");
+    for (bad, why) in [
+        (
+            Path::new("/nonexistent/perftop-rec"),
+            "No such file or directory",
+        ),
+        (file.as_path(), "not a directory"),
+    ] {
+        let o = run(bad);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{}: {err}", bad.display());
+        assert!(
+            err.contains(&format!("--record-dir {}", bad.display())) && err.contains(why),
+            "{err}"
+        );
+        assert!(
+            !err.contains("needs a terminal"),
+            "checked before the terminal: {err}"
+        );
+        assert!(o.stdout.is_empty());
+    }
+    // Writable: the check passes, leaves nothing behind, and the run goes on to want a terminal.
+    let ok = dir.path().join("recs");
+    std::fs::create_dir(&ok).expect("mkdir");
+    let o = run(&ok);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("needs a terminal"), "{err}");
+    assert_eq!(std::fs::read_dir(&ok).expect("read_dir").count(), 0);
+    // Read-only for its owner: only root writes there anyway, which the check finds out by trying.
+    use std::os::unix::fs::PermissionsExt;
+    let ro = dir.path().join("ro");
+    std::fs::create_dir(&ro).expect("mkdir");
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    let o = run(&ro);
+    let err = String::from_utf8_lossy(&o.stderr);
+    if support::is_root() {
+        assert!(
+            err.contains("needs a terminal"),
+            "root writes into a 0555 dir: {err}"
+        );
+    } else {
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains("cannot create a file there"), "{err}");
+    }
+}

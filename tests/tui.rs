@@ -272,3 +272,95 @@ fn colours_follow_the_configured_thresholds() {
     assert_eq!(plain, Some(th.text.fg.unwrap_or_default()), "raised: plain");
     assert_eq!(crit, Some(th.crit.fg.unwrap_or_default()), "crit at 5");
 }
+
+/// ASCII glyphs (LC_ALL=C, `--glyphs ascii`): with the help box, the tweak menu and a tweak
+/// preview open, every cell on screen is ASCII; boxes are drawn with `+-|`, units and arrows
+/// spelled out. The same screens in unicode do hold box drawing and arrows, so the check bites.
+#[test]
+fn ascii_glyphs_put_only_ascii_on_screen() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("root");
+    support::copy_tree(&fixture("intel-pstate").join("t1"), &root);
+    let mut app = app_for("intel-pstate");
+    app.tweaks.ctx = Some(perftop::tweak::Ctx {
+        root: Root::new(&root),
+        state_dir: dir.path().join("state"),
+        privileged: true,
+        read_only: false,
+    });
+    let ascii = Theme::load("dark", ColorDepth::Ansi16, GlyphSet::Ascii).expect("theme");
+    let unicode = theme(ColorDepth::Ansi16);
+    let non_ascii = |s: &str| s.chars().filter(|c| !c.is_ascii()).collect::<String>();
+    for (keys, want_ascii, want_unicode) in [
+        (&[KeyCode::Char('?')][..], "+-----", "└─────"),
+        (
+            &[KeyCode::Esc, KeyCode::Char('a')],
+            "0 us wake-up latency",
+            "0 µs wake-up latency",
+        ),
+        (
+            &[KeyCode::Esc, KeyCode::Char('g')],
+            "set governor -> performance?",
+            "set governor → performance?",
+        ),
+    ] {
+        for k in keys {
+            key(&mut app, *k);
+        }
+        let a = text(&draw(&app, &ascii, 80, 24));
+        assert_eq!(non_ascii(&a), "", "after {keys:?}:\n{a}");
+        assert!(
+            a.contains(want_ascii),
+            "after {keys:?}: no {want_ascii:?}\n{a}"
+        );
+        assert!(a.contains("|"), "box sides in ASCII\n{a}");
+        let u = text(&draw(&app, &unicode, 80, 24));
+        assert!(
+            u.contains(want_unicode),
+            "after {keys:?}: no {want_unicode:?}\n{u}"
+        );
+    }
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.status.as_deref(), Some("cancelled: nothing changed"));
+}
+
+/// A footer message longer than the row is wrapped onto a second row (at 80 columns it was cut
+/// to `...ptrec: No suc`), the key hints make room, and it goes after `status::SHOW_FOR` on
+/// the clock the event loop passes in.
+#[test]
+fn long_footer_message_wraps_and_goes_after_its_time() {
+    use perftop::ui::status::{expire, SHOW_FOR};
+    let mut app = app_for("intel-pstate");
+    let th = theme(ColorDepth::Mono);
+    let msg = "cannot record: creating /nonexistent/dir/perftop-pstate4-20251121T140531.ptrec: \
+               No such file or directory (os error 2)";
+    app.status = Some(msg.into());
+    let s = text(&draw(&app, &th, 80, 24));
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(lines.len(), 24, "{s}");
+    assert_eq!(format!("{} {}", lines[22], lines[23]), msg, "{s}");
+    assert!(
+        !s.contains("q quit"),
+        "hints make room for the message\n{s}"
+    );
+    for t in titles() {
+        assert!(
+            s.contains(t.as_str()),
+            "{t} missing under a 2-row footer\n{s}"
+        );
+    }
+    let t0 = std::time::Instant::now();
+    assert!(!expire(&mut app, t0));
+    assert!(!expire(&mut app, t0 + SHOW_FOR / 2));
+    assert!(expire(&mut app, t0 + SHOW_FOR));
+    let s = text(&draw(&app, &th, 80, 24));
+    assert!(s.contains("q quit") && !s.contains("No such file"), "{s}");
+    // A short one shares the row with the hints that fit.
+    app.status = Some("sort: by name".into());
+    let s = text(&draw(&app, &th, 80, 24));
+    let last = s.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("q quit") && last.ends_with("sort: by name"),
+        "{s}"
+    );
+}

@@ -44,6 +44,12 @@ pub struct Derived {
     pub pressure: PressureMetrics,
 }
 
+/// The load averages as the decimals the kernel wrote (`2.7`, not `2.700000047683716`): the
+/// CSV and OpenMetrics dumps go through `serde_json::Value`, which widens an f32 to f64.
+fn loadavg_decimal<S: serde::Serializer>(v: &Option<[f32; 3]>, s: S) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&v.map(|a| a.map(crate::units::f32_decimal)), s)
+}
+
 /// Header facts: who the host is and what the CPU power stack looks like.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct HostMetrics {
@@ -51,6 +57,7 @@ pub struct HostMetrics {
     pub kernel: Option<String>,
     pub uptime_s: Option<f64>,
     pub wall_ms: i64,
+    #[serde(serialize_with = "loadavg_decimal")]
     pub loadavg: Option<[f32; 3]>,
     pub cpus_online: usize,
     pub cpus_present: Option<usize>,

@@ -203,3 +203,25 @@ const ID_COLUMNS: [&str; 9] = [
     "size_kb",
     "id",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A load average the kernel wrote as 2.70 is stored as an f32 and printed as 2.7, not as
+    /// the f64 the f32 widens to (2.700000047683716).
+    #[test]
+    fn f32_values_print_in_their_shortest_form() {
+        let mut s = crate::sample::Sample::default();
+        s.host.loadavg = Some([2.7, 0.1, 3.12]);
+        let d = crate::assess::assess(None, &s, &Default::default());
+        let mut out = Vec::new();
+        let mut csv = Csv::default();
+        csv.add("t", &d, &["host"]).expect("add");
+        csv.write(&mut out).expect("write");
+        let text = String::from_utf8(out).expect("utf8");
+        assert!(text.contains(",2.7 0.1 3.12,"), "{text}");
+        assert!(!text.contains("2.700000047683716"), "{text}");
+        assert!(!text.contains("0.10000000149011612"), "{text}");
+    }
+}

@@ -120,6 +120,25 @@ impl LiveRecorder {
     }
 }
 
+/// Checks that `dir` is a directory `R` can write recordings into: it exists, is a directory,
+/// and a file can be created in it (and is removed at once). Permission bits alone do not say
+/// (root, read-only mounts, ACLs), so it tries.
+pub fn check_dir(dir: &Path) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let meta = std::fs::metadata(dir).context("cannot use it for recordings")?;
+    if !meta.is_dir() {
+        anyhow::bail!("not a directory");
+    }
+    let probe = dir.join(format!(".perftop-write-check-{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .context("cannot create a file there")?;
+    std::fs::remove_file(&probe)
+        .with_context(|| format!("cannot remove the check file {}", probe.display()))
+}
+
 /// `perftop-HOST-YYYYMMDDTHHMMSS.ptrec` (UTC), the host name reduced to safe characters.
 fn file_name(newest: &Sample) -> String {
     let host = newest

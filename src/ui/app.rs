@@ -72,6 +72,8 @@ pub struct App {
     pub filter_editing: bool,
     pub hide_idle: bool,
     pub status: Option<String>,
+    /// How long `status` has been on the footer (it goes after `status::SHOW_FOR`).
+    pub status_age: super::status::StatusAge,
     /// Shown in the header: `root` or `user` (tweaks need root), and `--root DIR` when used.
     pub privilege: String,
     pub root_label: Option<String>,
@@ -165,6 +167,7 @@ impl App {
             filter_editing: false,
             hide_idle: true,
             status: None,
+            status_age: Default::default(),
             privilege: String::new(),
             root_label: None,
             tracker: FindingTracker::new(Thresholds::default()),

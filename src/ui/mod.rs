@@ -2,23 +2,26 @@
 //! the screen is redrawn only on new data, input or resize — never on a blind timer.
 
 pub mod app;
+pub mod ascii;
+pub mod colors;
 pub mod keymap;
 pub mod layout;
 pub mod panes;
 pub mod render;
 pub mod ring;
 pub mod selfcost;
+pub mod status;
 pub mod term;
 pub mod theme;
 pub mod timeline;
 pub mod tweak_dialog;
+pub mod wire;
 
 use crate::root::Root;
 use crate::sample::Sample;
 use crate::source::Reader;
 use anyhow::{bail, Context, Result};
 use app::{App, Effect};
-use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
 use ratatui::Terminal;
 use std::io::IsTerminal;
@@ -69,6 +72,25 @@ pub struct ReplayOptions {
     pub at: Option<String>,
     pub speed: f64,
     pub look: Look,
+}
+
+/// How the dashboard ended: `q`, or a signal (SIGTERM, SIGHUP — also stdin gone — SIGINT).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    Quit,
+    Signal(i32),
+}
+
+impl Ended {
+    /// The process exit status: 0 after `q`, 128 + the signal's number after a signal, as a
+    /// shell reports a process that a signal ended (143 for SIGTERM, 129 for SIGHUP), so a
+    /// supervisor or script can tell a kill from a quit.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Ended::Quit => 0,
+            Ended::Signal(sig) => u8::try_from(128 + sig.clamp(1, 127)).unwrap_or(u8::MAX),
+        }
+    }
 }
 
 enum Msg {
@@ -140,7 +162,7 @@ pub fn replay_app(opts: &ReplayOptions) -> Result<App> {
     Ok(app)
 }
 
-pub fn run_replay(opts: ReplayOptions) -> Result<()> {
+pub fn run_replay(opts: ReplayOptions) -> Result<Ended> {
     let theme = opts.look.theme()?;
     let mut app = replay_app(&opts)?;
     need_terminal("perftop dump")?;
@@ -153,9 +175,14 @@ pub fn run_replay(opts: ReplayOptions) -> Result<()> {
 }
 
 /// Takes the terminal, runs the event loop, and gives the terminal back (also on error).
-fn drive(app: &mut App, theme: &Theme, rx: &Receiver<Msg>, ctl: &Sender<Duration>) -> Result<()> {
+fn drive(
+    app: &mut App,
+    theme: &Theme,
+    rx: &Receiver<Msg>,
+    ctl: &Sender<Duration>,
+) -> Result<Ended> {
     let guard = term::TerminalGuard::enter()?;
-    let backend = CrosstermBackend::new(term::FrameWriter::new(std::io::stdout()));
+    let backend = wire::Wire::new(term::FrameWriter::new(std::io::stdout()), theme.depth);
     let mut terminal = Terminal::new(backend).context("starting the terminal backend")?;
     repaint(&mut terminal).context("clearing the screen")?;
     let result = event_loop(&mut terminal, app, theme, rx, ctl);
@@ -164,7 +191,7 @@ fn drive(app: &mut App, theme: &Theme, rx: &Receiver<Msg>, ctl: &Sender<Duration
     result
 }
 
-pub fn run(opts: Options) -> Result<()> {
+pub fn run(opts: Options) -> Result<Ended> {
     need_terminal("perftop batch")?;
     let theme = opts.look.theme()?;
     let mut app = App::new(opts.interval, opts.keep);
@@ -203,12 +230,12 @@ pub fn run(opts: Options) -> Result<()> {
 }
 
 fn event_loop(
-    terminal: &mut Terminal<CrosstermBackend<term::FrameWriter<std::io::Stdout>>>,
+    terminal: &mut Terminal<wire::Wire<term::FrameWriter<std::io::Stdout>>>,
     app: &mut App,
     theme: &Theme,
     rx: &Receiver<Msg>,
     ctl: &Sender<Duration>,
-) -> Result<()> {
+) -> Result<Ended> {
     // Replay has its first frame before any message arrives.
     terminal
         .draw(|f| render::draw(f, app, theme))
@@ -216,22 +243,25 @@ fn event_loop(
     // Replay playback steps on its own clock; live mode only ever waits for messages.
     let mut next_step: Option<Instant> = None;
     loop {
-        let first = match (app.next_tick(), next_step) {
-            (Some(period), due) => {
-                let due = *next_step.insert(due.unwrap_or_else(|| Instant::now() + period));
-                match rx.recv_timeout(due.saturating_duration_since(Instant::now())) {
-                    Ok(m) => Some(m),
-                    Err(RecvTimeoutError::Timeout) => None,
-                    Err(RecvTimeoutError::Disconnected) => return Ok(()),
-                }
-            }
-            (None, _) => {
-                next_step = None;
-                match rx.recv() {
-                    Ok(m) => Some(m),
-                    Err(_) => return Ok(()),
-                }
-            }
+        next_step = match (app.next_tick(), next_step) {
+            (Some(period), due) => Some(due.unwrap_or_else(|| Instant::now() + period)),
+            (None, _) => None,
+        };
+        // Wake for the next playback step or for the footer message to go, whichever is first.
+        let wake = [next_step, app.status_age.deadline()]
+            .into_iter()
+            .flatten()
+            .min();
+        let first = match wake {
+            Some(due) => match rx.recv_timeout(due.saturating_duration_since(Instant::now())) {
+                Ok(m) => Some(m),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => return Ok(Ended::Quit),
+            },
+            None => match rx.recv() {
+                Ok(m) => Some(m),
+                Err(_) => return Ok(Ended::Quit),
+            },
         };
         let mut redraw = false;
         let mut repaint = false;
@@ -249,26 +279,32 @@ fn event_loop(
                     app.self_cost.update();
                     redraw = true;
                 }
-                Msg::Input(Event::Key(k)) if k.kind != KeyEventKind::Release => match app.key(k) {
-                    Effect::None => {}
-                    Effect::Redraw => redraw = true,
-                    Effect::Repaint => repaint = true,
-                    Effect::Quit => return Ok(()),
-                    Effect::IntervalChanged => {
-                        let _ = ctl.send(app.interval);
-                        redraw = true;
+                Msg::Input(Event::Key(k)) if k.kind != KeyEventKind::Release => {
+                    let effect = app.key(k);
+                    // The message a key leaves gets its full time on the footer.
+                    app.status_age.key(app.status.as_ref(), Instant::now());
+                    match effect {
+                        Effect::None => {}
+                        Effect::Redraw => redraw = true,
+                        Effect::Repaint => repaint = true,
+                        Effect::Quit => return Ok(Ended::Quit),
+                        Effect::IntervalChanged => {
+                            let _ = ctl.send(app.interval);
+                            redraw = true;
+                        }
+                        Effect::Suspend => {
+                            term::suspend()?;
+                            repaint = true;
+                        }
                     }
-                    Effect::Suspend => {
-                        term::suspend()?;
-                        repaint = true;
-                    }
-                },
+                }
                 Msg::Input(Event::Resize(_, _)) => redraw = true,
                 Msg::Input(_) => {}
                 Msg::Signal(sig) if sig == signal_hook::consts::SIGCONT => repaint = true,
-                Msg::Signal(_) => return Ok(()),
+                Msg::Signal(sig) => return Ok(Ended::Signal(sig)),
             }
         }
+        redraw |= status::expire(app, Instant::now());
         if repaint {
             self::repaint(terminal).context("repainting")?;
             redraw = true;

@@ -5,7 +5,7 @@ use super::app::App;
 use super::keymap::{footer_hints, help_rows};
 use super::layout;
 use super::panes::{self, span, View};
-use super::theme::Theme;
+use super::theme::{GlyphSet, Theme};
 use crate::findings::Severity;
 use crate::pane::Pane;
 use crate::units::{duration, fit};
@@ -38,7 +38,16 @@ pub fn tier(w: u16, h: u16) -> Tier {
     }
 }
 
+/// Draws the frame; in ASCII mode the buffer is then folded to ASCII (`ascii::fold`), the
+/// guarantee that no byte above 0x7f reaches the terminal whatever the text held.
 pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
+    draw_screen(f, app, theme);
+    if theme.glyphs == GlyphSet::Ascii {
+        super::ascii::fold(f.buffer_mut());
+    }
+}
+
+fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
     let area = f.area();
     let t = tier(area.width, area.height);
     if t == Tier::TooSmall {
@@ -78,7 +87,8 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     };
     let findings = findings_strip(app, d, theme, width, strip_rows);
     let footer = footer(app, theme, width);
-    let avail = (area.height as usize).saturating_sub(rows.len() + findings.len() + 1);
+    let bottom_rows = findings.len() + footer.len();
+    let avail = (area.height as usize).saturating_sub(rows.len() + bottom_rows);
     let view = |width: usize, detail: bool, budget: Option<usize>| View {
         d,
         app,
@@ -87,7 +97,6 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         detail,
         budget,
     };
-    let bottom_rows = findings.len() + 1;
     if app.zoom {
         let v = view(width, true, None);
         let m = panes::model(app.focus, &v);
@@ -99,7 +108,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             (area.height as usize).saturating_sub(bottom_rows),
         );
         rows.extend(findings);
-        rows.push(footer);
+        rows.extend(footer);
         f.render_widget(Paragraph::new(rows), area);
     } else {
         let top = rows.len() as u16;
@@ -117,7 +126,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             x += w as u16 + 1;
         }
         let mut bottom = findings;
-        bottom.push(footer);
+        bottom.extend(footer);
         let y = area.y + area.height.saturating_sub(bottom_rows as u16);
         f.render_widget(
             Paragraph::new(bottom),
@@ -137,7 +146,7 @@ fn tweak_dialog(f: &mut Frame, area: Rect, dlg: &super::tweak_dialog::Dialog, t:
     let lines: Vec<Line> = dlg
         .lines()
         .into_iter()
-        .map(|l| Line::from(span(l, t.text)))
+        .map(|l| Line::from(span(t.glyphs.text(&l).into_owned(), t.text)))
         .collect();
     let w = area.width.min(96);
     let h = area.height.min(lines.len() as u16 + 2);
@@ -152,7 +161,8 @@ fn tweak_dialog(f: &mut Frame, area: Rect, dlg: &super::tweak_dialog::Dialog, t:
         Paragraph::new(lines).block(
             Block::default()
                 .borders(Borders::ALL)
-                .title(format!(" {} ", dlg.title())),
+                .border_set(t.glyphs.border())
+                .title(format!(" {} ", t.glyphs.text(dlg.title()))),
         ),
         r,
     );
@@ -312,7 +322,7 @@ fn header(
             t.warn,
         ));
     }
-    second.push(span(app.privilege.clone(), t.dim));
+    second.push(span(t.glyphs.text(&app.privilege).into_owned(), t.dim));
     if let (Some(cpu), Some(rss)) = (app.self_cost.cpu_pct, app.self_cost.rss_kb) {
         second.push(span(
             format!("  perftop {cpu:.2}% {}", crate::units::kb(Some(rss))),
@@ -357,11 +367,14 @@ fn timeline_row(app: &App, t: &Theme, width: usize) -> Line<'static> {
         format!("{} ", format_clock(first)),
         format!(" {}", format_clock(last)),
     );
-    let right = format!(
-        "  {}/{n} j±{}",
-        i + 1,
-        duration(Some(app.jump.as_secs_f64()))
-    );
+    let right = t
+        .glyphs
+        .text(&format!(
+            "  {}/{n} j±{}",
+            i + 1,
+            duration(Some(app.jump.as_secs_f64()))
+        ))
+        .into_owned();
     let fixed = left.len() + ends.0.len() + ends.1.len() + right.chars().count();
     let mut spans = vec![span(left, t.headline)];
     // Below 8 columns a bar says nothing: keep the numbers.
@@ -459,31 +472,40 @@ fn findings_strip(
         .collect()
 }
 
-fn footer(app: &App, t: &Theme, width: usize) -> Line<'static> {
+/// The key hints and the status message: one row, or two when the message does not fit one
+/// (the hints then make room until the message goes, see `status`).
+fn footer(app: &App, t: &Theme, width: usize) -> Vec<Line<'static>> {
     if let Some(text) = &app.goto_input {
-        return Line::from(vec![
+        return vec![Line::from(vec![
             span("go to: ", t.title),
             span(format!("{text}_"), t.selection),
             span(
                 "  14:05[:30] UTC, 10m ago, +5m, @unix; Enter goes, Esc cancels",
                 t.dim,
             ),
-        ]);
+        ])];
     }
     if app.filter_editing {
-        return Line::from(vec![
+        return vec![Line::from(vec![
             span("filter: ", t.title),
             span(format!("{}_", app.filter), t.selection),
             span("  Enter keeps, Esc clears", t.dim),
-        ]);
+        ])];
     }
     let mut spans = Vec::new();
     let mut used = 0;
     let status = app
         .status
-        .clone()
+        .as_deref()
+        .map(|s| t.glyphs.text(s).into_owned())
         .or_else(|| (!app.filter.is_empty()).then(|| format!("filter {:?}", app.filter)));
-    let reserve = status.as_ref().map_or(0, |s| s.len() + 2);
+    if let Some(s) = status.as_ref().filter(|s| s.chars().count() > width) {
+        return super::status::wrap(s, width, super::status::MAX_ROWS)
+            .into_iter()
+            .map(|row| Line::from(span(row, t.info)))
+            .collect();
+    }
+    let reserve = status.as_ref().map_or(0, |s| s.chars().count() + 2);
     for (key, hint) in footer_hints(app.is_replay()) {
         let piece = format!("{key} {hint}  ");
         if used + piece.len() + reserve > width {
@@ -496,7 +518,7 @@ fn footer(app: &App, t: &Theme, width: usize) -> Line<'static> {
     if let Some(s) = status {
         spans.push(span(s, t.info));
     }
-    Line::from(spans)
+    vec![Line::from(spans)]
 }
 
 fn help(f: &mut Frame, area: Rect, t: &Theme, replay: bool) {
@@ -511,7 +533,12 @@ fn help(f: &mut Frame, area: Rect, t: &Theme, replay: bool) {
     );
     let mut lines: Vec<Line> = rows
         .into_iter()
-        .map(|(k, d)| Line::from(vec![span(format!(" {k:<12}"), t.title), span(d, t.text)]))
+        .map(|(k, d)| {
+            Line::from(vec![
+                span(format!(" {k:<12}"), t.title),
+                span(t.glyphs.text(d).into_owned(), t.text),
+            ])
+        })
         .collect();
     lines.push(Line::from(span(
         " Unknown values show as -. ~ = estimate. ? or Esc closes.",
@@ -522,6 +549,7 @@ fn help(f: &mut Frame, area: Rect, t: &Theme, replay: bool) {
         Paragraph::new(lines).block(
             Block::default()
                 .borders(Borders::ALL)
+                .border_set(t.glyphs.border())
                 .title(" perftop keys "),
         ),
         r,

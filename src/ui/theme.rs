@@ -1,6 +1,7 @@
 //! Themes (files in `themes/`, shipped in the binary, overridable from the XDG config dir),
 //! colour depth (NO_COLOR, COLORTERM, TERM, `--color`) and glyph sets (unicode, tty, ascii).
 
+use super::colors::reduce;
 use anyhow::{bail, Context, Result};
 use ratatui::style::{Color, Modifier, Style};
 use serde::Deserialize;
@@ -48,7 +49,8 @@ impl ColorDepth {
         if term == "dumb" {
             return Ok(ColorDepth::Mono);
         }
-        Ok(if term.contains("256color") {
+        // Only a terminal that says so gets indexed colours: TERM=xterm or linux get the 16.
+        Ok(if term.ends_with("256color") {
             ColorDepth::Ansi256
         } else {
             ColorDepth::Ansi16
@@ -116,6 +118,23 @@ impl GlyphSet {
         }
     }
 
+    /// Borders of popups (help, tweak dialogs): box drawing, or `+-|` in ASCII.
+    pub fn border(self) -> ratatui::symbols::border::Set<'static> {
+        match self {
+            GlyphSet::Unicode | GlyphSet::Tty => ratatui::symbols::border::PLAIN,
+            GlyphSet::Ascii => super::ascii::BORDER,
+        }
+    }
+
+    /// Text for the screen in this glyph set: in ASCII, `µs` as `us`, `±` as `+-`, `→` as `->`
+    /// and so on (see `ascii::text`); the other sets take it as it is.
+    pub fn text(self, s: &str) -> std::borrow::Cow<'_, str> {
+        match self {
+            GlyphSet::Ascii => super::ascii::text(s),
+            GlyphSet::Unicode | GlyphSet::Tty => std::borrow::Cow::Borrowed(s),
+        }
+    }
+
     pub fn level(self, frac: f64) -> char {
         let l = self.levels();
         let f = if frac.is_finite() {
@@ -172,76 +191,6 @@ pub struct Theme {
 fn parse_color(s: &str) -> Result<Color> {
     Color::from_str(s)
         .map_err(|_| anyhow::anyhow!("{s:?} is not a colour (name, #rrggbb or 0-255)"))
-}
-
-/// Nearest xterm-256 index of an RGB colour (6x6x6 cube or grey ramp).
-fn rgb_to_256(r: u8, g: u8, b: u8) -> u8 {
-    let q = |v: u8| {
-        if v < 48 {
-            0
-        } else if v < 115 {
-            1
-        } else {
-            (v - 35) / 40
-        }
-    };
-    let (qr, qg, qb) = (q(r), q(g), q(b));
-    let cube = 16 + 36 * qr + 6 * qg + qb;
-    let avg = (u16::from(r) + u16::from(g) + u16::from(b)) / 3;
-    if qr == qg && qg == qb && avg > 8 && avg < 238 {
-        232 + ((avg - 8) / 10).min(23) as u8
-    } else {
-        cube
-    }
-}
-
-/// Nearest of the 16 ANSI colours.
-fn to_16(c: Color) -> Color {
-    let (r, g, b) = match c {
-        Color::Rgb(r, g, b) => (r, g, b),
-        Color::Indexed(i) if i >= 16 => {
-            if i >= 232 {
-                let v = 8 + (i - 232) * 10;
-                (v, v, v)
-            } else {
-                let i = i - 16;
-                let s = |x: u8| if x == 0 { 0 } else { 55 + x * 40 };
-                (s(i / 36), s(i / 6 % 6), s(i % 6))
-            }
-        }
-        other => return other,
-    };
-    // xterm's normal colours peak at 205 (grey 229), the bright ones at 255.
-    let bright = r.max(g).max(b) > 230 || (r > 110 && g > 110 && b > 110 && r.min(g).min(b) > 200);
-    let on = |v: u8| v > 110;
-    match (on(r), on(g), on(b), bright) {
-        (false, false, false, false) => Color::Black,
-        (false, false, false, true) => Color::DarkGray,
-        (true, false, false, false) => Color::Red,
-        (true, false, false, true) => Color::LightRed,
-        (false, true, false, false) => Color::Green,
-        (false, true, false, true) => Color::LightGreen,
-        (true, true, false, false) => Color::Yellow,
-        (true, true, false, true) => Color::LightYellow,
-        (false, false, true, false) => Color::Blue,
-        (false, false, true, true) => Color::LightBlue,
-        (true, false, true, false) => Color::Magenta,
-        (true, false, true, true) => Color::LightMagenta,
-        (false, true, true, false) => Color::Cyan,
-        (false, true, true, true) => Color::LightCyan,
-        (true, true, true, false) => Color::Gray,
-        (true, true, true, true) => Color::White,
-    }
-}
-
-fn reduce(c: Color, depth: ColorDepth) -> Color {
-    match (depth, c) {
-        (ColorDepth::TrueColor, c) => c,
-        (ColorDepth::Ansi256, Color::Rgb(r, g, b)) => Color::Indexed(rgb_to_256(r, g, b)),
-        (ColorDepth::Ansi256, c) => c,
-        (ColorDepth::Ansi16, c) => to_16(c),
-        (ColorDepth::Mono, _) => Color::Reset,
-    }
 }
 
 impl Theme {
@@ -355,6 +304,18 @@ mod tests {
         assert_eq!(d(&[("COLORTERM", "24bit")], None), ColorDepth::TrueColor);
         assert_eq!(d(&[("TERM", "xterm-256color")], None), ColorDepth::Ansi256);
         assert_eq!(d(&[("TERM", "linux")], None), ColorDepth::Ansi16);
+        assert_eq!(d(&[("TERM", "xterm")], None), ColorDepth::Ansi16);
+        assert_eq!(
+            d(&[("TERM", "xterm-256color-italic")], None),
+            ColorDepth::Ansi16,
+            "only TERM ending in 256color"
+        );
+        assert_eq!(
+            d(&[("TERM", "xterm"), ("COLORTERM", "yes")], None),
+            ColorDepth::Ansi16
+        );
+        assert_eq!(d(&[("TERM", "xterm")], Some("never")), ColorDepth::Mono);
+        assert_eq!(d(&[("TERM", "dumb")], None), ColorDepth::Mono);
         assert_eq!(d(&[("NO_COLOR", "1")], Some("256")), ColorDepth::Ansi256);
         assert!(ColorDepth::detect(Some("purple"), &env_of(&[])).is_err());
     }
@@ -399,11 +360,47 @@ mod tests {
         assert!(Theme::load("nope", ColorDepth::Mono, GlyphSet::Ascii).is_err());
     }
 
+    fn styles(t: &Theme) -> [Style; 13] {
+        [
+            t.text,
+            t.dim,
+            t.title,
+            t.focus,
+            t.headline,
+            t.good,
+            t.warn,
+            t.crit,
+            t.info,
+            t.dirty,
+            t.writeback,
+            t.marker,
+            t.selection,
+        ]
+    }
+
+    /// Every colour of every built-in theme is within the depth: no index or RGB at 16
+    /// colours (console16 names its colours by number 0-15), no RGB at 256.
     #[test]
-    fn colour_reduction() {
-        assert_eq!(rgb_to_256(255, 0, 0), 196);
-        assert_eq!(to_16(Color::Rgb(255, 0, 0)), Color::LightRed);
-        assert_eq!(to_16(Color::Rgb(0, 135, 0)), Color::Green);
-        assert_eq!(reduce(Color::Rgb(1, 2, 3), ColorDepth::Mono), Color::Reset);
+    fn theme_colours_are_reduced_to_the_depth() {
+        for (name, _) in BUILTIN {
+            for depth in [ColorDepth::Ansi16, ColorDepth::Ansi256] {
+                let t = Theme::load(name, depth, GlyphSet::Unicode).expect("theme");
+                for style in styles(&t) {
+                    for c in [style.fg, style.bg].into_iter().flatten() {
+                        let bad = match depth {
+                            ColorDepth::Ansi16 => matches!(c, Color::Rgb(..) | Color::Indexed(_)),
+                            _ => matches!(c, Color::Rgb(..)),
+                        };
+                        assert!(!bad, "{name} at {depth:?}: {c:?}");
+                    }
+                }
+            }
+        }
+        let c16 = Theme::load("console16", ColorDepth::Ansi16, GlyphSet::Tty).expect("theme");
+        assert_eq!(c16.text.fg, Some(Color::Gray), "console16 fg = 7");
+        assert_eq!(c16.crit.fg, Some(Color::LightRed), "console16 crit = 9");
+        let hc =
+            Theme::load("high-contrast", ColorDepth::Ansi256, GlyphSet::Unicode).expect("theme");
+        assert_eq!(hc.crit.fg, Some(Color::Indexed(196)), "#ff0000 at 256");
     }
 }

@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 pub mod synth;
+pub mod tmux;
 
 use perftop::root::Root;
 use perftop::sample::Sample;
