@@ -2,16 +2,21 @@
 //! the screen is redrawn only on new data, input or resize — never on a blind timer.
 
 pub mod app;
+pub mod filter;
+pub mod help;
 pub mod keymap;
 pub mod layout;
 pub mod panes;
+mod prompt;
 pub mod render;
 pub mod ring;
+pub mod scroll;
 pub mod selfcost;
 pub mod term;
 pub mod theme;
 pub mod timeline;
 pub mod tweak_dialog;
+pub mod zoom;
 
 use crate::root::Root;
 use crate::sample::Sample;
