@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod filter;
+pub mod findings_list;
 pub mod help;
 pub mod keymap;
 pub mod layout;
@@ -16,6 +17,7 @@ pub mod term;
 pub mod theme;
 pub mod timeline;
 pub mod tweak_dialog;
+pub mod wrap;
 pub mod zoom;
 
 use crate::root::Root;

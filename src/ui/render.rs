@@ -121,6 +121,9 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             Rect::new(area.x, y, area.width, bottom_rows as u16),
         );
     }
+    if app.findings_open {
+        super::findings_list::draw(f, area, app, d, theme);
+    }
     if app.help {
         super::help::draw(f, area, theme, app.is_replay());
     }
