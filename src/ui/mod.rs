@@ -2,10 +2,12 @@
 //! the screen is redrawn only on new data, input or resize — never on a blind timer.
 
 pub mod app;
+pub mod dialog_box;
 pub mod filter;
 pub mod findings_list;
 pub mod help;
 pub mod keymap;
+pub mod knob_menu;
 pub mod layout;
 pub mod panes;
 mod prompt;

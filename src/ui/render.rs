@@ -12,7 +12,7 @@ use crate::units::{duration, fit};
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 pub const MIN_W: u16 = 40;
@@ -128,34 +128,10 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         super::help::draw(f, area, theme, app.is_replay());
     }
     if let Some(dlg) = &app.tweaks.dialog {
-        tweak_dialog(f, area, dlg, theme);
+        let held = app.tweaks.hold.as_ref().map(|h| h.us);
+        let v = dlg.view(super::dialog_box::inner_width(area.width), held);
+        super::dialog_box::draw(f, area, v, &app.tweaks.scroll, theme);
     }
-}
-
-/// The tweak confirm/chooser/menu box, centred over the dashboard.
-fn tweak_dialog(f: &mut Frame, area: Rect, dlg: &super::tweak_dialog::Dialog, t: &Theme) {
-    let lines: Vec<Line> = dlg
-        .lines()
-        .into_iter()
-        .map(|l| Line::from(span(l, t.text)))
-        .collect();
-    let w = area.width.min(96);
-    let h = area.height.min(lines.len() as u16 + 2);
-    let r = Rect::new(
-        area.x + (area.width - w) / 2,
-        area.y + (area.height - h) / 2,
-        w,
-        h,
-    );
-    f.render_widget(Clear, r);
-    f.render_widget(
-        Paragraph::new(lines).block(
-            Block::default()
-                .borders(Borders::ALL)
-                .title(format!(" {} ", dlg.title())),
-        ),
-        r,
-    );
 }
 
 /// One column of panes `w` wide in `avail` rows: titles, then the bodies cut to the rows the
@@ -250,9 +226,19 @@ fn header(
         .recording
         .active()
         .map(|r| format!(" REC {}", crate::units::kb(Some(r.rec.bytes / 1024))));
-    let rec_len = rec.as_ref().map_or(0, |r| r.chars().count());
+    // A latency hold changes how every CPU idles: said for as long as it lasts.
+    let hold = app
+        .tweaks
+        .hold
+        .as_ref()
+        .map(|h| format!(" HOLD cpu_dma_latency {}us", h.us));
+    let rec_len = rec.as_ref().map_or(0, |r| r.chars().count())
+        + hold.as_ref().map_or(0, |h| h.chars().count());
     let room = width.saturating_sub(right.chars().count() + rec_len);
     let mut first = vec![span(format!("{:<room$}", fit(&left, room)), t.headline)];
+    if let Some(h) = hold {
+        first.push(span(h, t.warn));
+    }
     if let Some(r) = rec {
         first.push(span(r, t.crit));
     }

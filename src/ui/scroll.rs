@@ -69,6 +69,22 @@ impl Scroll {
     }
 }
 
+impl Scroll {
+    /// As `window`, first moving the offset as little as needed for rows `want` to be in view
+    /// (a menu's selected entry).
+    pub fn follow(&self, want: std::ops::Range<usize>, max: usize, page: usize) -> usize {
+        let mut off = self.offset.get();
+        if want.end > off + page {
+            off = want.end.saturating_sub(page);
+        }
+        if want.start < off {
+            off = want.start;
+        }
+        self.offset.set(off);
+        self.window(max, page)
+    }
+}
+
 /// `rows 19–36 of 128`: where a window of `shown` rows from `offset` stands in `total`.
 pub fn position(offset: usize, shown: usize, total: usize) -> String {
     let last = (offset + shown).min(total);
@@ -103,6 +119,14 @@ mod tests {
         assert_eq!(s.offset(), 10);
         s.reset();
         assert_eq!(s.offset(), 0);
+    }
+
+    #[test]
+    fn follow_keeps_the_selection_in_view() {
+        let s = Scroll::default();
+        assert_eq!(s.follow(20..22, 30, 10), 12);
+        assert_eq!(s.follow(14..15, 30, 10), 12, "already in view: no move");
+        assert_eq!(s.follow(3..5, 30, 10), 3);
     }
 
     #[test]

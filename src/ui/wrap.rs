@@ -4,7 +4,6 @@
 
 /// `text` in lines of at most `width` characters (at least 1).
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(1);
     let indent = text.chars().take_while(|c| *c == ' ').count();
     // Continuations are indented a little more, unless that leaves too little room.
     let more = if indent + 2 < width / 2 {
@@ -12,6 +11,14 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
     } else {
         0
     };
+    wrap_at(text, width, more)
+}
+
+/// As `wrap`, continuation lines indented by `more`.
+fn wrap_at(text: &str, width: usize, more: usize) -> Vec<String> {
+    let width = width.max(1);
+    let more = if more < width { more } else { 0 };
+    let indent = text.chars().take_while(|c| *c == ' ').count();
     let mut out: Vec<String> = Vec::new();
     let mut line = " ".repeat(indent.min(width - 1));
     let mut fresh = true;
@@ -52,6 +59,41 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
     out
 }
 
+/// `prefix` then `text` wrapped beside it: continuation lines start under the text, or four
+/// columns in when the prefix takes more than half the width (a table row with a long cell).
+pub fn hang(prefix: &str, text: &str, width: usize) -> Vec<String> {
+    let p = prefix.chars().count();
+    let col = if p * 2 <= width { p } else { 4 };
+    let words: Vec<&str> = text.split(' ').filter(|w| !w.is_empty()).collect();
+    // The first line: as many words as fit after the prefix.
+    let mut used = 0;
+    let mut k = 0;
+    for w in &words {
+        let need = w.chars().count() + usize::from(k > 0);
+        if p + used + need > width {
+            break;
+        }
+        used += need;
+        k += 1;
+    }
+    if k == 0 && !words.is_empty() && p < width {
+        // The first word does not fit even there (a path): cut it where the line ends.
+        let lines = wrap_at(&format!("{prefix}{}", words.join(" ")), width, col);
+        return lines;
+    }
+    let mut out = vec![format!("{prefix}{}", words[..k].join(" "))];
+    if k < words.len() {
+        let pad = " ".repeat(col);
+        let room = width.saturating_sub(col).max(1);
+        out.extend(
+            wrap_at(&words[k..].join(" "), room, 0)
+                .into_iter()
+                .map(|l| format!("{pad}{l}")),
+        );
+    }
+    out
+}
+
 /// A byte index to cut `word` at, at most `room` characters in: after the last `/` in the
 /// second half of that span, else at `room`.
 fn cut_at(word: &str, room: usize) -> usize {
@@ -70,7 +112,7 @@ mod tests {
     fn words_wrap_at_spaces_and_paths_after_a_slash() {
         assert_eq!(
             wrap("dirty 2.3G past background", 12),
-            ["dirty 2.3G", "past", "background"]
+            ["dirty 2.3G", "  past", "  background"]
         );
         let path = "  policy0 /sys/devices/system/cpu/cpufreq/policy0/scaling_governor";
         let lines = wrap(path, 40);
@@ -87,6 +129,29 @@ mod tests {
         let joined: String = lines.concat().split_whitespace().collect();
         let orig: String = path.split_whitespace().collect();
         assert_eq!(joined, orig);
+    }
+
+    #[test]
+    fn hanging_text_starts_under_itself() {
+        assert_eq!(
+            hang(
+                "  epp        ",
+                "disabled: the driver refuses EPP changes",
+                30
+            ),
+            [
+                "  epp        disabled: the",
+                "             driver refuses",
+                "             EPP changes"
+            ]
+        );
+        let long = hang(
+            "x ",
+            "/sys/devices/system/cpu/cpufreq/policy0/scaling_governor",
+            30,
+        );
+        assert!(long.iter().all(|l| l.chars().count() <= 30), "{long:?}");
+        assert_eq!(hang("a ", "", 10), ["a "]);
     }
 
     #[test]
