@@ -65,7 +65,7 @@ pub fn help_rows(replay: bool) -> Vec<(String, &'static str)> {
 /// The box: a row per `help_rows` entry and a footnote, between borders (rows + 3 high).
 pub fn draw(f: &mut Frame, area: Rect, t: &Theme, replay: bool) {
     let rows = help_rows(replay);
-    let w = area.width.min(72);
+    let w = area.width.min(78);
     let h = area.height.min(rows.len() as u16 + 3);
     let r = Rect::new(
         area.x + (area.width - w) / 2,
@@ -75,7 +75,7 @@ pub fn draw(f: &mut Frame, area: Rect, t: &Theme, replay: bool) {
     );
     let mut lines: Vec<Line> = rows
         .into_iter()
-        .map(|(k, d)| Line::from(vec![span(format!(" {k:<12}"), t.title), span(d, t.text)]))
+        .map(|(k, d)| Line::from(vec![span(format!(" {k:<11} "), t.title), span(d, t.text)]))
         .collect();
     lines.push(Line::from(span(
         " Unknown values show as -. ~ = estimate. ? or Esc closes.",
@@ -104,7 +104,16 @@ mod tests {
             assert!(rows.len() + 3 <= 24, "{} help rows", rows.len());
             assert!(rows.iter().any(|(k, _)| k == "t T"));
             assert!(rows.iter().any(|(k, _)| k == "j J"));
+            // Every row whole inside the 78-column box at 80 columns.
+            for (k, d) in &rows {
+                let len = 1 + k.chars().count().max(11) + 1 + d.chars().count();
+                assert!(len <= 76, "{k} {d}: {len} columns");
+            }
         }
+        assert!(help_rows(false)
+            .iter()
+            .any(|(k, _)| k == "Up Down PgUp PgDn Home End"));
+        assert!(help_rows(false).iter().any(|(k, _)| k == "f"));
         assert!(help_rows(true).iter().any(|(k, _)| k == "[ ]"));
         assert!(help_rows(false).iter().any(|(k, _)| k == "g a u"));
         assert!(!help_rows(true).iter().any(|(k, _)| k == "g a u"));

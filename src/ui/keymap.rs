@@ -204,7 +204,7 @@ pub const KEYMAP: &[Binding] = &[
         Any,
         &[Esc],
         Action::Back,
-        "close help / findings / zoom, clear the pane's filter; changes nothing",
+        "close help, findings, zoom; else clear the pane's filter",
         None,
     ),
     b(
@@ -360,7 +360,7 @@ pub const KEYMAP: &[Binding] = &[
         Dashboard,
         &[Char('/')],
         Action::Filter,
-        "filter the focused pane's rows by name (Enter keeps, Esc clears)",
+        "filter the focused pane's rows (Enter keeps, Esc clears)",
         Some("filter"),
     ),
     b(
