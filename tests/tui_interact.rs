@@ -222,8 +222,7 @@ fn zoom_scrolls_in_replay_too() {
 fn the_filter_belongs_to_the_focused_pane() {
     let mut app = app_for("intel-pstate");
     let before = screen(&app, 80, 24);
-    // CPU pane (focused): /cpu1 keeps CPU 1, whose table shows it as `1`... though this
-    // fixture shows one CPU row at 80x24; zoom shows them all.
+    // CPU pane (focused, 4 CPUs): /cpu1 keeps CPU 1 (its table shows it as `1`).
     key(&mut app, KeyCode::Char('/'));
     keys(&mut app, "cpu1");
     // As it is typed, the pane filters and says so on its title.
