@@ -103,6 +103,19 @@ fn non_root_tui_says_why() {
     assert!(app.tweaks.dialog.is_none());
     let s = app.status.clone().unwrap_or_default();
     assert!(s.contains("needs root") && s.contains("sudo tee"), "{s}");
+    // The menu opens (to say why each knob is off); the latency hold is refused before any
+    // preview (this root has no /dev/cpu_dma_latency), and the menu stays.
+    key(&mut app, KeyCode::Char('a'));
+    key(&mut app, KeyCode::Char('l'));
+    let s = app.status.clone().unwrap_or_default();
+    assert!(
+        s.starts_with("PM-QoS hold:") && s.contains("not present"),
+        "{s}"
+    );
+    assert!(matches!(
+        app.tweaks.dialog,
+        Some(perftop::ui::tweak_dialog::Dialog::Menu(_))
+    ));
 }
 
 #[test]

@@ -338,12 +338,11 @@ impl TweakState {
                     status
                 }
                 Step::Hold => {
+                    let releasing = self.hold.is_some();
                     let status = self.hold_key();
-                    if self.dialog.is_none()
-                        && status
-                            .as_deref()
-                            .is_some_and(|s| s.starts_with("PM-QoS hold:"))
-                    {
+                    // Refused (not here, not root): back to the menu with the reason. A
+                    // release is done, and closes it.
+                    if self.dialog.is_none() && !releasing {
                         self.dialog = Some(Dialog::Menu(m));
                     }
                     status
