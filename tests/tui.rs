@@ -295,8 +295,8 @@ fn ascii_glyphs_put_only_ascii_on_screen() {
         (&[KeyCode::Char('?')][..], "+-----", "└─────"),
         (
             &[KeyCode::Esc, KeyCode::Char('a')],
-            "0 us wake-up latency",
-            "0 µs wake-up latency",
+            "1 MiB - 31.0 GiB",
+            "1 MiB – 31.0 GiB",
         ),
         (
             &[KeyCode::Esc, KeyCode::Char('g')],

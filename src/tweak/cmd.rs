@@ -80,6 +80,10 @@ pub fn set(ctx: &Ctx, knob: &str, value: &str, dry_run: bool, yes: bool) -> Resu
 
 /// Holds the PM-QoS latency limit until Enter (or the process ends: the kernel drops it then).
 pub fn hold_latency(ctx: &Ctx, us: u32) -> Result<()> {
+    // The same preview the dashboard shows before its `y`: what is held, the cost, the end.
+    for l in super::pmqos::preview(ctx, us).map_err(|e| anyhow::anyhow!("{e}"))? {
+        eprintln!("{l}");
+    }
     let hold = super::pmqos::hold(ctx, us).map_err(|e| anyhow::anyhow!("{e}"))?;
     eprintln!(
         "holding CPU wake-up latency at {} µs; Enter or Ctrl-C releases it",

@@ -1,6 +1,7 @@
 //! The knob registry: which files each knob writes, which values it accepts, and whether it is
 //! offered here (with the reason and the equivalent shell command when it is not).
 
+use super::range::{self, Unit};
 use super::{read_value, Ctx};
 use crate::root::Root;
 
@@ -16,7 +17,7 @@ pub struct Target {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Allowed {
     Choices(Vec<String>),
-    Range { min: u64, max: u64 },
+    Range { min: u64, max: u64, unit: Unit },
 }
 
 #[derive(Debug, Clone)]
@@ -61,20 +62,33 @@ impl Knob {
                     ))
                 }
             }
-            Allowed::Range { min, max } => match value.parse::<u64>() {
+            Allowed::Range { min, max, unit } => match value.parse::<u64>() {
                 Ok(v) if (*min..=*max).contains(&v) => Ok(()),
                 _ => Err(format!(
-                    "{value:?} is outside the bounds of {} ({min}..={max})",
-                    self.name
+                    "{value:?} is outside the bounds of {} ({})",
+                    self.name,
+                    range::words(*min, *max, *unit)
                 )),
             },
         }
     }
 
+    /// A value typed by a person as the text the knob's file takes (`256M` → `268435456` for
+    /// a byte count), then checked against what the knob allows.
+    pub fn parse_value(&self, typed: &str) -> Result<String, String> {
+        let value = match &self.allowed {
+            Allowed::Choices(_) => typed.trim().to_string(),
+            Allowed::Range { unit, .. } => range::parse(typed, *unit)?.to_string(),
+        };
+        self.check_value(&value)?;
+        Ok(value)
+    }
+
+    /// What the knob accepts, in words: `performance, powersave`, `1–90 %`, `1 MiB – 12 GiB`.
     pub fn allowed_text(&self) -> String {
         match &self.allowed {
-            Allowed::Choices(c) => c.join(" "),
-            Allowed::Range { min, max } => format!("{min}..={max}"),
+            Allowed::Choices(c) => c.join(", "),
+            Allowed::Range { min, max, unit } => range::words(*min, *max, *unit),
         }
     }
 
@@ -277,13 +291,21 @@ pub fn registry(ctx: &Ctx) -> Vec<Knob> {
         ctx,
         "vm.dirty_ratio",
         "vm.dirty_bytes",
-        Allowed::Range { min: 1, max: 90 },
+        Allowed::Range {
+            min: 1,
+            max: 90,
+            unit: Unit::Percent,
+        },
     ));
     knobs.push(dirty(
         ctx,
         "vm.dirty_background_ratio",
         "vm.dirty_background_bytes",
-        Allowed::Range { min: 1, max: 50 },
+        Allowed::Range {
+            min: 1,
+            max: 50,
+            unit: Unit::Percent,
+        },
     ));
     let bytes_max = (total_kb * 1024 / 2).max(1 << 20);
     knobs.push(dirty(
@@ -293,6 +315,7 @@ pub fn registry(ctx: &Ctx) -> Vec<Knob> {
         Allowed::Range {
             min: 1 << 20,
             max: bytes_max,
+            unit: Unit::Bytes,
         },
     ));
     knobs.push(dirty(
@@ -302,6 +325,7 @@ pub fn registry(ctx: &Ctx) -> Vec<Knob> {
         Allowed::Range {
             min: 1 << 20,
             max: bytes_max,
+            unit: Unit::Bytes,
         },
     ));
     for (name, file) in [("thp.enabled", "enabled"), ("thp.defrag", "defrag")] {
@@ -331,14 +355,15 @@ pub fn registry(ctx: &Ctx) -> Vec<Knob> {
         Allowed::Range {
             min: 0,
             max: cur.saturating_add(grow),
+            unit: Unit::HugePages(page_kb.map(|p| p * 1024)),
         },
     );
     hp.unit_bytes = page_kb.map(|p| p * 1024);
     knobs.push(hp);
-    for (name, min, max) in [
-        ("net.core.netdev_max_backlog", 1000, 262_144),
-        ("net.core.netdev_budget", 300, 6000),
-        ("net.core.netdev_budget_usecs", 2000, 20_000),
+    for (name, min, max, unit) in [
+        ("net.core.netdev_max_backlog", 1000, 262_144, Unit::Packets),
+        ("net.core.netdev_budget", 300, 6000, Unit::Packets),
+        ("net.core.netdev_budget_usecs", 2000, 20_000, Unit::Micros),
     ] {
         let file = name.trim_start_matches("net.core.");
         knobs.push(single(
@@ -346,7 +371,7 @@ pub fn registry(ctx: &Ctx) -> Vec<Knob> {
             name,
             "NAPI/backlog limit (more packets per softirq round)",
             &format!("proc/sys/net/core/{file}"),
-            Allowed::Range { min, max },
+            Allowed::Range { min, max, unit },
         ));
     }
     for k in &mut knobs {

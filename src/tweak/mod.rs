@@ -33,6 +33,7 @@ pub mod knob;
 pub mod lock;
 pub mod plan;
 pub mod pmqos;
+pub mod range;
 
 use crate::root::Root;
 use std::path::PathBuf;

@@ -3,7 +3,9 @@
 //! through time are in `timeline`, the `R` recorder in `record::live`, the tweak dialogs in
 //! `tweak_dialog`.
 
-use super::keymap::{lookup, Action, Key};
+use super::filter::PaneFilters;
+use super::keymap::{lookup, Action, Key, Screen};
+use super::scroll::Scroll;
 use super::timeline::{next_speed, speed_label, History, Playback};
 use crate::assess::{Assessed, Assessor};
 use crate::derive::{derive, Derived};
@@ -12,7 +14,7 @@ use crate::pane::{Pane, PANES};
 use crate::record::live::LiveRecorder;
 use crate::record::Recording;
 use crate::sample::Sample;
-use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::crossterm::event::KeyEvent;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
@@ -65,11 +67,19 @@ pub struct App {
     trend_cache: BTreeMap<usize, TrendPoint>,
     pub focus: Pane,
     pub zoom: bool,
+    /// The zoomed pane's first row on screen (reset when the zoom or the focus changes).
+    pub zoom_scroll: Scroll,
     pub help: bool,
+    /// `f`: the list of every finding, over the dashboard.
+    pub findings_open: bool,
+    pub findings_scroll: Scroll,
     pub interval: Duration,
     pub sort: SortKey,
+    /// The `/` prompt's text while it is typed (it filters the focused pane as you type);
+    /// Enter keeps it as that pane's filter in `filters`.
     pub filter: String,
     pub filter_editing: bool,
+    pub filters: PaneFilters,
     pub hide_idle: bool,
     pub status: Option<String>,
     /// How long `status` has been on the footer (it goes after `status::SHOW_FOR`).
@@ -160,11 +170,15 @@ impl App {
             trend_cache: BTreeMap::new(),
             focus: Pane::Cpu,
             zoom: false,
+            zoom_scroll: Scroll::default(),
             help: false,
+            findings_open: false,
+            findings_scroll: Scroll::default(),
             interval,
             sort: SortKey::Load,
             filter: String::new(),
             filter_editing: false,
+            filters: PaneFilters::default(),
             hide_idle: true,
             status: None,
             status_age: Default::default(),
@@ -345,47 +359,19 @@ impl App {
         let Some(key) = Key::from_event(&ev) else {
             return Effect::None;
         };
-        match lookup(key, self.help, self.is_replay()) {
+        let screen = if self.help {
+            Screen::Help
+        } else if self.findings_open {
+            Screen::Findings
+        } else if self.zoom {
+            Screen::Zoomed
+        } else {
+            Screen::Dashboard
+        };
+        match lookup(key, screen, self.is_replay()) {
             Some(a) => self.apply(a),
             None => Effect::None,
         }
-    }
-
-    fn filter_key(&mut self, ev: KeyEvent) -> Effect {
-        match ev.code {
-            KeyCode::Enter => self.filter_editing = false,
-            KeyCode::Esc => {
-                self.filter_editing = false;
-                self.filter.clear();
-            }
-            KeyCode::Backspace => {
-                self.filter.pop();
-            }
-            KeyCode::Char(c) if !c.is_control() && self.filter.len() < 64 => self.filter.push(c),
-            _ => return Effect::None,
-        }
-        Effect::Redraw
-    }
-
-    fn goto_key(&mut self, ev: KeyEvent) -> Effect {
-        let Some(text) = self.goto_input.as_mut() else {
-            return Effect::None;
-        };
-        match ev.code {
-            KeyCode::Enter => {
-                let text = self.goto_input.take().unwrap_or_default();
-                if !text.trim().is_empty() {
-                    self.goto_text(&text);
-                }
-            }
-            KeyCode::Esc => self.goto_input = None,
-            KeyCode::Backspace => {
-                text.pop();
-            }
-            KeyCode::Char(c) if !c.is_control() && text.len() < 40 => text.push(c),
-            _ => return Effect::None,
-        }
-        Effect::Redraw
     }
 
     /// Writes a tweak applied or undone into the recording started with `R`.
@@ -403,10 +389,12 @@ impl App {
             Action::Back => {
                 if self.help {
                     self.help = false;
+                } else if self.findings_open {
+                    self.findings_open = false;
                 } else if self.zoom {
                     self.zoom = false;
-                } else if !self.filter.is_empty() {
-                    self.filter.clear();
+                } else {
+                    self.filters.clear(self.focus);
                 }
             }
             Action::Repaint => return Effect::Repaint,
@@ -419,12 +407,21 @@ impl App {
                     self.recompute();
                 }
             }
-            Action::FocusNext => self.focus = PANES[(self.focus.index() + 1) % PANES.len()],
+            Action::FocusNext => self.focus_on(PANES[(self.focus.index() + 1) % PANES.len()]),
             Action::FocusPrev => {
-                self.focus = PANES[(self.focus.index() + PANES.len() - 1) % PANES.len()]
+                self.focus_on(PANES[(self.focus.index() + PANES.len() - 1) % PANES.len()])
             }
-            Action::Focus(p) => self.focus = p,
-            Action::Zoom => self.zoom = !self.zoom,
+            Action::Focus(p) => self.focus_on(p),
+            Action::Zoom => {
+                self.zoom = !self.zoom;
+                self.zoom_scroll.reset();
+            }
+            Action::Scroll(m) if self.findings_open => self.findings_scroll.apply(m),
+            Action::Scroll(m) => self.zoom_scroll.apply(m),
+            Action::Findings => {
+                self.findings_open = !self.findings_open;
+                self.findings_scroll.reset();
+            }
             Action::IntervalUp | Action::IntervalDown => {
                 let ms = self.interval.as_millis() as u64;
                 let pos = INTERVALS_MS.iter().position(|&x| x >= ms).unwrap_or(2);
@@ -452,7 +449,11 @@ impl App {
                     SortKey::Name => "sort: by name".into(),
                 });
             }
-            Action::Filter => self.filter_editing = true,
+            Action::Filter => {
+                // Editing starts from the pane's kept filter, so a typo is one Backspace away.
+                self.filter = self.filters.get(self.focus).to_string();
+                self.filter_editing = true;
+            }
             Action::HideIdle => {
                 self.hide_idle = !self.hide_idle;
                 self.status = Some(
@@ -480,6 +481,14 @@ impl App {
             Action::TweakUndo => self.status = self.tweaks.undo(),
         }
         Effect::Redraw
+    }
+
+    /// Focus `p`; a zoomed view then shows `p` from its top.
+    fn focus_on(&mut self, p: Pane) {
+        if p != self.focus {
+            self.zoom_scroll.reset();
+        }
+        self.focus = p;
     }
 
     /// `R`: starts recording the live stream to a new file in `record_dir`, or stops it.

@@ -1,7 +1,9 @@
 //! The keymap as data: one table of (context, keys, action, description) drives key dispatch,
 //! the footer hints and the `?` help screen, so they cannot disagree.
 
-use crate::pane::{Pane, PANES};
+pub use super::help::help_rows;
+use super::scroll::Move;
+use crate::pane::Pane;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,14 +40,33 @@ pub enum Action {
     Faster,
     /// Start / stop recording the live stream to a file.
     Record,
+    /// Scroll the zoomed pane or the findings list.
+    Scroll(Move),
+    /// Open / close the list of every finding.
+    Findings,
 }
 
-/// Where a binding applies. `Any` bindings work everywhere, including the help screen.
+/// Where a binding applies. `Any` bindings work everywhere, including the help screen;
+/// `Scroll` bindings only where something scrolls (a zoomed pane, the findings list), and there
+/// they come first (`Home`/`End` scroll a zoomed pane rather than move in time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Context {
     Any,
     Dashboard,
     History,
+    Scroll,
+}
+
+/// What is on screen, for `lookup`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Screen {
+    Dashboard,
+    /// One pane zoomed: the scroll keys scroll it.
+    Zoomed,
+    /// The findings list: scroll keys, `f`/Esc close it, the global keys.
+    Findings,
+    /// The help screen: only the global keys.
+    Help,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +79,10 @@ pub enum Key {
     Esc,
     Home,
     End,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
 }
 
 impl Key {
@@ -72,6 +97,10 @@ impl Key {
             Key::Esc => "Esc".into(),
             Key::Home => "Home".into(),
             Key::End => "End".into(),
+            Key::Up => "Up".into(),
+            Key::Down => "Down".into(),
+            Key::PageUp => "PgUp".into(),
+            Key::PageDown => "PgDn".into(),
         }
     }
 
@@ -86,6 +115,10 @@ impl Key {
             KeyCode::Esc => Key::Esc,
             KeyCode::Home => Key::Home,
             KeyCode::End => Key::End,
+            KeyCode::Up => Key::Up,
+            KeyCode::Down => Key::Down,
+            KeyCode::PageUp => Key::PageUp,
+            KeyCode::PageDown => Key::PageDown,
             _ => return None,
         })
     }
@@ -100,7 +133,7 @@ pub enum Mode {
 }
 
 impl Mode {
-    fn admits(self, replay: bool) -> bool {
+    pub fn admits(self, replay: bool) -> bool {
         match self {
             Mode::Both => true,
             Mode::Live => !replay,
@@ -171,7 +204,7 @@ pub const KEYMAP: &[Binding] = &[
         Any,
         &[Esc],
         Action::Back,
-        "close help / zoom / filter; never changes anything",
+        "close help, findings, zoom; else clear the pane's filter",
         None,
     ),
     b(
@@ -265,6 +298,43 @@ pub const KEYMAP: &[Binding] = &[
         "zoom the focused pane (detail view)",
         Some("zoom"),
     ),
+    b(
+        Scroll,
+        &[Up],
+        Action::Scroll(Move::Up),
+        "scroll up one row",
+        None,
+    ),
+    b(
+        Scroll,
+        &[Down],
+        Action::Scroll(Move::Down),
+        "scroll down one row",
+        None,
+    ),
+    b(
+        Scroll,
+        &[PageUp],
+        Action::Scroll(Move::PageUp),
+        "scroll up one page",
+        None,
+    ),
+    b(
+        Scroll,
+        &[PageDown],
+        Action::Scroll(Move::PageDown),
+        "scroll down one page",
+        None,
+    ),
+    b(Scroll, &[Home], Action::Scroll(Move::Top), "top", None),
+    b(Scroll, &[End], Action::Scroll(Move::Bottom), "bottom", None),
+    b(
+        Dashboard,
+        &[Char('f')],
+        Action::Findings,
+        "findings: every finding with its numbers, pane and tweak",
+        None,
+    ),
     live(b(
         Dashboard,
         &[Char('+')],
@@ -290,7 +360,7 @@ pub const KEYMAP: &[Binding] = &[
         Dashboard,
         &[Char('/')],
         Action::Filter,
-        "filter rows by name (Enter keeps, Esc clears)",
+        "filter the focused pane's rows (Enter keeps, Esc clears)",
         Some("filter"),
     ),
     b(
@@ -377,7 +447,7 @@ pub const KEYMAP: &[Binding] = &[
         Dashboard,
         &[Char('a')],
         Action::TweakMenu,
-        "tweaks menu: knobs and why some are disabled",
+        "tweaks menu: pick a knob and a value, latency hold",
         None,
     )),
     live(b(
@@ -389,13 +459,24 @@ pub const KEYMAP: &[Binding] = &[
     )),
 ];
 
-/// The action bound to `key` in a context (`Any` bindings match everywhere), live or replay.
-pub fn lookup(key: Key, help_open: bool, replay: bool) -> Option<Action> {
-    KEYMAP
+/// The action bound to `key` on `screen` (`Any` bindings match everywhere), live or replay.
+pub fn lookup(key: Key, screen: Screen, replay: bool) -> Option<Action> {
+    let on_screen = |bnd: &&Binding| match screen {
+        Screen::Help => bnd.context == Any,
+        Screen::Findings => matches!(bnd.context, Any | Scroll) || bnd.action == Action::Findings,
+        Screen::Zoomed => true,
+        Screen::Dashboard => bnd.context != Scroll,
+    };
+    let candidates = KEYMAP
         .iter()
         .filter(|bnd| bnd.mode.admits(replay))
-        .filter(|bnd| !help_open || bnd.context == Any)
-        .find(|bnd| bnd.keys.contains(&key))
+        .filter(on_screen)
+        .filter(|bnd| bnd.keys.contains(&key));
+    // Where something scrolls, the scroll keys win over the history keys they share.
+    candidates
+        .clone()
+        .find(|bnd| bnd.context == Scroll)
+        .or_else(|| candidates.clone().next())
         .map(|bnd| bnd.action)
 }
 
@@ -408,105 +489,107 @@ pub fn footer_hints(replay: bool) -> Vec<(String, &'static str)> {
         .collect()
 }
 
-/// The help row of the focus keys, from the one pane list.
-static FOCUS_HELP: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    let names: Vec<&str> = PANES.iter().map(|p| p.title()).collect();
-    format!("focus {}", names.join(", "))
-});
-
-/// Help screen rows: keys and description, in table order. Pairs (t/T, j/J, Home/End, ...) and
-/// the six pane-focus keys share a row so the whole screen fits in 80x24.
-pub fn help_rows(replay: bool) -> Vec<(String, &'static str)> {
-    let mut rows: Vec<(String, &'static str)> = Vec::new();
-    for bnd in KEYMAP.iter().filter(|bnd| bnd.mode.admits(replay)) {
-        let keys: Vec<String> = bnd.keys.iter().map(|k| k.label()).collect();
-        let joins_previous = matches!(
-            bnd.action,
-            Action::FocusPrev
-                | Action::IntervalDown
-                | Action::StepForward
-                | Action::Latest
-                | Action::JumpBack
-                | Action::Faster
-                | Action::TweakMenu
-                | Action::TweakUndo
-        ) || matches!(bnd.action, Action::Focus(p) if p != PANES[0]);
-        if joins_previous {
-            if let Some(last) = rows.last_mut() {
-                last.0.push(' ');
-                last.0.push_str(&keys.join(" "));
-            }
-            continue;
-        }
-        let description = match bnd.action {
-            Action::FocusNext => "focus next / previous pane",
-            Action::Focus(_) => FOCUS_HELP.as_str(),
-            Action::IntervalUp => "longer / shorter sampling interval",
-            Action::StepBack => "step back / forward one sample (pauses)",
-            Action::Oldest if replay => "first / last sample",
-            Action::Oldest => "oldest sample in memory / back to live",
-            Action::JumpForward => "jump forward / back by the jump step (--jump, default 1m)",
-            Action::Slower => "play slower / faster (0.25x .. 1024x)",
-            Action::GovernorToggle => "tweaks: governor toggle, menu, undo (y applies)",
-            _ => bnd.description,
-        };
-        rows.push((keys.join(" "), description));
-    }
-    rows
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn every_key_is_bound_once_per_context() {
+        // Dashboard and History bindings are active together, so they count as one context;
+        // Scroll bindings take precedence where they apply, Any ones apply everywhere.
         for replay in [false, true] {
-            let mut seen: Vec<(Key, bool)> = Vec::new();
+            let mut seen: Vec<(Key, u8)> = Vec::new();
             for bnd in KEYMAP.iter().filter(|b| b.mode.admits(replay)) {
                 for &k in bnd.keys {
-                    let any = bnd.context == Any;
-                    assert!(!seen.contains(&(k, any)), "{k:?} bound twice");
-                    seen.push((k, any));
+                    let class = match bnd.context {
+                        Any => 0,
+                        Dashboard | History => 1,
+                        Scroll => 2,
+                    };
+                    assert!(!seen.contains(&(k, class)), "{k:?} bound twice");
+                    seen.push((k, class));
                 }
             }
         }
     }
 
     #[test]
-    fn live_only_and_replay_only_keys() {
-        assert_eq!(lookup(Char('R'), false, false), Some(Action::Record));
+    fn scroll_keys_only_where_something_scrolls() {
+        assert_eq!(lookup(Home, Screen::Dashboard, false), Some(Action::Oldest));
         assert_eq!(
-            lookup(Char('R'), false, true),
-            None,
-            "no recording a replay"
+            lookup(Home, Screen::Zoomed, false),
+            Some(Action::Scroll(Move::Top)),
+            "zoomed, Home scrolls the pane"
         );
-        assert_eq!(lookup(Char('g'), false, true), None, "no tweaks in replay");
-        assert_eq!(lookup(Char(']'), false, true), Some(Action::Faster));
-        assert_eq!(lookup(Char(']'), false, false), None);
-        assert_eq!(lookup(Char('b'), false, false), Some(Action::GoTo));
-        assert_eq!(lookup(Char('J'), false, true), Some(Action::JumpBack));
+        assert_eq!(
+            lookup(End, Screen::Zoomed, true),
+            Some(Action::Scroll(Move::Bottom))
+        );
+        assert_eq!(lookup(Down, Screen::Dashboard, false), None);
+        assert_eq!(
+            lookup(PageDown, Screen::Findings, true),
+            Some(Action::Scroll(Move::PageDown))
+        );
+        assert_eq!(
+            lookup(Char('f'), Screen::Findings, false),
+            Some(Action::Findings)
+        );
+        assert_eq!(
+            lookup(Char('f'), Screen::Dashboard, true),
+            Some(Action::Findings)
+        );
+        assert_eq!(
+            lookup(Char('t'), Screen::Findings, false),
+            None,
+            "the list takes only its own keys"
+        );
+        assert_eq!(
+            lookup(Char('t'), Screen::Zoomed, false),
+            Some(Action::StepBack)
+        );
+        assert_eq!(lookup(Esc, Screen::Findings, false), Some(Action::Back));
+        assert_eq!(lookup(Up, Screen::Help, false), None);
     }
 
     #[test]
-    fn help_fits_80x24_in_both_modes() {
-        for replay in [false, true] {
-            let rows = help_rows(replay);
-            // Border, footnote and blank margin: 4 rows of the 24.
-            assert!(rows.len() + 4 <= 24, "{} help rows", rows.len());
-            assert!(rows.iter().any(|(k, _)| k == "t T"));
-            assert!(rows.iter().any(|(k, _)| k == "j J"));
-        }
-        assert!(help_rows(true).iter().any(|(k, _)| k == "[ ]"));
-        assert!(help_rows(false).iter().any(|(k, _)| k == "g a u"));
-        assert!(!help_rows(true).iter().any(|(k, _)| k == "g a u"));
+    fn live_only_and_replay_only_keys() {
+        assert_eq!(
+            lookup(Char('R'), Screen::Dashboard, false),
+            Some(Action::Record)
+        );
+        assert_eq!(
+            lookup(Char('R'), Screen::Dashboard, true),
+            None,
+            "no recording a replay"
+        );
+        assert_eq!(
+            lookup(Char('g'), Screen::Dashboard, true),
+            None,
+            "no tweaks in replay"
+        );
+        assert_eq!(
+            lookup(Char(']'), Screen::Dashboard, true),
+            Some(Action::Faster)
+        );
+        assert_eq!(lookup(Char(']'), Screen::Dashboard, false), None);
+        assert_eq!(
+            lookup(Char('b'), Screen::Dashboard, false),
+            Some(Action::GoTo)
+        );
+        assert_eq!(
+            lookup(Char('J'), Screen::Dashboard, true),
+            Some(Action::JumpBack)
+        );
     }
 
     #[test]
     fn help_only_answers_global_keys() {
-        assert_eq!(lookup(Char('q'), true, false), Some(Action::Quit));
-        assert_eq!(lookup(Char(' '), true, false), None);
-        assert_eq!(lookup(Enter, false, false), Some(Action::Zoom));
-        assert_eq!(lookup(Char('e'), false, true), Some(Action::Zoom));
+        assert_eq!(lookup(Char('q'), Screen::Help, false), Some(Action::Quit));
+        assert_eq!(lookup(Char(' '), Screen::Help, false), None);
+        assert_eq!(lookup(Enter, Screen::Dashboard, false), Some(Action::Zoom));
+        assert_eq!(
+            lookup(Char('e'), Screen::Dashboard, true),
+            Some(Action::Zoom)
+        );
     }
 }

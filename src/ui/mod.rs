@@ -4,11 +4,18 @@
 pub mod app;
 pub mod ascii;
 pub mod colors;
+pub mod dialog_box;
+pub mod filter;
+pub mod findings_list;
+pub mod help;
 pub mod keymap;
+pub mod knob_menu;
 pub mod layout;
 pub mod panes;
+mod prompt;
 pub mod render;
 pub mod ring;
+pub mod scroll;
 pub mod selfcost;
 pub mod status;
 pub mod term;
@@ -16,6 +23,8 @@ pub mod theme;
 pub mod timeline;
 pub mod tweak_dialog;
 pub mod wire;
+pub mod wrap;
+pub mod zoom;
 
 use crate::root::Root;
 use crate::sample::Sample;

@@ -2,7 +2,7 @@
 //! terminal's size tier, and the help and "too small" screens. Reads `App`, never changes it.
 
 use super::app::App;
-use super::keymap::{footer_hints, help_rows};
+use super::keymap::footer_hints;
 use super::layout;
 use super::panes::{self, span, View};
 use super::theme::{GlyphSet, Theme};
@@ -12,7 +12,7 @@ use crate::units::{duration, fit};
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 pub const MIN_W: u16 = 40;
@@ -99,10 +99,7 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
     };
     if app.zoom {
         let v = view(width, true, None);
-        let m = panes::model(app.focus, &v);
-        let (body, hidden) = cut(panes::body(app.focus, &m, &v), avail.saturating_sub(1));
-        rows.push(pane_title(app.focus, &m, &v, true, hidden));
-        rows.extend(body);
+        rows.extend(super::zoom::lines(app.focus, &v, &app.zoom_scroll, avail));
         pad(
             &mut rows,
             (area.height as usize).saturating_sub(bottom_rows),
@@ -133,39 +130,17 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
             Rect::new(area.x, y, area.width, bottom_rows as u16),
         );
     }
+    if app.findings_open {
+        super::findings_list::draw(f, area, app, d, theme);
+    }
     if app.help {
-        help(f, area, theme, app.is_replay());
+        super::help::draw(f, area, theme, app.is_replay());
     }
     if let Some(dlg) = &app.tweaks.dialog {
-        tweak_dialog(f, area, dlg, theme);
+        let held = app.tweaks.hold.as_ref().map(|h| h.us);
+        let v = dlg.view(super::dialog_box::inner_width(area.width), held);
+        super::dialog_box::draw(f, area, v, &app.tweaks.scroll, theme);
     }
-}
-
-/// The tweak confirm/chooser/menu box, centred over the dashboard.
-fn tweak_dialog(f: &mut Frame, area: Rect, dlg: &super::tweak_dialog::Dialog, t: &Theme) {
-    let lines: Vec<Line> = dlg
-        .lines()
-        .into_iter()
-        .map(|l| Line::from(span(t.glyphs.text(&l).into_owned(), t.text)))
-        .collect();
-    let w = area.width.min(96);
-    let h = area.height.min(lines.len() as u16 + 2);
-    let r = Rect::new(
-        area.x + (area.width - w) / 2,
-        area.y + (area.height - h) / 2,
-        w,
-        h,
-    );
-    f.render_widget(Clear, r);
-    f.render_widget(
-        Paragraph::new(lines).block(
-            Block::default()
-                .borders(Borders::ALL)
-                .border_set(t.glyphs.border())
-                .title(format!(" {} ", t.glyphs.text(dlg.title()))),
-        ),
-        r,
-    );
 }
 
 /// One column of panes `w` wide in `avail` rows: titles, then the bodies cut to the rows the
@@ -199,7 +174,8 @@ fn column<'a>(
             body
         };
         let (body, _) = cut(body, n);
-        lines.push(pane_title(*p, m, &v, v.app.focus == *p, hidden));
+        let tag = (hidden > 0).then(|| format!("+{hidden}"));
+        lines.push(panes::title(*p, m, &v, v.app.focus == *p, tag));
         lines.extend(body);
     }
     lines.truncate(avail);
@@ -219,47 +195,6 @@ fn cut(mut lines: Vec<Line<'static>>, n: usize) -> (Vec<Line<'static>>, usize) {
     let hidden = lines.len().saturating_sub(n);
     lines.truncate(n);
     (lines, hidden)
-}
-
-/// `1 CPU power  <headline>`, with `+k` at the far right when body rows did not fit.
-fn pane_title(
-    p: Pane,
-    m: &crate::view::model::PaneView,
-    v: &View,
-    focused: bool,
-    hidden: usize,
-) -> Line<'static> {
-    let t = v.theme;
-    let label = format!("{} {:<13}", p.key(), p.title());
-    let mut spans = vec![
-        span(label, if focused { t.focus } else { t.title }),
-        span(" ", Style::default()),
-    ];
-    spans.extend(panes::headline(p, m, v));
-    if hidden > 0 {
-        let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
-        let tag = format!(" +{hidden}");
-        let room = v.width.saturating_sub(tag.len());
-        if used > room {
-            // Cut the headline so the tag stays visible.
-            let mut kept = Vec::new();
-            let mut n = 0;
-            for s in spans {
-                let len = s.content.chars().count();
-                if n + len > room {
-                    kept.push(Span::styled(fit(&s.content, room - n), s.style));
-                    break;
-                }
-                n += len;
-                kept.push(s);
-            }
-            spans = kept;
-        } else {
-            spans.push(span(" ".repeat(room - used), Style::default()));
-        }
-        spans.push(span(tag, t.dim));
-    }
-    Line::from(spans)
 }
 
 fn header(
@@ -300,9 +235,19 @@ fn header(
         .recording
         .active()
         .map(|r| format!(" REC {}", crate::units::kb(Some(r.rec.bytes / 1024))));
-    let rec_len = rec.as_ref().map_or(0, |r| r.chars().count());
+    // A latency hold changes how every CPU idles: said for as long as it lasts.
+    let hold = app
+        .tweaks
+        .hold
+        .as_ref()
+        .map(|h| format!(" HOLD cpu_dma_latency {}us", h.us));
+    let rec_len = rec.as_ref().map_or(0, |r| r.chars().count())
+        + hold.as_ref().map_or(0, |h| h.chars().count());
     let room = width.saturating_sub(right.chars().count() + rec_len);
     let mut first = vec![span(format!("{:<room$}", fit(&left, room)), t.headline)];
+    if let Some(h) = hold {
+        first.push(span(h, t.warn));
+    }
     if let Some(r) = rec {
         first.push(span(r, t.crit));
     }
@@ -519,39 +464,4 @@ fn footer(app: &App, t: &Theme, width: usize) -> Vec<Line<'static>> {
         spans.push(span(s, t.info));
     }
     vec![Line::from(spans)]
-}
-
-fn help(f: &mut Frame, area: Rect, t: &Theme, replay: bool) {
-    let rows = help_rows(replay);
-    let w = area.width.min(72);
-    let h = area.height.min(rows.len() as u16 + 4);
-    let r = Rect::new(
-        area.x + (area.width - w) / 2,
-        area.y + (area.height - h) / 2,
-        w,
-        h,
-    );
-    let mut lines: Vec<Line> = rows
-        .into_iter()
-        .map(|(k, d)| {
-            Line::from(vec![
-                span(format!(" {k:<12}"), t.title),
-                span(t.glyphs.text(d).into_owned(), t.text),
-            ])
-        })
-        .collect();
-    lines.push(Line::from(span(
-        " Unknown values show as -. ~ = estimate. ? or Esc closes.",
-        t.dim,
-    )));
-    f.render_widget(Clear, r);
-    f.render_widget(
-        Paragraph::new(lines).block(
-            Block::default()
-                .borders(Borders::ALL)
-                .border_set(t.glyphs.border())
-                .title(" perftop keys "),
-        ),
-        r,
-    );
 }

@@ -1,13 +1,19 @@
-//! The dashboard's side of the safe tweaks: `g` governor toggle, `a` knob menu, `u` undo, and
-//! their dialogs. It lives in `ui` so that `crate::tweak` knows nothing of the screen or keys.
+//! The dashboard's side of the safe tweaks: `g` governor toggle, `a` knob menu (`knob_menu`),
+//! `u` undo, the latency hold, and their dialogs. It lives in `ui` so that `crate::tweak` knows
+//! nothing of the screen or keys.
 //!
-//! Confirm dialogs apply only on `y`; Enter, Esc and every other key cancel.
+//! Confirm dialogs show every file's old → new whole (wrapped, scrolled when long) and apply
+//! only on `y`; the scroll keys scroll; Enter, Esc and every other key cancel.
 
+use super::dialog_box::{DialogView, Tone};
+use super::knob_menu::{KnobMenu, Step};
+use super::scroll::{Move, Scroll};
+use super::wrap::wrap;
 use crate::tweak::apply::{self, FsWriter, UndoPreview, Which};
 use crate::tweak::journal::Journal;
 use crate::tweak::knob::{self, Allowed};
 use crate::tweak::plan::{self, Plan};
-use crate::tweak::Ctx;
+use crate::tweak::{pmqos, Ctx};
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
 #[derive(Debug, Clone)]
@@ -15,58 +21,49 @@ pub enum Pending {
     Apply(Plan),
     /// The journalled change the undo restores (id, plan).
     Undo(u64, Plan),
+    /// The PM-QoS latency hold at this many µs.
+    Hold(u32),
 }
 
 #[derive(Debug, Clone)]
 pub enum Dialog {
-    /// `y` runs `pending`; anything else cancels.
+    /// `y` runs `pending`; a scroll key scrolls; anything else cancels. `lines` are statements,
+    /// wrapped when drawn.
     Confirm {
         title: String,
-        lines: Vec<String>,
+        lines: Vec<(Tone, String)>,
         pending: Pending,
     },
     /// Governor chooser: `1`..`9` picks a value (then a confirm dialog).
     Choose { title: String, choices: Vec<String> },
-    /// Read-only information (the knob menu); any key closes.
-    Info { title: String, lines: Vec<String> },
+    /// The knob menu.
+    Menu(Box<KnobMenu>),
 }
 
 impl Dialog {
-    pub fn title(&self) -> &str {
+    /// The dialog at `width` columns inside its box; `held` is the latency hold in force.
+    pub fn view(&self, width: usize, held: Option<u32>) -> DialogView {
         match self {
-            Dialog::Confirm { title, .. }
-            | Dialog::Choose { title, .. }
-            | Dialog::Info { title, .. } => title,
-        }
-    }
-
-    pub fn lines(&self) -> Vec<String> {
-        match self {
-            Dialog::Confirm { lines, .. } => {
-                let mut l = lines.clone();
-                l.push(String::new());
-                l.push("y applies · Enter/Esc/n cancel".into());
-                l
-            }
-            Dialog::Choose { choices, .. } => {
-                let mut l: Vec<String> = choices
+            Dialog::Confirm { title, lines, .. } => DialogView {
+                title: title.clone(),
+                lines: lines
+                    .iter()
+                    .flat_map(|(tone, l)| wrap(l, width).into_iter().map(|w| (*tone, w)))
+                    .collect(),
+                hint: "y applies · Enter/Esc/n cancel".into(),
+                focus: None,
+            },
+            Dialog::Choose { title, choices } => DialogView {
+                title: title.clone(),
+                lines: choices
                     .iter()
                     .enumerate()
-                    .map(|(i, c)| format!("{} {c}", i + 1))
-                    .collect();
-                l.push(String::new());
-                l.push("digit picks · Esc cancels".into());
-                l
-            }
-            Dialog::Info { lines, .. } => {
-                let mut l = lines.clone();
-                l.push(String::new());
-                l.push(
-                    "l: latency hold · any other key closes · perftop tweak set for the rest"
-                        .into(),
-                );
-                l
-            }
+                    .map(|(i, c)| (Tone::Text, format!("{} {c}", i + 1)))
+                    .collect(),
+                hint: "digit picks · Esc cancels".into(),
+                focus: None,
+            },
+            Dialog::Menu(m) => m.view(width, held),
         }
     }
 }
@@ -76,10 +73,40 @@ impl Dialog {
 pub struct TweakState {
     pub ctx: Option<Ctx>,
     pub dialog: Option<Dialog>,
-    /// PM-QoS latency hold (`l` in the menu); released when dropped, i.e. when perftop exits.
-    pub hold: Option<crate::tweak::pmqos::LatencyHold>,
+    /// How far the open dialog is scrolled (reset when another opens).
+    pub scroll: Scroll,
+    /// PM-QoS latency hold (`a` then `l`, and `y`); released when dropped, i.e. when perftop
+    /// exits, or on `a` `l` again.
+    pub hold: Option<pmqos::LatencyHold>,
     /// The change just applied or undone, for the recording's timeline (taken by the App).
     pub done: Option<crate::record::Action>,
+}
+
+/// A change's lines in a preview: the file as the kernel names it (wrapped where long; it
+/// names the policy, CPU or sysctl already), then its values on a line of their own, so that
+/// both are whole at 80 columns.
+fn change_lines(rel: &str, values: String) -> [(Tone, String); 2] {
+    [
+        (Tone::Text, format!("/{rel}")),
+        (Tone::Head, format!("    {values}")),
+    ]
+}
+
+/// The preview of `p`: every file, old → new, side effects said as such, then the notes.
+fn plan_lines(p: &Plan) -> Vec<(Tone, String)> {
+    let mut lines = Vec::new();
+    for c in &p.changes {
+        let values = if !c.write && c.old == c.new {
+            format!("{} (journalled; the kernel may change it)", c.old)
+        } else if c.write {
+            format!("{} → {}", c.old, c.new)
+        } else {
+            format!("{} → {}  (kernel side effect)", c.old, c.new)
+        };
+        lines.extend(change_lines(&c.rel, values));
+    }
+    lines.extend(p.notes.iter().map(|n| (Tone::Dim, format!("note: {n}"))));
+    lines
 }
 
 /// The old values a plan writes over, in one word when they agree (`powersave`), else `mixed`.
@@ -131,21 +158,21 @@ impl TweakState {
         }
     }
 
+    /// Opens `d` from its top.
+    fn open(&mut self, d: Dialog) {
+        self.scroll.reset();
+        self.dialog = Some(d);
+    }
+
     fn confirm(&mut self, p: Plan) -> Option<String> {
         let ctx = self.ctx.as_ref()?;
         if p.writes().next().is_none() {
             return Some(format!("{}: already {}", p.knob, p.value));
         }
         let _ = crate::tweak::audit::log(&ctx.state_dir, "preview", &p, &[]);
-        let lines = p
-            .preview(ctx)
-            .lines()
-            .skip(1)
-            .map(|l| l.replace(&ctx.root.base().display().to_string(), ""))
-            .collect();
-        self.dialog = Some(Dialog::Confirm {
+        self.open(Dialog::Confirm {
             title: format!("set {} → {}?", p.knob, p.value),
-            lines,
+            lines: plan_lines(&p),
             pending: Pending::Apply(p),
         });
         None
@@ -204,7 +231,7 @@ impl TweakState {
             0 => Some("governor: no other governor is available".into()),
             1 => self.propose("governor", &others[0]),
             _ => {
-                self.dialog = Some(Dialog::Choose {
+                self.open(Dialog::Choose {
                     title: "governor: back to which?".into(),
                     choices: others,
                 });
@@ -213,32 +240,40 @@ impl TweakState {
         }
     }
 
-    /// `a`: every knob, its value, and why it is disabled.
+    /// `a`: every knob, its value, what it accepts or why it is disabled; pick and set.
     pub fn menu(&mut self) -> Option<String> {
         let Some(ctx) = self.ctx.clone() else {
             return Some("tweaks are disabled here (replay)".into());
         };
-        let mut lines = Vec::new();
-        for k in knob::registry(&ctx) {
-            let state = match &k.disabled {
-                None => format!("allowed: {}", k.allowed_text()),
-                Some(why) => format!("disabled: {why}"),
-            };
-            lines.push(format!("{:<28} {:<12} {state}", k.name, k.current_text()));
-        }
-        lines.push(format!(
-            "{:<28} {:<12} l toggles a 0 µs wake-up latency hold (ends when perftop exits)",
-            "pmqos.cpu_dma_latency",
-            if self.hold.is_some() { "held" } else { "off" }
-        ));
-        for o in crate::tweak::overriders(&ctx.root) {
-            lines.push(format!("warning: {o} may override these settings"));
-        }
-        self.dialog = Some(Dialog::Info {
-            title: "tweaks (g: governor toggle, u: undo)".into(),
-            lines,
-        });
+        self.open(Dialog::Menu(Box::new(KnobMenu::new(
+            knob::registry(&ctx),
+            crate::tweak::overriders(&ctx.root),
+        ))));
         None
+    }
+
+    /// `l` in the menu: release the latency hold, or preview taking it (applied on `y`).
+    fn hold_key(&mut self) -> Option<String> {
+        if self.hold.take().is_some() {
+            // Dropping the hold closes the file: the kernel drops the request, the audit log
+            // says so.
+            return Some("PM-QoS latency hold released".into());
+        }
+        let ctx = match self.ctx() {
+            Ok(c) => c.clone(),
+            Err(e) => return Some(e),
+        };
+        match pmqos::preview(&ctx, 0) {
+            Ok(lines) => {
+                self.open(Dialog::Confirm {
+                    title: "hold CPU wake-up latency at 0 µs?".into(),
+                    lines: lines.into_iter().map(|l| (Tone::Text, l)).collect(),
+                    pending: Pending::Hold(0),
+                });
+                None
+            }
+            Err(e) => Some(format!("PM-QoS hold: {e}")),
+        }
     }
 
     /// `u`: preview restoring the last journalled change.
@@ -255,19 +290,27 @@ impl TweakState {
                 plan: p,
                 warnings,
             })) => {
-                let mut lines: Vec<String> = p
-                    .changes
-                    .iter()
-                    .filter(|c| {
-                        c.undo
-                            && crate::tweak::read_value(&ctx.root, &c.rel).as_deref()
-                                != Some(c.old.as_str())
-                    })
-                    .map(|c| format!("  {:<10} {} → {}", c.label, c.rel, c.old))
-                    .collect();
-                lines.extend(warnings.into_iter().map(|w| format!("warning: {w}")));
-                self.dialog = Some(Dialog::Confirm {
-                    title: format!("undo #{id} {} → {}?", p.knob, p.value),
+                let mut lines = Vec::new();
+                for c in &p.changes {
+                    let now = crate::tweak::read_value(&ctx.root, &c.rel);
+                    if c.undo && now.as_deref() != Some(c.old.as_str()) {
+                        let now = now.unwrap_or_else(|| "unreadable".into());
+                        lines.extend(change_lines(&c.rel, format!("{now} → {}", c.old)));
+                    }
+                }
+                lines.extend(
+                    warnings
+                        .into_iter()
+                        .map(|w| (Tone::Warn, format!("warning: {w}"))),
+                );
+                // Say what comes back, not what the change set: "undo governor → performance"
+                // read as if it set performance.
+                let restores = old_values(&p).unwrap_or_else(|| "its old value".into());
+                self.open(Dialog::Confirm {
+                    title: format!(
+                        "undo #{id}: restore {} {restores} (was set to {})?",
+                        p.knob, p.value
+                    ),
                     lines,
                     pending: Pending::Undo(id, p),
                 });
@@ -280,23 +323,31 @@ impl TweakState {
     pub fn key(&mut self, ev: KeyEvent) -> Option<String> {
         let dialog = self.dialog.take()?;
         match dialog {
-            Dialog::Info { .. } if ev.code == KeyCode::Char('l') => {
-                if self.hold.take().is_some() {
-                    return Some("PM-QoS latency hold released".into());
+            Dialog::Menu(mut m) => match m.key(ev) {
+                Step::Stay(status) => {
+                    self.dialog = Some(Dialog::Menu(m));
+                    status
                 }
-                let ctx = match self.ctx() {
-                    Ok(c) => c.clone(),
-                    Err(e) => return Some(e),
-                };
-                match crate::tweak::pmqos::hold(&ctx, 0) {
-                    Ok(h) => {
-                        self.hold = Some(h);
-                        Some("PM-QoS: CPU wake-up latency held at 0 µs until perftop exits".into())
+                Step::Close => None,
+                Step::Propose { knob, value } => {
+                    let status = self.propose(&knob, &value);
+                    // Refused (the plan says why): back to the menu, the reason on the status line.
+                    if self.dialog.is_none() {
+                        self.dialog = Some(Dialog::Menu(m));
                     }
-                    Err(e) => Some(format!("PM-QoS hold: {e}")),
+                    status
                 }
-            }
-            Dialog::Info { .. } => None,
+                Step::Hold => {
+                    let releasing = self.hold.is_some();
+                    let status = self.hold_key();
+                    // Refused (not here, not root): back to the menu with the reason. A
+                    // release is done, and closes it.
+                    if self.dialog.is_none() && !releasing {
+                        self.dialog = Some(Dialog::Menu(m));
+                    }
+                    status
+                }
+            },
             Dialog::Choose { choices, .. } => {
                 let KeyCode::Char(c) = ev.code else {
                     return Some("cancelled".into());
@@ -309,6 +360,13 @@ impl TweakState {
                     None => Some("cancelled".into()),
                 }
             }
+            Dialog::Confirm { .. } if scroll_move(ev.code).is_some() => {
+                if let Some(m) = scroll_move(ev.code) {
+                    self.scroll.apply(m);
+                }
+                self.dialog = Some(dialog);
+                None
+            }
             Dialog::Confirm { pending, .. } => {
                 if ev.code != KeyCode::Char('y') {
                     return Some("cancelled: nothing changed".into());
@@ -318,6 +376,16 @@ impl TweakState {
                     Err(e) => return Some(e),
                 };
                 Some(match pending {
+                    Pending::Hold(us) => match pmqos::hold(&ctx, us) {
+                        Ok(h) => {
+                            self.hold = Some(h);
+                            format!(
+                                "PM-QoS: CPU wake-up latency held at {us} µs until released \
+                                 (a, l) or perftop exits"
+                            )
+                        }
+                        Err(e) => format!("PM-QoS hold: {e}"),
+                    },
                     Pending::Apply(p) => match apply::apply(&ctx, &p, &mut FsWriter) {
                         Err(e) => one_line(&format!("{}: not applied: {e:#}", p.knob)),
                         Ok(r) if r.ok() => {
@@ -349,4 +417,17 @@ impl TweakState {
             }
         }
     }
+}
+
+/// The scroll key `code` is, in a dialog.
+fn scroll_move(code: KeyCode) -> Option<Move> {
+    Some(match code {
+        KeyCode::Up => Move::Up,
+        KeyCode::Down => Move::Down,
+        KeyCode::PageUp => Move::PageUp,
+        KeyCode::PageDown => Move::PageDown,
+        KeyCode::Home => Move::Top,
+        KeyCode::End => Move::Bottom,
+        _ => return None,
+    })
 }

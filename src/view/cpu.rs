@@ -185,6 +185,12 @@ fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
     t.rows = online
         .iter()
         .map(|c| row(c.cpu.to_string(), u64::from(c.cpu), c))
+        // The filter knows a CPU as the headlines and findings name it (`cpu1`), and by its
+        // number as the table shows it.
+        .map(|mut r| {
+            r.name = format!("cpu{}", r.natural);
+            r
+        })
         .collect();
     let mut pkgs: Vec<Option<u32>> = online.iter().map(|c| c.package).collect();
     pkgs.sort_unstable();

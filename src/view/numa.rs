@@ -106,7 +106,8 @@ fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
         };
         let miss = n.miss_ratio.map(|r| r * 100.0);
         t.rows.push(Row {
-            name: n.node.to_string(),
+            // As findings and headlines name it; the number shown matches too.
+            name: format!("node{}", n.node),
             load: n.miss_ratio.unwrap_or(-1.0),
             natural: u64::from(n.node),
             quiet: false,

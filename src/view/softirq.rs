@@ -100,7 +100,8 @@ fn cpus(d: &Derived, x: &Ctx) -> Table {
     t.empty = Some("- (no CPUs in /proc/softirqs)".into());
     for c in d.softirq_cpus.iter().filter(|c| c.online) {
         t.rows.push(Row {
-            name: c.cpu.to_string(),
+            // As the headline names it (`hot cpu1`); the number shown matches too.
+            name: format!("cpu{}", c.cpu),
             // %soft first, packets to break ties among idle CPUs.
             load: c.soft_pct.unwrap_or(0.0) * 1e6 + c.softnet_processed_per_s.unwrap_or(0.0),
             natural: u64::from(c.cpu),

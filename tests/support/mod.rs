@@ -7,6 +7,7 @@
 //! `target/test-skips.txt`, which `.ci/run` counts and prints at the end.
 #![allow(dead_code)]
 
+pub mod screen;
 pub mod synth;
 pub mod tmux;
 

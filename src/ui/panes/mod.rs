@@ -34,12 +34,9 @@ const ROWS: usize = 16;
 const BUSIEST: usize = 8;
 
 impl View<'_> {
-    /// Row filter from `/`: case-insensitive substring of the row's name.
-    pub fn keep(&self, name: &str) -> bool {
-        self.app.filter.is_empty()
-            || name
-                .to_ascii_lowercase()
-                .contains(&self.app.filter.to_ascii_lowercase())
+    /// Row filter from `/`, the pane's own (see `ui::filter::matches`).
+    pub fn keep(&self, p: Pane, row: &Row) -> bool {
+        super::filter::matches(row, self.app.filter_for(p))
     }
 
     pub fn by_name(&self) -> bool {
@@ -72,6 +69,48 @@ pub fn model(p: Pane, v: &View) -> PaneView {
     crate::view::pane(p, v.d, &Ctx::new(&v.app.thresholds, v.detail))
 }
 
+/// `1 CPU power  /cpu1 <headline>`: the pane's kept filter (or the one being typed) after its
+/// name, and `tag` at the far right (`+k` rows cut, `rows 19–36 of 128` zoomed), for which the
+/// headline is cut.
+pub fn title(p: Pane, m: &PaneView, v: &View, focused: bool, tag: Option<String>) -> Line<'static> {
+    let t = v.theme;
+    let label = format!("{} {:<13}", p.key(), p.title());
+    let mut spans = vec![
+        span(label, if focused { t.focus } else { t.title }),
+        span(" ", Style::default()),
+    ];
+    let filter = v.app.filter_for(p);
+    if !filter.is_empty() {
+        spans.push(span(format!("/{filter}"), t.selection));
+        spans.push(span(" ", Style::default()));
+    }
+    spans.extend(headline(p, m, v));
+    if let Some(tag) = tag {
+        let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+        let tag = format!(" {tag}");
+        let room = v.width.saturating_sub(tag.chars().count());
+        if used > room {
+            // Cut the headline so the tag stays visible.
+            let mut kept = Vec::new();
+            let mut n = 0;
+            for s in spans {
+                let len = s.content.chars().count();
+                if n + len > room {
+                    kept.push(Span::styled(fit(&s.content, room - n), s.style));
+                    break;
+                }
+                n += len;
+                kept.push(s);
+            }
+            spans = kept;
+        } else {
+            spans.push(span(" ".repeat(room - used), Style::default()));
+        }
+        spans.push(span(tag, t.dim));
+    }
+    Line::from(spans)
+}
+
 pub fn headline(p: Pane, m: &PaneView, v: &View) -> Vec<Span<'static>> {
     let mut s = v.spans(&m.headline);
     s.extend(extras::headline_trend(p, v));
@@ -79,7 +118,18 @@ pub fn headline(p: Pane, m: &PaneView, v: &View) -> Vec<Span<'static>> {
 }
 
 pub fn body(p: Pane, m: &PaneView, v: &View) -> Vec<Line<'static>> {
+    body_with_tables(p, m, v).0
+}
+
+/// The body, and where each table stands in it: its header line up to the end of its rows (a
+/// zoomed pane scrolled into a table keeps that table's header on top).
+pub fn body_with_tables(
+    p: Pane,
+    m: &PaneView,
+    v: &View,
+) -> (Vec<Line<'static>>, Vec<std::ops::Range<usize>>) {
     let mut lines = Vec::new();
+    let mut tables = Vec::new();
     for b in &m.body {
         match b {
             Block::Line(cells) => lines.push(Line::from(v.spans(cells))),
@@ -91,21 +141,28 @@ pub fn body(p: Pane, m: &PaneView, v: &View) -> Vec<Line<'static>> {
             }
             Block::Table(t) => {
                 let room = v.budget.map(|b| b.saturating_sub(lines.len()));
-                table(p, t, v, room, &mut lines)
+                tables.extend(table(p, t, v, room, &mut lines));
             }
             Block::DirtyGauge => extras::dirty_gauge(v, &mut lines),
         }
     }
-    lines
+    (lines, tables)
 }
 
-fn table(p: Pane, t: &Table, v: &View, room: Option<usize>, lines: &mut Vec<Line<'static>>) {
+/// Lays out one table; returns the lines of its header and rows when it has them.
+fn table(
+    p: Pane,
+    t: &Table,
+    v: &View,
+    room: Option<usize>,
+    lines: &mut Vec<Line<'static>>,
+) -> Option<std::ops::Range<usize>> {
     let th = v.theme;
     if t.rows.is_empty() {
         if let Some(e) = &t.empty {
             lines.push(note(format!("  {e}"), th));
         }
-        return;
+        return None;
     }
     // The basic columns, and the extra ones when zoomed or wide.
     let wide = v.detail || v.width >= 120;
@@ -121,14 +178,15 @@ fn table(p: Pane, t: &Table, v: &View, room: Option<usize>, lines: &mut Vec<Line
             .collect();
         row_line(&cols, cells, v.width)
     };
-    let matched: Vec<&Row> = t.rows.iter().filter(|r| v.keep(&r.name)).collect();
-    if matched.is_empty() && !v.app.filter.is_empty() {
+    let matched: Vec<&Row> = t.rows.iter().filter(|r| v.keep(p, r)).collect();
+    let filter = v.app.filter_for(p);
+    if matched.is_empty() && !filter.is_empty() {
         lines.push(header_line(&cols, v.width, th));
         lines.push(note(
-            format!("  no row matches filter {:?} (Esc clears)", v.app.filter),
+            format!("  no row matches filter {filter:?} (Esc clears)"),
             th,
         ));
-        return;
+        return None;
     }
     let mut list = matched.clone();
     if v.app.hide_idle {
@@ -156,9 +214,13 @@ fn table(p: Pane, t: &Table, v: &View, room: Option<usize>, lines: &mut Vec<Line
         for r in list.iter().take(left) {
             lines.push(row_line(r));
         }
-        return;
+        return None;
     }
+    let header = lines.len();
     lines.push(header_line(&cols, v.width, th));
+    // A big host's package lines and busiest rows (never zoomed: no table to scroll), or the
+    // rows themselves.
+    let mut rows = None;
     if list.len() > limit && !t.groups.is_empty() {
         // Big host: every CPU as one glyph, one line per package, then the busiest.
         if p == Pane::Cpu {
@@ -182,6 +244,7 @@ fn table(p: Pane, t: &Table, v: &View, room: Option<usize>, lines: &mut Vec<Line
         for r in list.iter().take(limit) {
             lines.push(row_line(r));
         }
+        rows = Some(header..lines.len());
         if list.len() > limit {
             lines.push(note(
                 format!(
@@ -196,6 +259,7 @@ fn table(p: Pane, t: &Table, v: &View, room: Option<usize>, lines: &mut Vec<Line
     if idle > 0 {
         lines.push(note(format!("  {idle} idle hidden (h shows)"), th));
     }
+    rows
 }
 
 /// How many leading columns fit in `width` (one space between columns).

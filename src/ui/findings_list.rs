@@ -1,0 +1,186 @@
+//! `f`: every finding, where the strip has room for one line: its severity in its colour, id,
+//! the pane it belongs to, the whole message with its numbers (wrapped), the tweak that
+//! addresses it, and for a raised one how long it has held. Scrolls; Esc or `f` closes.
+
+use super::app::App;
+use super::panes::span;
+use super::scroll::position;
+use super::theme::Theme;
+use super::wrap::wrap;
+use crate::assess::Assessed;
+use crate::findings::{Finding, Severity};
+use crate::pane::Pane;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::Frame;
+
+/// A group of findings under a heading.
+#[derive(Debug)]
+pub struct Section<'a> {
+    pub heading: String,
+    pub items: Vec<Item<'a>>,
+}
+
+#[derive(Debug)]
+pub struct Item<'a> {
+    pub finding: &'a Finding,
+    /// How long a raised finding has held (`held 5 samples since 14:05:30`).
+    pub held: Option<String>,
+}
+
+/// What the list holds. Live: the findings on the strip, then those that hold in this interval
+/// but have not held long enough to be raised. Stepping back or in replay: the findings of the
+/// interval in view, as the strip shows them there.
+pub fn sections<'a>(app: &'a App, d: &'a Assessed) -> Vec<Section<'a>> {
+    if app.view.is_some() {
+        return vec![Section {
+            heading: "at this sample (the rules that hold for its interval)".into(),
+            items: d
+                .findings
+                .iter()
+                .map(|f| Item {
+                    finding: f,
+                    held: None,
+                })
+                .collect(),
+        }];
+    }
+    let raised = Section {
+        heading: "on the strip".into(),
+        items: app
+            .active_findings
+            .iter()
+            .map(|a| Item {
+                finding: &a.finding,
+                held: Some(format!(
+                    "held {} sample{} since {}",
+                    a.samples,
+                    if a.samples == 1 { "" } else { "s" },
+                    crate::record::format_clock(a.since_ms)
+                )),
+            })
+            .collect(),
+    };
+    let pending = Section {
+        heading: format!(
+            "holding this interval, not raised yet (raised after {} samples in a row)",
+            app.thresholds.raise_after
+        ),
+        items: d
+            .findings
+            .iter()
+            .filter(|f| !app.active_findings.iter().any(|a| a.finding.id == f.id))
+            .map(|f| Item {
+                finding: f,
+                held: None,
+            })
+            .collect(),
+    };
+    vec![raised, pending]
+}
+
+fn severity_style(s: Severity, t: &Theme) -> Style {
+    match s {
+        Severity::Crit => t.crit,
+        Severity::Warn => t.warn,
+        Severity::Info => t.info,
+    }
+}
+
+/// The list as lines `width` wide.
+pub fn lines(app: &App, d: &Assessed, t: &Theme, width: usize) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    let secs = sections(app, d);
+    if secs.iter().all(|s| s.items.is_empty()) {
+        let why = if d.since_boot {
+            "no findings: a since-boot report judges nothing (rates start with the next sample)"
+        } else {
+            "no finding holds in this interval"
+        };
+        out.extend(
+            wrap(why, width)
+                .into_iter()
+                .map(|l| Line::from(span(l, t.dim))),
+        );
+        return out;
+    }
+    for s in secs.iter().filter(|s| !s.items.is_empty()) {
+        if !out.is_empty() {
+            out.push(Line::default());
+        }
+        for l in wrap(&format!("{} ({})", s.heading, s.items.len()), width) {
+            out.push(Line::from(span(l, t.title)));
+        }
+        for item in &s.items {
+            item_lines(item, app.is_replay(), t, width, &mut out);
+        }
+    }
+    out
+}
+
+/// `CRIT disk.stalled  pane 5 Disks`, the message, the tweak, how long it held.
+fn item_lines(item: &Item, replay: bool, t: &Theme, width: usize, out: &mut Vec<Line<'static>>) {
+    let f = item.finding;
+    let pane = match Pane::named(&f.pane) {
+        Some(p) => format!("pane {} {}", p.key(), p.title()),
+        None => format!("pane {}", f.pane),
+    };
+    out.push(Line::from(vec![
+        span(
+            format!("{:<5}", f.severity.as_str().to_uppercase()),
+            severity_style(f.severity, t),
+        ),
+        span(f.id.clone(), t.headline),
+        span(format!("  {pane}"), t.dim),
+    ]));
+    for l in wrap(&format!("     {}", f.message), width) {
+        out.push(Line::from(span(l, severity_style(f.severity, t))));
+    }
+    let tweak = match &f.tweak {
+        Some(k) if replay => format!("     tweak: {k}"),
+        Some(k) => format!("     tweak: {k} (a: tweak menu)"),
+        None => "     tweak: none for this one".into(),
+    };
+    for l in wrap(&tweak, width) {
+        out.push(Line::from(span(l, t.text)));
+    }
+    if let Some(h) = &item.held {
+        for l in wrap(&format!("     {h}"), width) {
+            out.push(Line::from(span(l, t.dim)));
+        }
+    }
+}
+
+/// The list in a box over the dashboard, the full width, between the header's first row and
+/// the footer (which keep saying where and what this is), as tall as it needs.
+pub fn draw(f: &mut Frame, area: Rect, app: &App, d: &Assessed, t: &Theme) {
+    let inner_w = area.width.saturating_sub(2) as usize;
+    let all = lines(app, d, t, inner_w);
+    let total = all.len();
+    let room = area.height.saturating_sub(2);
+    let h = room.min(total as u16 + 2);
+    let r = Rect::new(area.x, area.y + 1, area.width, h);
+    let page = h.saturating_sub(2) as usize;
+    let off = app.findings_scroll.window(total.saturating_sub(page), page);
+    let shown: Vec<Line<'static>> = all.into_iter().skip(off).take(page).collect();
+    let title = if total > page {
+        format!(
+            " findings · {} · Up/Down/PgUp/PgDn · Esc closes ",
+            position(off, shown.len(), total)
+        )
+    } else {
+        " findings · Esc closes ".to_string()
+    };
+    f.render_widget(Clear, r);
+    f.render_widget(
+        Paragraph::new(shown).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_set(t.glyphs.border())
+                .title(title),
+        ),
+        r,
+    );
+}
