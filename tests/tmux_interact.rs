@@ -4,113 +4,11 @@
 //! holds nothing until `y` (on a copy of a fixture root with its own state dir, so nothing real
 //! is touched), after which the header says so.
 //!
-//! Needs `tmux` (a visible SKIP without it). The harness is a small one of its own, the same
-//! moves as `tmux.rs`'s (a private server on a socket in a temp dir, every wait polling with a
-//! deadline, nothing sleeping blindly).
+//! Needs `tmux` (a visible SKIP without it). The harness is `support::tmux`, as for `tmux.rs`.
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
-
-const WAIT: Duration = Duration::from_secs(8);
-const POLL: Duration = Duration::from_millis(25);
-
-fn tmux_available() -> bool {
-    Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
-/// perftop in a private tmux server, session `t`, 80x24.
-struct Session {
-    socket: PathBuf,
-    _tmp: tempfile::TempDir,
-}
-
-impl Session {
-    fn start_with(tag: &str, args: impl FnOnce(&Path) -> Vec<String>) -> Session {
-        let tmp = tempfile::tempdir().expect("temp dir");
-        let args: Vec<String> = args(tmp.path()).iter().map(|a| sh_quote(a)).collect();
-        let script = tmp.path().join("run.sh");
-        let body = format!(
-            "#!/bin/sh\n{} {}\necho \"EXITED rc=$?\"\nexec sleep 60\n",
-            sh_quote(env!("CARGO_BIN_EXE_perftop")),
-            args.join(" ")
-        );
-        std::fs::write(&script, body).expect("writing the run script");
-        let s = Session {
-            socket: tmp.path().join(format!("tmux-{tag}.sock")),
-            _tmp: tmp,
-        };
-        let cmd = format!("sh {}", sh_quote(&script.to_string_lossy()));
-        s.ok(&["new-session", "-d", "-s", "t", "-x", "80", "-y", "24", &cmd]);
-        s
-    }
-
-    fn dir(&self) -> &Path {
-        self._tmp.path()
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .args(["-f", "/dev/null"])
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .expect("running tmux")
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "tmux {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn screen(&self) -> String {
-        self.ok(&["capture-pane", "-p", "-t", "t"])
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "t"];
-        args.extend_from_slice(keys);
-        self.ok(&args);
-    }
-
-    /// Polls the screen until `pred` holds; panics with the last screen after `WAIT`.
-    fn wait(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if pred(&screen) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < WAIT,
-                "timed out after {WAIT:?} waiting for {what}; screen:\n{screen}"
-            );
-            std::thread::sleep(POLL);
-        }
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        let _ = self.run(&["kill-server"]);
-    }
-}
+use support::tmux::{tmux_available, Session};
 
 /// `rows A–B of N` on a zoomed pane's title.
 fn position(screen: &str) -> Option<(usize, usize, usize)> {
