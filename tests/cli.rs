@@ -80,10 +80,31 @@ fn delta_json_has_the_contract_keys() {
         "disks",
         "softirq_cpus",
         "irq_queues",
+        "memory",
+        "pressure",
         "findings",
     ] {
         assert!(v.get(key).is_some(), "no top-level {key:?}");
     }
+    for key in [
+        "swap_in_kb_per_s",
+        "pgscan_direct_per_s",
+        "pgsteal_per_s",
+        "allocstall_per_s",
+        "oom_kills",
+        "kswapd_pct",
+        "swappiness",
+    ] {
+        assert!(v["memory"].get(key).is_some(), "memory has no {key:?}");
+    }
+    // This fixture has no /proc/pressure: every resource null and the reason said, never 0%.
+    for res in ["cpu", "memory", "io", "irq"] {
+        assert!(v["pressure"][res].is_null(), "pressure.{res}");
+    }
+    assert_eq!(
+        v["pressure"]["unknown"].as_str(),
+        Some("PSI not enabled (boot with psi=1)")
+    );
     assert_eq!(v["interval_s"].as_f64(), Some(1.5));
     let disks = v["disks"].as_array().expect("disks");
     assert!(!disks.is_empty());

@@ -10,8 +10,7 @@ const DIR: &str = "proc/pressure";
 /// derive says "PSI not enabled", never 0%.
 pub fn read_pressure(probe: &mut Probe) -> Pressure {
     let mut one = |name: &str| -> Option<PsiResource> {
-        let text = probe.quiet_text(DIR, name)?.into_owned();
-        let r = parse(&text);
+        let r = parse(&probe.quiet_text(DIR, name)?);
         if r.is_none() {
             probe.note(&format!("{DIR}/{name}"), "no some/full line");
         }

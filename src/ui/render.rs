@@ -439,11 +439,7 @@ fn footer(app: &App, t: &Theme, width: usize) -> Vec<Line<'static>> {
     }
     let mut spans = Vec::new();
     let mut used = 0;
-    let status = app
-        .status
-        .as_deref()
-        .map(|s| t.glyphs.text(s).into_owned())
-        .or_else(|| (!app.filter.is_empty()).then(|| format!("filter {:?}", app.filter)));
+    let status = app.status.as_deref().map(|s| t.glyphs.text(s).into_owned());
     if let Some(s) = status.as_ref().filter(|s| s.chars().count() > width) {
         return super::status::wrap(s, width, super::status::MAX_ROWS)
             .into_iter()
