@@ -284,10 +284,10 @@ fn cpu1_on_the_16_cpu_host_keeps_cpu1_and_cpu10_to_15() {
     let mut rows = cpu_rows(&z, "1 CPU power", "policy");
     rows.sort_unstable();
     assert_eq!(rows, vec![1, 10, 11, 12, 13, 14, 15], "{z}");
-    // Softirq keeps every CPU row it had.
+    // Softirq keeps every CPU row it had (and gains the rows the filtered CPU pane gave up).
     key(&mut app, KeyCode::Esc);
     let s = screen(&app, 120, 60);
     let softirq = |sc: &str| cpu_rows(sc, "6 Softirq/NIC", "findings").len();
     assert!(softirq(&before) > 1);
-    assert_eq!(softirq(&s), softirq(&before), "{s}");
+    assert!(softirq(&s) >= softirq(&before), "{s}");
 }

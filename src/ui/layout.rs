@@ -31,6 +31,9 @@ pub fn column_widths(width: usize, n: usize) -> Vec<usize> {
     }
 }
 
+/// Lines up to which a pane (or a table in one) is completed before the big ones grow.
+pub const SMALL: usize = 6;
+
 /// Which pane gets rows first: the focused one, then CPU, Disks, Softirq, Dirty, NUMA, huge pages.
 fn priority(p: Pane) -> usize {
     match p {
@@ -45,36 +48,67 @@ fn priority(p: Pane) -> usize {
 
 /// Rows for each pane body (`lens[i]` lines wanted by `panes[i]`) out of `rows`.
 ///
-/// First each pane, focus first then by priority, gets two rows (a table header and one row)
-/// or the one that is left; then each further row completes a pane that lacks only that row,
-/// else goes to the pane that shows the smallest share of what it holds, the focused pane's
-/// share counted at a quarter and CPU's at half (ties by priority): rows follow what panes hold,
-/// and Tab moves them. Given one row at a time, the split is monotone:
-/// one row less takes one row from one pane and moves nothing else. Every row is given while
-/// any pane wants one.
-pub fn allocate(panes: &[Pane], lens: &[usize], mut rows: usize, focus: Pane) -> Vec<usize> {
+/// First each pane, focus first then by priority, gets `firsts[i]` rows (a table header and one
+/// row; CPU also its heat strip) or what is left; then each further row completes a pane that
+/// lacks only that row, else grows a small pane (at most `SMALL` lines, in order), else goes to
+/// the pane that shows the smallest share of what it holds, the focused pane's share counted at
+/// a quarter, CPU's at half (ties by priority): rows follow what panes hold, and Tab moves them. Given one row at a time, the split is
+/// monotone: one row less takes one row from one pane and moves nothing else. Every row is
+/// given while any pane wants one.
+pub fn allocate(
+    panes: &[Pane],
+    lens: &[usize],
+    firsts: &[usize],
+    rows: usize,
+    focus: Pane,
+) -> Vec<usize> {
     let mut order: Vec<usize> = (0..panes.len()).collect();
     order.sort_by_key(|&i| (panes[i] != focus, priority(panes[i])));
-    let mut alloc = vec![0usize; panes.len()];
-    for &i in &order {
-        let give = lens[i].min(2).min(rows);
+    let weights: Vec<usize> = panes
+        .iter()
+        .map(|&p| match p {
+            p if p == focus => 4,
+            Pane::Cpu => 2,
+            _ => 1,
+        })
+        .collect();
+    share(&order, lens, firsts, &weights, rows)
+}
+
+/// Shares `rows` among parts that hold `lens[i]` lines: first, in `order`, each gets `firsts[i]`
+/// (or what is left); then each further row completes a part that lacks only that row, else
+/// grows a small part (at most `SMALL` lines), else goes to the part showing the smallest share
+/// of what it holds, weighted by `weights[i]` (ties by order). Every row is given while any part wants one.
+pub fn share(
+    order: &[usize],
+    lens: &[usize],
+    firsts: &[usize],
+    weights: &[usize],
+    mut rows: usize,
+) -> Vec<usize> {
+    let mut alloc = vec![0usize; lens.len()];
+    for &i in order {
+        let first = firsts.get(i).copied().unwrap_or(2);
+        let give = lens[i].min(first).min(rows);
         alloc[i] = give;
         rows -= give;
     }
     while rows > 0 {
         let open = order.iter().copied().filter(|&i| alloc[i] < lens[i]);
-        // A pane one row short is shown whole (and loses its "+1") before others grow.
-        let next = open.clone().find(|&i| lens[i] - alloc[i] == 1).or_else(|| {
-            let weight = |i: usize| match panes[i] {
-                p if p == focus => 4,
-                Pane::Cpu => 2,
-                _ => 1,
-            };
-            // alloc / (len * weight) smallest, compared without division.
-            open.min_by(|&a, &b| {
-                (alloc[a] * lens[b] * weight(b)).cmp(&(alloc[b] * lens[a] * weight(a)))
-            })
-        });
+        // A part one row short is shown whole (and loses its "+1") before others grow, then
+        // small tables (four disks, two nodes): a hidden disk can be the stuck one, and it costs
+        // a big table its 20th row.
+        let next = open
+            .clone()
+            .find(|&i| lens[i] - alloc[i] == 1)
+            .or_else(|| open.clone().find(|&i| lens[i] <= SMALL))
+            .or_else(|| {
+                let weight = |i: usize| weights.get(i).copied().unwrap_or(1).max(1);
+                // alloc / (len * weight) smallest, compared without division.
+                open.min_by(|&a, &b| {
+                    (alloc[a] * lens[b] * weight(b)).cmp(&(alloc[b] * lens[a] * weight(a)))
+                })
+            });
         let Some(i) = next else { break };
         alloc[i] += 1;
         rows -= 1;
@@ -91,15 +125,15 @@ mod tests {
         // 80x24 under tmux: 23 rows less header (2), strip, footer and 6 titles.
         let lens = [5, 3, 4, 4, 3, 20];
         for rows in 0..40 {
-            let a = allocate(&PANES, &lens, rows, Pane::Cpu);
+            let a = allocate(&PANES, &lens, &[2; 6], rows, Pane::Cpu);
             let given: usize = a.iter().sum();
             assert_eq!(given, rows.min(lens.iter().sum()), "rows {rows}: {a:?}");
             assert!(a.iter().zip(lens).all(|(a, l)| *a <= l), "{a:?}");
         }
         // One row fewer takes exactly one row from one pane.
         for rows in 1..40 {
-            let a = allocate(&PANES, &lens, rows, Pane::Cpu);
-            let b = allocate(&PANES, &lens, rows - 1, Pane::Cpu);
+            let a = allocate(&PANES, &lens, &[2; 6], rows, Pane::Cpu);
+            let b = allocate(&PANES, &lens, &[2; 6], rows - 1, Pane::Cpu);
             assert!(a.iter().zip(&b).all(|(x, y)| x >= y), "{a:?} vs {b:?}");
         }
     }
@@ -108,7 +142,7 @@ mod tests {
     fn rows_follow_what_panes_hold() {
         // 12 spare rows after the first pass: softirq wants 18 more, the others 1..3.
         let lens = [3, 3, 3, 3, 3, 20];
-        let a = allocate(&PANES, &lens, 24, Pane::Cpu);
+        let a = allocate(&PANES, &lens, &[2; 6], 24, Pane::Cpu);
         assert!(a[5] > a[0] + 4, "the big pane gets most: {a:?}");
         assert_eq!(a.iter().sum::<usize>(), 24);
     }

@@ -159,9 +159,14 @@ fn column<'a>(
         .map(|(p, m)| panes::body(*p, m, &v))
         .collect();
     let lens: Vec<usize> = bodies.iter().map(Vec::len).collect();
+    let firsts: Vec<usize> = panes_here
+        .iter()
+        .map(|p| panes::first_rows(*p, &v))
+        .collect();
     let alloc = layout::allocate(
         panes_here,
         &lens,
+        &firsts,
         avail.saturating_sub(panes_here.len()),
         v.app.focus,
     );
@@ -377,20 +382,21 @@ fn findings_strip(
     max: usize,
 ) -> Vec<Line<'static>> {
     let history = app.view.is_some();
-    let lines = if history {
-        let as_active: Vec<crate::findings::ActiveFinding> = d
-            .findings
+    let active: Vec<crate::findings::ActiveFinding> = if history {
+        d.findings
             .iter()
             .map(|f| crate::findings::ActiveFinding {
                 finding: f.clone(),
                 since_ms: d.host.wall_ms,
                 samples: 1,
             })
-            .collect();
-        crate::findings::strip_rows(&as_active, width.saturating_sub(10), max)
+            .collect()
     } else {
-        crate::findings::strip_rows(&app.active_findings, width.saturating_sub(10), max)
+        app.active_findings.clone()
     };
+    // When some do not fit, the strip says which key lists them all.
+    let hint = if active.len() > max { " (f)" } else { "" };
+    let lines = crate::findings::strip_rows(&active, width.saturating_sub(10 + hint.len()), max);
     let label = if history { "at sample" } else { "findings" };
     if lines.is_empty() {
         return vec![Line::from(vec![
@@ -398,7 +404,7 @@ fn findings_strip(
             span("none", t.dim),
         ])];
     }
-    lines
+    let mut lines: Vec<Line<'static>> = lines
         .into_iter()
         .enumerate()
         .map(|(i, (sev, l))| {
@@ -414,7 +420,11 @@ fn findings_strip(
             };
             Line::from(vec![span(head, t.title), span(l, style)])
         })
-        .collect()
+        .collect();
+    if let Some(last) = lines.last_mut() {
+        last.spans.push(span(hint, t.dim));
+    }
+    lines
 }
 
 /// The key hints and the status message: one row, or two when the message does not fit one

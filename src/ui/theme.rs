@@ -165,6 +165,42 @@ struct ThemeFile {
     marker: String,
     selection_fg: String,
     selection_bg: String,
+    /// Roles to use instead at 16 colours, where the nearest ANSI colour of two roles can be the
+    /// same (light's brown warn and red crit both come out red). Same keys as above.
+    #[serde(default)]
+    ansi16: std::collections::BTreeMap<String, String>,
+}
+
+impl ThemeFile {
+    /// The file with its `[ansi16]` roles put in place (at 16 colours only).
+    fn at_depth(mut self, depth: ColorDepth) -> Result<ThemeFile> {
+        let table = std::mem::take(&mut self.ansi16);
+        for (role, colour) in table {
+            parse_color(&colour)?;
+            let slot = match role.as_str() {
+                "fg" => &mut self.fg,
+                "dim" => &mut self.dim,
+                "title" => &mut self.title,
+                "focus" => &mut self.focus,
+                "headline" => &mut self.headline,
+                "good" => &mut self.good,
+                "warn" => &mut self.warn,
+                "crit" => &mut self.crit,
+                "info" => &mut self.info,
+                "dirty" => &mut self.dirty,
+                "writeback" => &mut self.writeback,
+                "marker" => &mut self.marker,
+                "selection_fg" => &mut self.selection_fg,
+                "selection_bg" => &mut self.selection_bg,
+                other => bail!("[ansi16] has {other:?}, which is not a colour role"),
+            };
+            // Checked at every depth, so a typo shows on any terminal, not only on a console.
+            if depth == ColorDepth::Ansi16 {
+                *slot = colour;
+            }
+        }
+        Ok(self)
+    }
 }
 
 /// Resolved styles, already reduced to the terminal's colour depth.
@@ -218,6 +254,7 @@ impl Theme {
 
     pub fn parse(text: &str, depth: ColorDepth, glyphs: GlyphSet) -> Result<Theme> {
         let f: ThemeFile = toml::from_str(text).context("not a perftop theme file")?;
+        let f = f.at_depth(depth)?;
         let mono = depth == ColorDepth::Mono;
         // Colours are validated at every depth; monochrome then sets none at all.
         let fg = |s: &str| -> Result<Style> {
@@ -376,6 +413,46 @@ mod tests {
             t.marker,
             t.selection,
         ]
+    }
+
+    /// A warning never looks like a critical finding, nor good like either, and the dirty gauge's
+    /// two parts stay apart, in every built-in theme at every colour depth.
+    #[test]
+    fn severities_stay_distinct_at_every_depth() {
+        for (name, _) in BUILTIN {
+            for depth in [
+                ColorDepth::Ansi16,
+                ColorDepth::Ansi256,
+                ColorDepth::TrueColor,
+            ] {
+                let t = Theme::load(name, depth, GlyphSet::Unicode).expect("theme");
+                let pairs = [
+                    ("warn", t.warn.fg, "crit", t.crit.fg),
+                    ("good", t.good.fg, "warn", t.warn.fg),
+                    ("good", t.good.fg, "crit", t.crit.fg),
+                    ("dirty", t.dirty.fg, "writeback", t.writeback.fg),
+                ];
+                for (a, ca, b, cb) in pairs {
+                    assert_ne!(
+                        ca, cb,
+                        "{name} at {depth:?}: {a} and {b} are the same colour"
+                    );
+                }
+            }
+        }
+        let light = Theme::load("light", ColorDepth::Ansi16, GlyphSet::Unicode).expect("theme");
+        assert_eq!(light.warn.fg, Some(Color::Magenta), "[ansi16] warn");
+        assert_eq!(light.crit.fg, Some(Color::Red), "#d70000 nearest");
+        let light = Theme::load("light", ColorDepth::Ansi256, GlyphSet::Unicode).expect("theme");
+        assert_eq!(
+            light.warn.fg,
+            Some(Color::Indexed(130)),
+            "#af5f00 kept at 256"
+        );
+        let bad = "name='x'\nfg='reset'\ndim='reset'\ntitle='reset'\nfocus='reset'\nheadline='reset'\ngood='reset'\nwarn='reset'\ncrit='reset'\ninfo='reset'\ndirty='reset'\nwriteback='reset'\nmarker='reset'\nselection_fg='reset'\nselection_bg='reset'\n[ansi16]\nbogus='red'\n";
+        let err = Theme::parse(bad, ColorDepth::Ansi16, GlyphSet::Unicode).expect_err("bad role");
+        assert!(format!("{err:#}").contains("bogus"), "{err:#}");
+        assert!(Theme::parse(bad, ColorDepth::Ansi256, GlyphSet::Unicode).is_err());
     }
 
     /// Every colour of every built-in theme is within the depth: no index or RGB at 16

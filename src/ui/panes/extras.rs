@@ -41,29 +41,77 @@ pub fn headline_trend(p: Pane, v: &View) -> Vec<Span<'static>> {
     vec![span(format!("  {}", sparkline(&vals, 30, t)), style)]
 }
 
-/// One glyph per online CPU, C0% as the level, a line per node.
-pub fn heat_strip(v: &View, lines: &mut Vec<Line<'static>>) {
+/// One glyph per online CPU, C0% as the level, in at most `max_lines` lines: a line per node
+/// when that fits, else every CPU packed in node order (a space between nodes) under one label,
+/// so a 64-CPU two-node host still shows every CPU in one line at 80 columns.
+pub fn heat_strip(v: &View, lines: &mut Vec<Line<'static>>, max_lines: usize) {
+    if max_lines == 0 {
+        return;
+    }
     let t = v.theme;
+    let nodes = by_node(v);
+    let room = v.width.saturating_sub(8).max(1);
+    let cell = |c: &&crate::derive::CpuMetrics| t.glyphs.level(c.c0_pct.unwrap_or(0.0) / 100.0);
+    if nodes.len() <= max_lines {
+        for (n, cpus) in nodes {
+            let strip: String = cpus.iter().take(room).map(cell).collect();
+            let more = cpus.len().saturating_sub(room);
+            let label = n.map_or("n?".to_string(), |n| format!("n{n}"));
+            let mut l = vec![span(format!("{label:<5} "), t.dim), span(strip, t.info)];
+            if more > 0 {
+                l.push(span(format!(" +{more}"), t.dim));
+            }
+            lines.push(Line::from(l));
+        }
+        return;
+    }
+    let mut cells: Vec<char> = Vec::new();
+    for (i, (_, cpus)) in nodes.iter().enumerate() {
+        if i > 0 {
+            cells.push(' ');
+        }
+        cells.extend(cpus.iter().map(cell));
+    }
+    let total: usize = nodes.iter().map(|(_, c)| c.len()).sum();
+    let label = match (nodes.first(), nodes.last()) {
+        (Some((Some(a), _)), Some((Some(b), _))) => format!("n{a}-{b}"),
+        _ => "cpus".to_string(),
+    };
+    let mut shown_cpus = 0;
+    for (k, chunk) in cells.chunks(room).take(max_lines).enumerate() {
+        shown_cpus += chunk.iter().filter(|c| **c != ' ').count();
+        let head = if k == 0 { label.clone() } else { String::new() };
+        let mut l = vec![
+            span(format!("{head:<5} "), t.dim),
+            span(chunk.iter().collect::<String>(), t.info),
+        ];
+        if k + 1 == max_lines && shown_cpus < total {
+            l.push(span(format!(" +{}", total - shown_cpus), t.dim));
+        }
+        lines.push(Line::from(l));
+    }
+}
+
+/// Lines the packed strip takes at this width, at most two: what the CPU pane asks for on top
+/// of its header and one row when the layout cuts it.
+pub fn packed_strip_lines(v: &View) -> usize {
+    let nodes = by_node(v);
+    let cells: usize =
+        nodes.iter().map(|(_, c)| c.len()).sum::<usize>() + nodes.len().saturating_sub(1);
+    let room = v.width.saturating_sub(8).max(1);
+    cells.div_ceil(room).clamp(1, 2)
+}
+
+/// Online CPUs grouped by node, nodes in order.
+fn by_node<'a>(v: &View<'a>) -> Vec<(Option<u32>, Vec<&'a crate::derive::CpuMetrics>)> {
     let online: Vec<_> = v.d.cpus.iter().filter(|c| c.online).collect();
     let mut nodes: Vec<Option<u32>> = online.iter().map(|c| c.node).collect();
     nodes.sort_unstable();
     nodes.dedup();
-    for n in nodes {
-        let cpus: Vec<_> = online.iter().filter(|c| c.node == n).collect();
-        let room = v.width.saturating_sub(8);
-        let strip: String = cpus
-            .iter()
-            .take(room)
-            .map(|c| t.glyphs.level(c.c0_pct.unwrap_or(0.0) / 100.0))
-            .collect();
-        let more = cpus.len().saturating_sub(room);
-        let label = n.map_or("n?".to_string(), |n| format!("n{n}"));
-        let mut l = vec![span(format!("{label:<5} "), t.dim), span(strip, t.info)];
-        if more > 0 {
-            l.push(span(format!(" +{more}"), t.dim));
-        }
-        lines.push(Line::from(l));
-    }
+    nodes
+        .into_iter()
+        .map(|n| (n, online.iter().copied().filter(|c| c.node == n).collect()))
+        .collect()
 }
 
 /// The dirty gauge in the theme's glyphs (geometry from `view::dirty::gauge`, shared with the

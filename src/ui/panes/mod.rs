@@ -28,10 +28,11 @@ pub struct View<'a> {
     pub budget: Option<usize>,
 }
 
-/// Rows a table shows unzoomed before it cuts to the busiest.
-const ROWS: usize = 16;
-/// Busiest rows shown under the group rows of a big host.
-const BUSIEST: usize = 8;
+/// CPUs from which a cut CPU table shows the heat strip: below it, rows say more than a strip.
+const STRIP_FROM: usize = 5;
+/// Rows a cut table keeps for its busiest rows beyond twice its package lines before it shows
+/// them.
+const GROUPS_AFTER: usize = 4;
 
 impl View<'_> {
     /// Row filter from `/`, the pane's own (see `ui::filter::matches`).
@@ -117,19 +118,40 @@ pub fn headline(p: Pane, m: &PaneView, v: &View) -> Vec<Span<'static>> {
     s
 }
 
+/// Body rows a pane asks for before the others grow, when the layout cannot show it whole: a
+/// table header and one row, and for CPU the heat strip of every CPU above them.
+pub fn first_rows(p: Pane, v: &View) -> usize {
+    match p {
+        Pane::Cpu if v.d.cpus.iter().filter(|c| c.online).count() >= STRIP_FROM => {
+            2 + extras::packed_strip_lines(v)
+        }
+        _ => 2,
+    }
+}
+
 pub fn body(p: Pane, m: &PaneView, v: &View) -> Vec<Line<'static>> {
     body_with_tables(p, m, v).0
 }
 
 /// The body, and where each table stands in it: its header line up to the end of its rows (a
 /// zoomed pane scrolled into a table keeps that table's header on top).
+///
+/// Without a budget every row of every table is laid out (what the pane holds, which the layout
+/// measures). With one, the lines that are not tables are kept and the rest is shared among the
+/// tables as the layout shares rows among panes, so a pane's second table keeps its header and
+/// busiest row when the first holds hundreds.
 pub fn body_with_tables(
     p: Pane,
     m: &PaneView,
     v: &View,
 ) -> (Vec<Line<'static>>, Vec<std::ops::Range<usize>>) {
+    let rooms = v
+        .budget
+        .filter(|_| !v.detail)
+        .map(|b| table_rooms(p, m, v, b));
     let mut lines = Vec::new();
     let mut tables = Vec::new();
+    let mut k = 0;
     for b in &m.body {
         match b {
             Block::Line(cells) => lines.push(Line::from(v.spans(cells))),
@@ -140,7 +162,8 @@ pub fn body_with_tables(
                 lines.push(Line::from(span(format!("  {}", c.text), v.style(c.level))))
             }
             Block::Table(t) => {
-                let room = v.budget.map(|b| b.saturating_sub(lines.len()));
+                let room = rooms.as_ref().and_then(|r| r.get(k).copied());
+                k += 1;
                 tables.extend(table(p, t, v, room, &mut lines));
             }
             Block::DirtyGauge => extras::dirty_gauge(v, &mut lines),
@@ -149,7 +172,54 @@ pub fn body_with_tables(
     (lines, tables)
 }
 
-/// Lays out one table; returns the lines of its header and rows when it has them.
+/// Rows for each table of the pane out of `budget`, after the lines that are not tables: each
+/// table a header and its busiest row first (CPU also its heat strip), then the rest as the
+/// layout shares rows among panes.
+fn table_rooms(p: Pane, m: &PaneView, v: &View, budget: usize) -> Vec<usize> {
+    let mut fixed = Vec::new();
+    let mut lens = Vec::new();
+    let mut firsts = Vec::new();
+    for b in &m.body {
+        match b {
+            Block::Line(_) | Block::Alert(_) => fixed.push(()),
+            Block::Note(_) => {}
+            Block::DirtyGauge => {
+                let mut g = Vec::new();
+                extras::dirty_gauge(v, &mut g);
+                fixed.extend(g.iter().map(|_| ()));
+            }
+            Block::Table(t) => {
+                let mut scratch = Vec::new();
+                table(p, t, v, None, &mut scratch);
+                lens.push(scratch.len());
+                firsts.push(if lens.len() == 1 { first_rows(p, v) } else { 2 });
+            }
+        }
+    }
+    let order: Vec<usize> = (0..lens.len()).collect();
+    let weights = vec![1; lens.len()];
+    let mut rooms = super::layout::share(
+        &order,
+        &lens,
+        &firsts,
+        &weights,
+        budget.saturating_sub(fixed.len()),
+    );
+    // A header with no row under it says nothing: its row goes to a table that wants one.
+    for k in 0..rooms.len() {
+        if rooms[k] == 1 && lens[k] > 1 {
+            if let Some(j) = (0..rooms.len()).find(|&j| j != k && rooms[j] < lens[j]) {
+                rooms[k] = 0;
+                rooms[j] += 1;
+            }
+        }
+    }
+    rooms
+}
+
+/// Lays out one table; returns the lines of its header and rows when it has them. `room`, when
+/// given, is the rows it may take: fewer than it holds shows the CPU heat strip, a big host's
+/// package lines when there is room for them, and the busiest rows.
 fn table(
     p: Pane,
     t: &Table,
@@ -158,6 +228,9 @@ fn table(
     lines: &mut Vec<Line<'static>>,
 ) -> Option<std::ops::Range<usize>> {
     let th = v.theme;
+    if room == Some(0) {
+        return None;
+    }
     if t.rows.is_empty() {
         if let Some(e) = &t.empty {
             lines.push(note(format!("  {e}"), th));
@@ -193,24 +266,36 @@ fn table(
         list.retain(|r| !r.quiet);
     }
     let idle = matched.len() - list.len();
-    let limit = if v.detail { usize::MAX } else { ROWS };
+    let idle_note = usize::from(idle > 0);
     if v.by_name() {
         list.sort_by(|a, b| a.natural.cmp(&b.natural).then(a.name.cmp(&b.name)));
-    } else if t.order == Order::Load || list.len() > limit {
+    } else if t.order == Order::Load {
         list.sort_by(|a, b| busiest(a, b));
     }
-    if let Some(room) = room.filter(|r| list.len() + 1 > *r) {
+    if let Some(room) = room.filter(|r| list.len() + 1 + idle_note > *r) {
         // Fewer rows than the table holds: every CPU as a glyph first, then the busiest rows.
         if !v.by_name() {
             list.sort_by(|a, b| busiest(a, b));
         }
         let mut left = room.saturating_sub(1);
-        if p == Pane::Cpu && list.len() > 1 && left >= 2 {
+        if p == Pane::Cpu && list.len() >= STRIP_FROM && left >= 2 {
+            // The strip first, leaving a row under the header for the busiest CPU.
             let before = lines.len();
-            extras::heat_strip(v, lines);
+            extras::heat_strip(v, lines, left - 1);
             left = left.saturating_sub(lines.len() - before);
         }
         lines.push(header_line(&cols, v.width, th));
+        // A big host's package lines, when most of its rows cannot show anyway and the busiest
+        // rows keep most of the room.
+        if !t.groups.is_empty()
+            && list.len() >= 2 * left
+            && left >= 2 * t.groups.len() + GROUPS_AFTER
+        {
+            for g in &t.groups {
+                lines.push(row_line(g));
+            }
+            left -= t.groups.len();
+        }
         for r in list.iter().take(left) {
             lines.push(row_line(r));
         }
@@ -218,48 +303,13 @@ fn table(
     }
     let header = lines.len();
     lines.push(header_line(&cols, v.width, th));
-    // A big host's package lines and busiest rows (never zoomed: no table to scroll), or the
-    // rows themselves.
-    let mut rows = None;
-    if list.len() > limit && !t.groups.is_empty() {
-        // Big host: every CPU as one glyph, one line per package, then the busiest.
-        if p == Pane::Cpu {
-            extras::heat_strip(v, lines);
-        }
-        for g in &t.groups {
-            lines.push(row_line(g));
-        }
-        for r in list.iter().take(BUSIEST) {
-            lines.push(row_line(r));
-        }
-        lines.push(note(
-            format!(
-                "  busiest {BUSIEST} of {} {}; Enter shows all",
-                list.len(),
-                t.what
-            ),
-            th,
-        ));
-    } else {
-        for r in list.iter().take(limit) {
-            lines.push(row_line(r));
-        }
-        rows = Some(header..lines.len());
-        if list.len() > limit {
-            lines.push(note(
-                format!(
-                    "  +{} {} hidden (Enter shows all)",
-                    list.len() - limit,
-                    t.what
-                ),
-                th,
-            ));
-        }
+    for r in &list {
+        lines.push(row_line(r));
     }
     if idle > 0 {
         lines.push(note(format!("  {idle} idle hidden (h shows)"), th));
     }
-    rows
+    Some(header..header + 1 + list.len())
 }
 
 /// How many leading columns fit in `width` (one space between columns).
