@@ -142,3 +142,48 @@ fn sizes_16_and_64_cpus_with_two_findings() {
         );
     }
 }
+
+/// The layout measures panes without laying them out (`body_len`); the count must be what the
+/// lay-out gives, for every pane, zoomed or not, with the idle switch and a filter.
+#[test]
+fn measured_lengths_are_laid_out_lengths() {
+    use perftop::ui::panes::{self, View};
+    use ratatui::crossterm::event::KeyCode;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = host(dir.path(), 64, 2);
+    let theme = support::screen::mono();
+    for step in 0..3 {
+        match step {
+            1 => {
+                support::screen::key(&mut app, KeyCode::Char('h'));
+            }
+            2 => {
+                support::screen::key(&mut app, KeyCode::Char('/'));
+                support::screen::keys(&mut app, "1");
+                support::screen::key(&mut app, KeyCode::Enter);
+            }
+            _ => {}
+        }
+        let d = app.derived.as_ref().expect("two samples");
+        for detail in [false, true] {
+            for width in [80, 200] {
+                let v = View {
+                    d,
+                    app: &app,
+                    theme: &theme,
+                    width,
+                    detail,
+                    budget: None,
+                };
+                for p in perftop::pane::PANES {
+                    let m = panes::model(p, &v);
+                    assert_eq!(
+                        panes::body_len(p, &m, &v),
+                        panes::body(p, &m, &v).len(),
+                        "{p:?} step {step} detail {detail} width {width}"
+                    );
+                }
+            }
+        }
+    }
+}

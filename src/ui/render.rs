@@ -153,12 +153,11 @@ fn column<'a>(
 ) -> Vec<Line<'static>> {
     let v = view(w, false, None);
     let models: Vec<_> = panes_here.iter().map(|p| panes::model(*p, &v)).collect();
-    let bodies: Vec<Vec<Line<'static>>> = panes_here
+    let lens: Vec<usize> = panes_here
         .iter()
         .zip(&models)
-        .map(|(p, m)| panes::body(*p, m, &v))
+        .map(|(p, m)| panes::body_len(*p, m, &v))
         .collect();
-    let lens: Vec<usize> = bodies.iter().map(Vec::len).collect();
     let firsts: Vec<usize> = panes_here
         .iter()
         .map(|p| panes::first_rows(*p, &v))
@@ -171,14 +170,10 @@ fn column<'a>(
         v.app.focus,
     );
     let mut lines = Vec::with_capacity(avail);
-    for (((p, m), body), n) in panes_here.iter().zip(&models).zip(bodies).zip(alloc) {
-        let hidden = body.len().saturating_sub(n);
-        let body = if hidden > 0 {
-            panes::body(*p, m, &view(w, false, Some(n)))
-        } else {
-            body
-        };
-        let (body, _) = cut(body, n);
+    for (((p, m), len), n) in panes_here.iter().zip(&models).zip(lens).zip(alloc) {
+        // Laid out once, for the rows it has: whole, or cut to the busiest.
+        let hidden = len.saturating_sub(n);
+        let (body, _) = cut(panes::body(*p, m, &view(w, false, Some(n))), n);
         let tag = (hidden > 0).then(|| format!("+{hidden}"));
         lines.push(panes::title(*p, m, &v, v.app.focus == *p, tag));
         lines.extend(body);

@@ -176,22 +176,16 @@ pub fn body_with_tables(
 /// table a header and its busiest row first (CPU also its heat strip), then the rest as the
 /// layout shares rows among panes.
 fn table_rooms(p: Pane, m: &PaneView, v: &View, budget: usize) -> Vec<usize> {
-    let mut fixed = Vec::new();
+    let mut fixed = 0;
     let mut lens = Vec::new();
     let mut firsts = Vec::new();
     for b in &m.body {
         match b {
-            Block::Line(_) | Block::Alert(_) => fixed.push(()),
+            Block::Line(_) | Block::Alert(_) => fixed += 1,
             Block::Note(_) => {}
-            Block::DirtyGauge => {
-                let mut g = Vec::new();
-                extras::dirty_gauge(v, &mut g);
-                fixed.extend(g.iter().map(|_| ()));
-            }
+            Block::DirtyGauge => fixed += dirty_gauge_len(v),
             Block::Table(t) => {
-                let mut scratch = Vec::new();
-                table(p, t, v, None, &mut scratch);
-                lens.push(scratch.len());
+                lens.push(table_len(p, t, v));
                 firsts.push(if lens.len() == 1 { first_rows(p, v) } else { 2 });
             }
         }
@@ -203,7 +197,7 @@ fn table_rooms(p: Pane, m: &PaneView, v: &View, budget: usize) -> Vec<usize> {
         &lens,
         &firsts,
         &weights,
-        budget.saturating_sub(fixed.len()),
+        budget.saturating_sub(fixed),
     );
     // A header with no row under it says nothing: its row goes to a table that wants one.
     for k in 0..rooms.len() {
@@ -215,6 +209,44 @@ fn table_rooms(p: Pane, m: &PaneView, v: &View, budget: usize) -> Vec<usize> {
         }
     }
     rooms
+}
+
+/// Lines a pane's body holds, every row of every table (what `body_with_tables` lays out without
+/// a budget), counted without laying anything out: the layout measures every pane every frame.
+pub fn body_len(p: Pane, m: &PaneView, v: &View) -> usize {
+    m.body
+        .iter()
+        .map(|b| match b {
+            Block::Line(_) | Block::Alert(_) => 1,
+            Block::Note(_) => usize::from(v.detail),
+            Block::DirtyGauge => dirty_gauge_len(v),
+            Block::Table(t) => table_len(p, t, v),
+        })
+        .sum()
+}
+
+fn dirty_gauge_len(v: &View) -> usize {
+    let mut g = Vec::new();
+    extras::dirty_gauge(v, &mut g);
+    g.len()
+}
+
+/// Lines `table` lays out with no room given: its header, every row kept by the filter and the
+/// idle switch, and the idle note; or its empty note; or the filter's no-match note.
+fn table_len(p: Pane, t: &Table, v: &View) -> usize {
+    if t.rows.is_empty() {
+        return usize::from(t.empty.is_some());
+    }
+    let matched: Vec<&Row> = t.rows.iter().filter(|r| v.keep(p, r)).collect();
+    if matched.is_empty() && !v.app.filter_for(p).is_empty() {
+        return 2;
+    }
+    let shown = if v.app.hide_idle {
+        matched.iter().filter(|r| !r.quiet).count()
+    } else {
+        matched.len()
+    };
+    1 + shown + usize::from(shown < matched.len())
 }
 
 /// Lays out one table; returns the lines of its header and rows when it has them. `room`, when
