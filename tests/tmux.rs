@@ -47,6 +47,29 @@ fn keys_resizes_and_quit_in_tmux() {
         |sc| all_panes(sc) && has_footer(sc),
     );
     assert!(first.contains("LIVE"), "header without LIVE:\n{first}");
+    // An 80x24 terminal under tmux's status line gives perftop 80x23, where tables once all
+    // vanished: every row is used and each table keeps its header and a row under it.
+    s.resize(80, 23);
+    let short = s.wait("80x23: the frame redrawn for 23 rows", |sc| {
+        all_panes(sc) && has_footer(sc) && sc.lines().count() == 23
+    });
+    assert_eq!(s.format("#{pane_width}x#{pane_height}"), "80x23");
+    for header in ["CPU      C0%", "node cpus", "Device       r/s"] {
+        let at = short.lines().position(|l| l.starts_with(header));
+        let row = at.and_then(|i| short.lines().nth(i + 1));
+        assert!(
+            row.is_some_and(|r| r.starts_with(|c: char| c.is_ascii_alphanumeric())),
+            "80x23: table {header:?} without a row under it:\n{short}"
+        );
+    }
+    assert!(
+        short.lines().all(|l| !l.trim().is_empty()) && short.lines().count() == 23,
+        "80x23: a blank row\n{short}"
+    );
+    s.resize(80, 24);
+    s.wait("80x24 again", |sc| {
+        all_panes(sc) && sc.lines().count() == 24
+    });
 
     s.keys(&["?"]);
     // The frame may be captured while it is still being written: wait for the box's last
