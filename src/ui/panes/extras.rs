@@ -42,7 +42,7 @@ pub fn headline_trend(p: Pane, v: &View) -> Vec<Span<'static>> {
 }
 
 /// One glyph per online CPU, C0% as the level, in at most `max_lines` lines: a line per node
-/// when that fits, else every CPU packed in node order (a space between nodes) under one label,
+/// when that fits, else every CPU packed in node order (a bar between nodes) under one label,
 /// so a 64-CPU two-node host still shows every CPU in one line at 80 columns.
 pub fn heat_strip(v: &View, lines: &mut Vec<Line<'static>>, max_lines: usize) {
     if max_lines == 0 {
@@ -65,10 +65,15 @@ pub fn heat_strip(v: &View, lines: &mut Vec<Line<'static>>, max_lines: usize) {
         }
         return;
     }
+    // An idle CPU is a blank cell, so nodes are parted by a bar, not a space.
+    let bar = match t.glyphs {
+        super::super::theme::GlyphSet::Ascii => '|',
+        _ => '│',
+    };
     let mut cells: Vec<char> = Vec::new();
     for (i, (_, cpus)) in nodes.iter().enumerate() {
         if i > 0 {
-            cells.push(' ');
+            cells.push(bar);
         }
         cells.extend(cpus.iter().map(cell));
     }
@@ -79,7 +84,7 @@ pub fn heat_strip(v: &View, lines: &mut Vec<Line<'static>>, max_lines: usize) {
     };
     let mut shown_cpus = 0;
     for (k, chunk) in cells.chunks(room).take(max_lines).enumerate() {
-        shown_cpus += chunk.iter().filter(|c| **c != ' ').count();
+        shown_cpus += chunk.iter().filter(|c| **c != bar).count();
         let head = if k == 0 { label.clone() } else { String::new() };
         let mut l = vec![
             span(format!("{head:<5} "), t.dim),
