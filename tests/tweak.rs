@@ -409,3 +409,60 @@ fn read_only_flag_refuses_on_the_command_line() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("read-only"));
     assert_eq!(snapshot_files(&h.ctx), before);
 }
+
+/// The memory knobs #14 adds: `vm.swappiness` (0–200) and `vm.min_free_kbytes` (128 KiB to 5%
+/// of RAM), each through plan → apply → read-back → undo, out-of-range values refused with
+/// nothing written, and typed sizes read as KiB.
+#[test]
+fn swappiness_and_min_free_kbytes_round_trip_and_bounds() {
+    let h = host("intel-pstate/t0");
+    let vm = h.ctx.root.path("proc/sys/vm");
+    std::fs::write(vm.join("swappiness"), "60\n").expect("swappiness");
+    std::fs::write(vm.join("min_free_kbytes"), "67584\n").expect("min_free_kbytes");
+    let total_kb = h
+        .ctx
+        .root
+        .read("proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .expect("MemTotal");
+    let read = |f: &str| h.ctx.root.read_line(&format!("proc/sys/vm/{f}"));
+
+    let p = plan::plan(&h.ctx, "vm.swappiness", "10").expect("plan");
+    assert!(apply::apply(&h.ctx, &p, &mut FsWriter).expect("apply").ok());
+    assert_eq!(read("swappiness").as_deref(), Some("10"));
+    assert!(
+        plan::plan(&h.ctx, "vm.swappiness", "201").is_err(),
+        "above 200"
+    );
+    assert!(plan::plan(&h.ctx, "vm.swappiness", "-1").is_err());
+
+    // 128M typed in the dashboard is 131072 KiB, what the file (and `tweak set`) takes.
+    let knob = perftop::tweak::knob::find(&h.ctx, "vm.min_free_kbytes").expect("knob");
+    assert_eq!(knob.parse_value("128M").as_deref(), Ok("131072"));
+    let p = plan::plan(&h.ctx, "vm.min_free_kbytes", "131072").expect("plan");
+    assert!(apply::apply(&h.ctx, &p, &mut FsWriter).expect("apply").ok());
+    assert_eq!(read("min_free_kbytes").as_deref(), Some("131072"));
+    let over = (total_kb / 20 + 1).to_string();
+    let e = plan::plan(&h.ctx, "vm.min_free_kbytes", &over).expect_err("above 5% of RAM");
+    assert!(
+        e.to_string().contains("KiB") || e.to_string().contains("MiB"),
+        "{e}"
+    );
+    assert!(
+        plan::plan(&h.ctx, "vm.min_free_kbytes", "64").is_err(),
+        "below 128 KiB"
+    );
+
+    // Undo both, newest first: the files are back to what they were.
+    for _ in 0..2 {
+        let u = apply::undo(&h.ctx, &mut FsWriter, Which::Last, None).expect("undo");
+        assert!(u.ok(), "{}", u.text());
+    }
+    assert_eq!(read("swappiness").as_deref(), Some("60"));
+    assert_eq!(read("min_free_kbytes").as_deref(), Some("67584"));
+}

@@ -374,6 +374,30 @@ pub fn registry(ctx: &Ctx) -> Vec<Knob> {
             Allowed::Range { min, max, unit },
         ));
     }
+    knobs.push(single(
+        ctx,
+        "vm.swappiness",
+        "reclaim weight of anonymous vs file pages (higher swaps sooner)",
+        "proc/sys/vm/swappiness",
+        Allowed::Range {
+            min: 0,
+            max: 200,
+            unit: Unit::Plain,
+        },
+    ));
+    // The kernel clamps its own default to at least 128 KiB; above a few percent of RAM the
+    // reserve starves the page cache and can OOM at once, so perftop stops at 5% (4 GiB at most).
+    knobs.push(single(
+        ctx,
+        "vm.min_free_kbytes",
+        "free memory kswapd keeps (raise to spare allocations direct reclaim; too high wastes RAM)",
+        "proc/sys/vm/min_free_kbytes",
+        Allowed::Range {
+            min: 128,
+            max: (total_kb / 20).clamp(128, 4 << 20),
+            unit: Unit::KiB,
+        },
+    ));
     for k in &mut knobs {
         gate(ctx, k);
     }

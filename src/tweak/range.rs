@@ -15,6 +15,10 @@ pub enum Unit {
     Packets,
     /// Microseconds.
     Micros,
+    /// Kibibytes, the number the file takes (`vm.min_free_kbytes`); shown and typed as bytes.
+    KiB,
+    /// A plain number with no unit (`vm.swappiness`, a reclaim weight).
+    Plain,
 }
 
 const KIB: u64 = 1024;
@@ -47,6 +51,8 @@ pub fn value(v: u64, unit: Unit) -> String {
         Unit::HugePages(_) => format!("{v} pages"),
         Unit::Packets => format!("{v} packets"),
         Unit::Micros => format!("{v} µs"),
+        Unit::KiB => bytes(v.saturating_mul(KIB)),
+        Unit::Plain => v.to_string(),
     }
 }
 
@@ -63,16 +69,31 @@ pub fn words(min: u64, max: u64, unit: Unit) -> String {
         Unit::HugePages(None) => format!("{min} – {max} pages"),
         Unit::Packets => format!("{min} – {max} packets"),
         Unit::Micros => format!("{min} – {max} µs"),
+        Unit::KiB => format!(
+            "{} – {}",
+            bytes(min.saturating_mul(KIB)),
+            bytes(max.saturating_mul(KIB))
+        ),
+        Unit::Plain => format!("{min} – {max}"),
     }
 }
 
 /// A typed value as the number the knob's file takes. Byte counts take a binary suffix
-/// (`64K`, `256M`, `1.5G`, `1GiB`; plain numbers are bytes); the others whole numbers, an
-/// optional `%` after a percentage.
+/// (`64K`, `256M`, `1.5G`, `1GiB`; plain numbers are bytes); a KiB count the same suffixes
+/// (a plain number is KiB, as the file counts); the others whole numbers, an optional `%`
+/// after a percentage.
 pub fn parse(text: &str, unit: Unit) -> Result<u64, String> {
     let t = text.trim();
     let bad = || format!("{t:?} is not a number");
     match unit {
+        Unit::KiB if t.bytes().all(|b| b.is_ascii_digit()) => t.parse().map_err(|_| bad()),
+        Unit::KiB => {
+            let b = parse(t, Unit::Bytes)?;
+            if b % KIB != 0 {
+                return Err(format!("{t:?} is not a whole number of KiB"));
+            }
+            Ok(b / KIB)
+        }
         Unit::Bytes => {
             let lower = t.to_ascii_lowercase();
             let num_end = lower
@@ -123,6 +144,9 @@ mod tests {
         assert_eq!(words(2000, 20_000, Unit::Micros), "2000 – 20000 µs");
         assert_eq!(bytes(512), "512 B");
         assert_eq!(value(15, Unit::Percent), "15 %");
+        assert_eq!(words(128, 1 << 20, Unit::KiB), "128 KiB – 1 GiB");
+        assert_eq!(value(67_584, Unit::KiB), "66 MiB");
+        assert_eq!(words(0, 200, Unit::Plain), "0 – 200");
     }
 
     #[test]
@@ -136,5 +160,10 @@ mod tests {
         assert!(parse("-1", Unit::Bytes).is_err());
         assert!(parse("99999999999T", Unit::Bytes).is_err());
         assert!(parse("", Unit::Micros).is_err());
+        assert_eq!(parse("67584", Unit::KiB), Ok(67_584));
+        assert_eq!(parse("64M", Unit::KiB), Ok(65_536));
+        assert!(parse("1000B", Unit::KiB).is_err(), "not whole KiB");
+        assert_eq!(parse("60", Unit::Plain), Ok(60));
+        assert!(parse("6O", Unit::Plain).is_err());
     }
 }
