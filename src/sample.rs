@@ -4,6 +4,10 @@
 //! samples can be re-derived later by any perftop version. Unknown is `None` (skipped in JSON),
 //! never 0. Lists are sorted by their kernel id so derive can pair prev/cur by id.
 
+mod zone;
+
+pub use zone::Zone;
+
 use crate::cpulist::CpuList;
 use serde::{Deserialize, Serialize};
 
@@ -312,6 +316,9 @@ pub struct MemorySample {
     /// kswapd, kcompactd and khugepaged: reclaim and compaction done by the kernel's own threads.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kthreads: Vec<MemoryThread>,
+    /// Zone watermarks from `/proc/zoneinfo`; absent in older recordings.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub zones: Vec<Zone>,
 }
 
 /// The `vm.*` sysctls that decide how the kernel reclaims and overcommits.

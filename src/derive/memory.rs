@@ -128,6 +128,25 @@ pub struct MemoryMetrics {
     /// Swap, reclaim, OOM kills and the reclaim policy over the interval.
     #[serde(flatten)]
     pub reclaim: ReclaimMetrics,
+    /// Per node: free memory against the zones' watermarks summed (`/proc/zoneinfo`); empty
+    /// when zoneinfo was not read (older recordings, a root without it).
+    pub watermarks: Vec<NodeWatermarks>,
+}
+
+/// A node's free memory and its zones' watermarks (zones with managed pages), in kB. kswapd
+/// wakes when a zone falls below low and sleeps at high; below min, allocations reclaim
+/// themselves (direct reclaim) and only atomic ones may dip further.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct NodeWatermarks {
+    pub node: u32,
+    /// The node's MemFree (node meminfo), read every sample.
+    pub free_kb: Option<u64>,
+    pub min_kb: Option<u64>,
+    pub low_kb: Option<u64>,
+    pub high_kb: Option<u64>,
+    pub managed_kb: Option<u64>,
+    /// The zones summed, as `Normal`, `DMA32`, ...
+    pub zones: Vec<String>,
 }
 
 /// Nodes holding less than this share of MemTotal are flagged as not describing the machine.
@@ -160,7 +179,49 @@ pub fn derive_memory(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Memor
         page_kb,
         page_kb_from,
         reclaim: super::pressure::derive_reclaim(iv, prev, cur, page_kb),
+        watermarks: watermarks(cur, page_kb),
     }
+}
+
+fn watermarks(cur: &Sample, page_kb: u64) -> Vec<NodeWatermarks> {
+    let mut out: Vec<NodeWatermarks> = Vec::new();
+    for z in cur
+        .memory
+        .zones
+        .iter()
+        .filter(|z| z.managed.unwrap_or(0) > 0)
+    {
+        let at = match out.iter().position(|w| w.node == z.node) {
+            Some(i) => i,
+            None => {
+                let free_kb = cur
+                    .nodes
+                    .iter()
+                    .find(|n| n.id == z.node)
+                    .and_then(|n| n.meminfo.mem_free);
+                out.push(NodeWatermarks {
+                    node: z.node,
+                    free_kb,
+                    min_kb: Some(0),
+                    low_kb: Some(0),
+                    high_kb: Some(0),
+                    managed_kb: Some(0),
+                    zones: Vec::new(),
+                });
+                out.len() - 1
+            }
+        };
+        let w = &mut out[at];
+        // One unknown zone makes the node's sum unknown, never short.
+        let add = |sum: Option<u64>, v: Option<u64>| Some(sum? + v? * page_kb);
+        w.min_kb = add(w.min_kb, z.min);
+        w.low_kb = add(w.low_kb, z.low);
+        w.high_kb = add(w.high_kb, z.high);
+        w.managed_kb = add(w.managed_kb, z.managed);
+        w.zones.push(z.name.clone());
+    }
+    out.sort_by_key(|w| w.node);
+    out
 }
 
 pub fn derive_nodes(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Vec<NodeMetrics> {

@@ -82,6 +82,7 @@ pub fn read_memory(probe: &mut Probe) -> MemorySample {
         },
         vm,
         kthreads: Vec::new(),
+        zones: Vec::new(),
     }
 }
 

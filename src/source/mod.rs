@@ -31,6 +31,7 @@ pub mod net;
 pub mod parse;
 pub mod pressure;
 mod probe;
+pub mod zoneinfo;
 
 pub(crate) use probe::settings::{spread_of, Cached};
 pub use probe::Probe;
@@ -83,6 +84,7 @@ pub struct Reader {
     last_sample: Option<Instant>,
     pub(crate) kthread_pids: Option<cpu::KthreadPids>,
     pub(crate) cpuinfo: Option<(Option<String>, bool)>,
+    zones: zoneinfo::ZoneCache,
     /// The page size, learnt from the first sample and fixed for the session (see `pagesize`).
     page: Option<(u64, PageKbFrom)>,
 }
@@ -95,6 +97,7 @@ impl Reader {
             last_sample: None,
             kthread_pids: None,
             cpuinfo: None,
+            zones: zoneinfo::ZoneCache::default(),
             page: None,
         }
     }
@@ -109,6 +112,7 @@ impl Reader {
         if self.samples_read % STATIC_REFRESH_SAMPLES == 0 {
             probe.forget_caches();
             self.kthread_pids = None;
+            self.zones.forget();
         }
         self.samples_read = self.samples_read.wrapping_add(1);
         probe.tier.sample_no += 1;
@@ -127,6 +131,8 @@ impl Reader {
         cpu.ksoftirqd = cpu::read_ksoftirqd(probe, &mut self.kthread_pids);
         let mut memory = memory::read_memory(probe);
         memory.kthreads = cpu::read_memory_threads(probe, &mut self.kthread_pids);
+        let watermarks = (memory.vm.min_free_kbytes, memory.vm.watermark_scale_factor);
+        memory.zones = self.zones.zones(probe, watermarks);
         let (page_kb, from) = *self.page.get_or_insert_with(|| {
             if probe.root.is_live() {
                 (pagesize::host_page_kb(), PageKbFrom::Host)

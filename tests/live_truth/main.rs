@@ -24,6 +24,7 @@ mod memory;
 mod net;
 mod pressure;
 mod stuck;
+mod watermarks;
 
 use serde_json::Value;
 

@@ -34,6 +34,8 @@ pub(super) fn table_cap(rel: &str, cpus_seen: usize) -> u64 {
         "proc/softirqs" | "proc/net/softnet_stat" => cpus * 1024 + (64 << 10),
         // A few hundred short `key value` lines.
         "proc/meminfo" | "proc/vmstat" => 1 << 20,
+        // A block per zone (five per node) with ~130 bytes of pageset per CPU in each.
+        "proc/zoneinfo" => cpus * 5 * 1024 + (4 << 20),
         r if r.ends_with("/meminfo") || r.ends_with("/numastat") => 1 << 20,
         _ => MAX_FILE_BYTES,
     };
