@@ -13,21 +13,23 @@ pub enum Pane {
     Dirty,
     Disks,
     Softirq,
+    Pressure,
 }
 
 /// Every pane, in the order the screen and the report show them.
-pub const PANES: [Pane; 6] = [
+pub const PANES: [Pane; 7] = [
     Pane::Cpu,
     Pane::Numa,
     Pane::Huge,
     Pane::Dirty,
     Pane::Disks,
     Pane::Softirq,
+    Pane::Pressure,
 ];
 
 /// The top-level keys of the assessed JSON (`delta`, `dump --format json`), in output order.
 /// `host` and `findings` belong to no pane; the rest belong to exactly one.
-pub const JSON_KEYS: [&str; 11] = [
+pub const JSON_KEYS: [&str; 13] = [
     "host",
     "cpus",
     "policies",
@@ -38,6 +40,8 @@ pub const JSON_KEYS: [&str; 11] = [
     "softirq_cpus",
     "irq_queues",
     "nics",
+    "memory",
+    "pressure",
     "findings",
 ];
 
@@ -51,6 +55,7 @@ impl Pane {
             Pane::Dirty => "Dirty",
             Pane::Disks => "Disks",
             Pane::Softirq => "Softirq/NIC",
+            Pane::Pressure => "Pressure",
         }
     }
 
@@ -63,6 +68,7 @@ impl Pane {
             Pane::Dirty => "Dirty / writeback",
             Pane::Disks => "Disks (iostat -x)",
             Pane::Softirq => "Softirq / NIC queues",
+            Pane::Pressure => "Pressure (PSI, reclaim, swap, OOM)",
         }
     }
 
@@ -75,6 +81,7 @@ impl Pane {
             Pane::Dirty => "dirty",
             Pane::Disks => "disks",
             Pane::Softirq => "softirq",
+            Pane::Pressure => "pressure",
         }
     }
 
@@ -87,6 +94,7 @@ impl Pane {
             Pane::Dirty => &[],
             Pane::Disks => &["disk", "io", "iostat"],
             Pane::Softirq => &["net"],
+            Pane::Pressure => &["psi", "swap", "reclaim"],
         }
     }
 
@@ -99,6 +107,7 @@ impl Pane {
             Pane::Dirty => &["dirty"],
             Pane::Disks => &["disks"],
             Pane::Softirq => &["softirq_cpus", "irq_queues", "nics"],
+            Pane::Pressure => &["memory", "pressure"],
         }
     }
 
@@ -111,6 +120,7 @@ impl Pane {
             Pane::Dirty => '4',
             Pane::Disks => '5',
             Pane::Softirq => '6',
+            Pane::Pressure => '7',
         }
     }
 
@@ -127,27 +137,27 @@ impl Pane {
     }
 }
 
-/// `--pane NAME` → the JSON keys it selects: a pane's name or alias, `memory` (NUMA, huge pages
-/// and dirty), `nic`, or one JSON key itself.
+/// `--pane NAME` → the JSON keys it selects: a pane's name or alias, one JSON key itself
+/// (`memory` is the memory object), `mem` (NUMA, huge pages, dirty and pressure) or `nic`.
 pub fn keys_for(name: &str) -> Result<Vec<&'static str>> {
     let n = name.to_ascii_lowercase();
     if let Some(p) = Pane::named(&n) {
         return Ok(p.json_keys().to_vec());
     }
+    if let Some(k) = JSON_KEYS.iter().find(|k| **k == n) {
+        return Ok(vec![*k]);
+    }
     Ok(match n.as_str() {
         "nic" => vec!["nics"],
-        "memory" | "mem" => [Pane::Numa, Pane::Huge, Pane::Dirty]
+        "mem" => [Pane::Numa, Pane::Huge, Pane::Dirty, Pane::Pressure]
             .iter()
             .flat_map(|p| p.json_keys().iter().copied())
             .collect(),
-        _ => match JSON_KEYS.iter().find(|k| **k == n) {
-            Some(k) => vec![*k],
-            None => bail!(
-                "unknown pane '{name}' ({}, or one of {})",
-                PANES.map(Pane::name).join(", "),
-                JSON_KEYS.join(", ")
-            ),
-        },
+        _ => bail!(
+            "unknown pane '{name}' ({}, mem, or one of {})",
+            PANES.map(Pane::name).join(", "),
+            JSON_KEYS.join(", ")
+        ),
     })
 }
 
@@ -170,16 +180,18 @@ mod tests {
         assert_eq!(keys_for("iostat").ok(), Some(vec!["disks"]));
         assert_eq!(keys_for("thp").ok(), Some(vec!["hugepages"]));
         assert_eq!(
-            keys_for("memory").ok(),
-            Some(vec!["nodes", "hugepages", "dirty"])
+            keys_for("mem").ok(),
+            Some(vec!["nodes", "hugepages", "dirty", "memory", "pressure"])
         );
+        assert_eq!(keys_for("memory").ok(), Some(vec!["memory"]));
+        assert_eq!(keys_for("psi").ok(), Some(vec!["memory", "pressure"]));
         assert_eq!(keys_for("irq_queues").ok(), Some(vec!["irq_queues"]));
         let e = keys_for("bogus")
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(
-            e.contains("cpu, numa, hugepages, dirty, disks, softirq"),
+            e.contains("cpu, numa, hugepages, dirty, disks, softirq, pressure"),
             "{e}"
         );
         for (i, p) in PANES.iter().enumerate() {

@@ -508,3 +508,81 @@ fn an_undecodable_sample_is_said_not_awaited() {
     );
     assert!(!s.contains("reading the first sample"), "{s}");
 }
+
+/// A recording made before perftop read PSI (the golden v1 file) replays with the Pressure
+/// pane: the reclaim rates come from the vmstat counters it always held (the synthetic host
+/// scans 5,000 pages/s by kswapd, steals 4,500/s, faults 10/s major), PSI is unknown with the
+/// reason, never 0%.
+#[test]
+fn golden_recording_gains_the_pressure_pane() {
+    let mut app = replay_app(&opts(&golden())).expect("golden replays");
+    for _ in 0..3 {
+        press(&mut app, KeyCode::Char('T'));
+    }
+    let d = app.derived.as_ref().expect("derived");
+    let r = &d.memory.reclaim;
+    assert_eq!(r.pgscan_kswapd_per_s, Some(5000.0));
+    assert_eq!(r.pgsteal_kswapd_per_s, Some(4500.0));
+    assert_eq!(r.major_faults_per_s, Some(10.0));
+    assert_eq!(r.oom_kills, Some(0));
+    assert!(d.pressure.cpu.is_none() && d.pressure.memory.is_none());
+    assert_eq!(
+        d.pressure.unknown.as_deref(),
+        Some(perftop::derive::pressure::PSI_NOT_RECORDED)
+    );
+    press(&mut app, KeyCode::Char('7'));
+    press(&mut app, KeyCode::Enter);
+    let s = screen(&app, 80, 24);
+    assert!(s.contains("7 Pressure      PSI -"), "{s}");
+    assert!(s.contains("not in this recording"), "{s}");
+    assert!(s.contains("kswapd scan 5.0k/s steal 4.5k/s"), "{s}");
+    assert!(s.contains("OOM kills 0 since start"), "{s}");
+    assert!(s.contains("watermarks: - (/proc/zoneinfo not read)"), "{s}");
+}
+
+/// OOM kills found in a recording when it opens: the Pressure pane counts them up to the
+/// sample on screen with the time of the last, and the timeline marks each with `!`. The kills
+/// sit past the first keyframe (sample 60), where the scan decodes sample by sample.
+#[test]
+fn oom_kills_in_a_recording_are_counted_and_marked() {
+    let mut samples = synth_samples(0..100);
+    for (i, s) in samples.iter_mut().enumerate() {
+        // One kill between samples 69 and 70, two more between 84 and 85.
+        let kills = match i {
+            0..=69 => 0,
+            70..=84 => 1,
+            _ => 3,
+        };
+        s.memory.vmstat.oom_kill = Some(kills);
+    }
+    let h = header_for(&samples[0], Duration::from_secs(1), 0);
+    let mut w = Writer::new(Vec::new(), &h).expect("header");
+    for s in &samples {
+        w.sample(s, 0).expect("sample");
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("oom.ptrec");
+    std::fs::write(&path, w.into_inner()).expect("write");
+    let mut app = replay_app(&opts(&path)).expect("replays");
+    assert_eq!(
+        app.oom.events,
+        vec![(T0 + 70_000, 1), (T0 + 85_000, 2)],
+        "the intervals ending at samples 70 and 85"
+    );
+    typed(&mut app, "14:06:50");
+    assert_eq!(at(&app), 80);
+    let s = screen(&app, 100, 40);
+    assert!(
+        s.contains("OOM kills 1 since start, last 14:06:40 UTC"),
+        "{s}"
+    );
+    let timeline = s.lines().nth(2).unwrap_or_default();
+    assert_eq!(timeline.matches('!').count(), 2, "{timeline}");
+    typed(&mut app, "14:07:05");
+    let s = screen(&app, 100, 40);
+    assert!(s.contains("OOM 3"), "{s}");
+    assert!(
+        s.contains("OOM kills 3 since start, last 14:06:55 UTC"),
+        "{s}"
+    );
+}

@@ -291,3 +291,21 @@ fn cpu1_on_the_16_cpu_host_keeps_cpu1_and_cpu10_to_15() {
     assert!(softirq(&before) > 1);
     assert!(softirq(&s) >= softirq(&before), "{s}");
 }
+
+/// Live: an OOM kill in a new interval is logged with its time, counted on the Pressure pane's
+/// headline, and stays counted while later intervals have none.
+#[test]
+fn live_oom_kills_are_counted_since_start() {
+    let mut app = App::new(Duration::from_secs(1), Duration::from_secs(60));
+    let mut samples = support::synth_samples(0..5);
+    for (i, s) in samples.iter_mut().enumerate() {
+        s.memory.vmstat.oom_kill = Some(if i < 2 { 7 } else { 9 });
+    }
+    for s in samples {
+        app.push_sample(s);
+    }
+    assert_eq!(app.oom.events, vec![(support::T0 + 2_000, 2)]);
+    let s = screen(&app, 80, 24);
+    let line = line_starting(&s, "7 Pressure").unwrap_or_default();
+    assert!(line.contains("OOM 2"), "{s}");
+}

@@ -99,6 +99,8 @@ impl Serialize for JsonPanes<'_> {
                 "softirq_cpus" => m.serialize_entry(key, &d.softirq_cpus)?,
                 "irq_queues" => m.serialize_entry(key, &d.irq_queues)?,
                 "nics" => m.serialize_entry(key, &d.nics)?,
+                "memory" => m.serialize_entry(key, &d.memory)?,
+                "pressure" => m.serialize_entry(key, &d.pressure)?,
                 "findings" => m.serialize_entry(key, &d.findings)?,
                 _ => {}
             }

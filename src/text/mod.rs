@@ -93,6 +93,7 @@ impl Report {
             Block::Note(s) => self.line(&format!("  {s}")),
             Block::Alert(c) => self.line(&format!("  {}", c.text)),
             Block::Table(t) => self.table(t),
+            Block::Bars(b) => self.line(&bars_text(b, 20)),
             Block::DirtyGauge => match dirty_bar(&d.dirty, 50) {
                 Some((bar, marks)) => {
                     self.line(&format!("  [{bar}]"));
@@ -266,4 +267,20 @@ fn findings(r: &mut Report, d: &Assessed) {
 
 fn opt(v: Option<u64>) -> String {
     v.map_or_else(|| "-".into(), |v| v.to_string())
+}
+
+/// `  cpu   some [####................]  12%  full [....................]   0%`.
+fn bars_text(b: &crate::view::model::BarLine, width: usize) -> String {
+    let mut out = format!("  {:<5}", b.label);
+    for bar in &b.bars {
+        let (filled, empty) = crate::view::model::bar_cells(bar.pct, width);
+        out.push_str(&format!(
+            " {} [{}{}] {:>4}",
+            bar.name,
+            "#".repeat(filled),
+            ".".repeat(empty),
+            crate::view::model::share_text(bar.pct)
+        ));
+    }
+    out
 }

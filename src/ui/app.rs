@@ -63,6 +63,8 @@ pub struct App {
     pub goto_input: Option<String>,
     pub derived: Option<Assessed>,
     pub trends: VecDeque<TrendPoint>,
+    /// OOM kills of the session (live) or the recording (replay), with their times.
+    pub oom: super::oom::OomLog,
     /// Replay: trend points of the samples derived so far, by index.
     trend_cache: BTreeMap<usize, TrendPoint>,
     pub focus: Pane,
@@ -147,9 +149,14 @@ impl App {
 
     /// Replay of a recording, stopped on sample `at` (tweaks off, no recording).
     pub fn replay(rec: Recording, label: String, at: usize) -> App {
-        let history = History::replay(rec, label);
+        let mut history = History::replay(rec, label);
+        let oom = match &mut history {
+            History::Replay(r) => super::oom::OomLog::scan(&r.rec, &mut r.dec),
+            History::Live(_) => super::oom::OomLog::default(),
+        };
         let interval = history.typical_interval().unwrap_or(Duration::from_secs(1));
         let mut app = App::with_history(history, interval);
+        app.oom = oom;
         app.privilege = "replay: tweaks off".into();
         app.paused = true;
         app.move_to(at);
@@ -167,6 +174,7 @@ impl App {
             goto_input: None,
             derived: None,
             trends: VecDeque::new(),
+            oom: super::oom::OomLog::default(),
             trend_cache: BTreeMap::new(),
             focus: Pane::Cpu,
             zoom: false,
@@ -240,6 +248,7 @@ impl App {
         // The tracker follows the live sequence even while the view is paused on the past.
         let latest = self.assessor.next(prev.as_ref(), cur);
         self.active_findings = self.tracker.update(&latest);
+        self.oom.record(&latest);
         if !self.paused {
             self.view = None;
             self.trends.push_back(TrendPoint::of(&latest));

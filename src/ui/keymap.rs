@@ -293,6 +293,13 @@ pub const KEYMAP: &[Binding] = &[
     ),
     b(
         Dashboard,
+        &[Char(Pane::Pressure.key())],
+        Action::Focus(Pane::Pressure),
+        Pane::Pressure.title(),
+        None,
+    ),
+    b(
+        Dashboard,
         &[Enter, Char('e')],
         Action::Zoom,
         "zoom the focused pane (detail view)",

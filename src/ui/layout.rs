@@ -8,11 +8,11 @@ use crate::pane::{Pane, PANES};
 pub const TWO_COLUMNS: usize = 160;
 
 /// The panes of each column, top to bottom. Two columns put CPU (the pane that grows with the
-/// host) with the two small memory panes, and I/O with networking.
+/// host) with the memory panes, and I/O with networking.
 pub fn columns(width: usize) -> Vec<Vec<Pane>> {
     if width >= TWO_COLUMNS {
         vec![
-            vec![Pane::Cpu, Pane::Numa, Pane::Huge],
+            vec![Pane::Cpu, Pane::Pressure, Pane::Numa, Pane::Huge],
             vec![Pane::Dirty, Pane::Disks, Pane::Softirq],
         ]
     } else {
@@ -34,15 +34,17 @@ pub fn column_widths(width: usize, n: usize) -> Vec<usize> {
 /// Lines up to which a pane (or a table in one) is completed before the big ones grow.
 pub const SMALL: usize = 6;
 
-/// Which pane gets rows first: the focused one, then CPU, Disks, Softirq, Dirty, NUMA, huge pages.
+/// Which pane gets rows first: the focused one, then CPU, Disks, Softirq, Dirty, Pressure, NUMA,
+/// huge pages.
 fn priority(p: Pane) -> usize {
     match p {
         Pane::Cpu => 1,
         Pane::Disks => 2,
         Pane::Softirq => 3,
         Pane::Dirty => 4,
-        Pane::Numa => 5,
-        Pane::Huge => 6,
+        Pane::Pressure => 5,
+        Pane::Numa => 6,
+        Pane::Huge => 7,
     }
 }
 
@@ -123,17 +125,17 @@ mod tests {
     #[test]
     fn every_row_is_given_while_a_pane_wants_one() {
         // 80x24 under tmux: 23 rows less header (2), strip, footer and 6 titles.
-        let lens = [5, 3, 4, 4, 3, 20];
+        let lens = [5, 3, 4, 4, 3, 20, 6];
         for rows in 0..40 {
-            let a = allocate(&PANES, &lens, &[2; 6], rows, Pane::Cpu);
+            let a = allocate(&PANES, &lens, &[2; 7], rows, Pane::Cpu);
             let given: usize = a.iter().sum();
             assert_eq!(given, rows.min(lens.iter().sum()), "rows {rows}: {a:?}");
             assert!(a.iter().zip(lens).all(|(a, l)| *a <= l), "{a:?}");
         }
         // One row fewer takes exactly one row from one pane.
         for rows in 1..40 {
-            let a = allocate(&PANES, &lens, &[2; 6], rows, Pane::Cpu);
-            let b = allocate(&PANES, &lens, &[2; 6], rows - 1, Pane::Cpu);
+            let a = allocate(&PANES, &lens, &[2; 7], rows, Pane::Cpu);
+            let b = allocate(&PANES, &lens, &[2; 7], rows - 1, Pane::Cpu);
             assert!(a.iter().zip(&b).all(|(x, y)| x >= y), "{a:?} vs {b:?}");
         }
     }
@@ -141,10 +143,10 @@ mod tests {
     #[test]
     fn rows_follow_what_panes_hold() {
         // 12 spare rows after the first pass: softirq wants 18 more, the others 1..3.
-        let lens = [3, 3, 3, 3, 3, 20];
-        let a = allocate(&PANES, &lens, &[2; 6], 24, Pane::Cpu);
+        let lens = [3, 3, 3, 3, 3, 20, 3];
+        let a = allocate(&PANES, &lens, &[2; 7], 26, Pane::Cpu);
         assert!(a[5] > a[0] + 4, "the big pane gets most: {a:?}");
-        assert_eq!(a.iter().sum::<usize>(), 24);
+        assert_eq!(a.iter().sum::<usize>(), 26);
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod help;
 pub mod keymap;
 pub mod knob_menu;
 pub mod layout;
+pub mod oom;
 pub mod panes;
 mod prompt;
 pub mod render;

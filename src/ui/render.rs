@@ -333,10 +333,13 @@ fn timeline_row(app: &App, t: &Theme, width: usize) -> Line<'static> {
             Cell::Cursor => cursor,
             Cell::Mark(Mark::Gap) => gap,
             Cell::Mark(Mark::Action) => action,
+            Cell::Mark(Mark::Oom) => '!',
         };
         // One span per run of equal cells keeps the frame small.
         let mut run: Option<(Cell, String)> = None;
-        for c in bar(first, last, at, &h.marks(), bar_w) {
+        let mut marks = h.marks();
+        marks.extend(app.oom.events.iter().map(|(t, _)| (*t, Mark::Oom)));
+        for c in bar(first, last, at, &marks, bar_w) {
             match &mut run {
                 Some((k, s)) if *k == c => s.push(glyph(c)),
                 _ => {
@@ -364,6 +367,7 @@ fn cell_style(c: super::timeline::Cell, t: &Theme) -> Style {
         Cell::Cursor => t.focus,
         Cell::Mark(Mark::Gap) => t.crit,
         Cell::Mark(Mark::Action) => t.warn,
+        Cell::Mark(Mark::Oom) => t.crit,
     }
 }
 

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 /// moves so stepping decodes at most one delta.
 pub struct Replayed {
     pub rec: Recording,
-    dec: Decoder,
+    pub(super) dec: Decoder,
     /// What the header calls it (the path given on the command line).
     pub label: String,
     /// Disk baselines learned along the recording, so replay judges as `dump` does.
@@ -46,6 +46,8 @@ pub enum Mark {
     Gap,
     /// A tweak applied or undone.
     Action,
+    /// The kernel killed a process for memory in the interval ending here.
+    Oom,
 }
 
 /// Replay speeds for `[` and `]`: a day at 1024x takes 84 s.
@@ -474,8 +476,8 @@ pub enum Cell {
 }
 
 /// The bar's cells for `width` columns over `first..=last`, with the cursor at `at`. A column
-/// holding a mark shows it (a gap wins over an action); the cursor wins over both so the
-/// position is never hidden.
+/// holding a mark shows it (an OOM kill wins over a gap, a gap over an action); the cursor wins
+/// over all so the position is never hidden.
 pub fn bar(first: i64, last: i64, at: i64, marks: &[(i64, Mark)], width: usize) -> Vec<Cell> {
     if width == 0 {
         return Vec::new();
@@ -489,9 +491,15 @@ pub fn bar(first: i64, last: i64, at: i64, marks: &[(i64, Mark)], width: usize) 
     let mut cells: Vec<Cell> = (0..width)
         .map(|c| if c < cur { Cell::Played } else { Cell::Ahead })
         .collect();
+    let rank = |c: Cell| match c {
+        Cell::Mark(Mark::Oom) => 3,
+        Cell::Mark(Mark::Gap) => 2,
+        Cell::Mark(Mark::Action) => 1,
+        _ => 0,
+    };
     for &(t, m) in marks {
         let c = col(t);
-        if cells[c] != Cell::Mark(Mark::Gap) {
+        if rank(Cell::Mark(m)) > rank(cells[c]) {
             cells[c] = Cell::Mark(m);
         }
     }

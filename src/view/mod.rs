@@ -9,6 +9,7 @@ pub mod huge;
 pub mod levels;
 pub mod model;
 pub mod numa;
+pub mod pressure;
 pub mod softirq;
 
 use crate::derive::Derived;
@@ -22,6 +23,17 @@ pub struct Ctx<'a> {
     pub levels: Levels<'a>,
     /// Zoomed (or the full text report): every idle state, partitions, policies, per-node lines.
     pub detail: bool,
+    /// OOM kills since the session began, when there is a session (the dashboard, a replay);
+    /// `None` for a single interval (`delta`, `batch`), which says the interval's own count.
+    pub oom: Option<OomSince>,
+}
+
+/// OOM kills since perftop started (live) or since the recording's first sample (replay), up
+/// to the sample on screen, and when the last one was.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OomSince {
+    pub kills: u64,
+    pub last_ms: Option<i64>,
 }
 
 impl<'a> Ctx<'a> {
@@ -29,7 +41,13 @@ impl<'a> Ctx<'a> {
         Ctx {
             levels: Levels { t: thresholds },
             detail,
+            oom: None,
         }
+    }
+
+    pub fn with_oom(mut self, oom: Option<OomSince>) -> Self {
+        self.oom = oom;
+        self
     }
 }
 
@@ -42,6 +60,7 @@ pub fn pane(p: Pane, d: &Derived, x: &Ctx) -> PaneView {
         Pane::Dirty => dirty::view(d, x),
         Pane::Disks => disks::view(d, x),
         Pane::Softirq => softirq::view(d, x),
+        Pane::Pressure => pressure::view(d, x),
     }
 }
 

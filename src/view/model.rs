@@ -134,6 +134,49 @@ pub enum Block {
     /// The dirty gauge goes here; each renderer draws it its own way (geometry from
     /// `view::dirty::gauge`).
     DirtyGauge,
+    /// One line of meters (PSI some/full of a resource): each renderer draws the bars its own
+    /// way, filled to each meter's share.
+    Bars(BarLine),
+}
+
+/// A label, then meters side by side.
+#[derive(Debug, Clone)]
+pub struct BarLine {
+    pub label: String,
+    pub bars: Vec<Bar>,
+}
+
+/// A meter: its name, the share 0..100 it is filled to (unknown: empty, value `-`), and the
+/// level of that share.
+#[derive(Debug, Clone)]
+pub struct Bar {
+    pub name: String,
+    pub pct: Option<f64>,
+    pub level: Level,
+}
+
+/// A meter's value: whole percent, `<1%` for a share that is there but rounds to nothing,
+/// `-` unknown.
+pub fn share_text(pct: Option<f64>) -> String {
+    match pct {
+        Some(v) if v > 0.0 && v < 0.5 => "<1%".into(),
+        Some(v) => format!("{v:.0}%"),
+        None => "-".into(),
+    }
+}
+
+/// Cells of a bar `width` wide filled to `pct` (0..100): (filled, empty). Unknown is empty.
+pub fn bar_cells(pct: Option<f64>, width: usize) -> (usize, usize) {
+    let f = pct
+        .filter(|p| p.is_finite())
+        .unwrap_or(0.0)
+        .clamp(0.0, 100.0);
+    // A stall that happened shows at least one cell: 0.4% is not nothing.
+    let mut filled = (f / 100.0 * width as f64).round() as usize;
+    if f > 0.0 && filled == 0 && width > 0 {
+        filled = 1;
+    }
+    (filled.min(width), width - filled.min(width))
 }
 
 /// A pane as both renderers see it: the headline (one line, always on screen) and the body.

@@ -140,3 +140,35 @@ pub fn dirty_gauge(v: &View, lines: &mut Vec<Line<'static>>) {
         span(g.marks, t.marker),
     ]));
 }
+
+/// One line of meters in the theme's gauge glyphs: `  cpu   some ████░░░░  12%  full ░░░░   0%`,
+/// the bars sharing what the width leaves after the labels and values.
+pub fn bars(v: &View, b: &crate::view::model::BarLine) -> Line<'static> {
+    let t = v.theme;
+    let n = b.bars.len().max(1);
+    // Per bar: " name " + bar + " 100%" + two spaces.
+    let fixed: usize = b.bars.iter().map(|x| x.name.len() + 2 + 5 + 2).sum();
+    let width = (v.width.saturating_sub(7 + fixed) / n).clamp(4, 30);
+    let (full, _, empty) = t.glyphs.gauge();
+    let mut spans = vec![span(format!("  {:<5}", b.label), t.text)];
+    for bar in &b.bars {
+        let (filled, rest) = crate::view::model::bar_cells(bar.pct, width);
+        let style = match bar.level {
+            crate::view::model::Level::Crit => t.crit,
+            crate::view::model::Level::Warn => t.warn,
+            _ => t.info,
+        };
+        spans.push(span(format!(" {} ", bar.name), t.dim));
+        spans.push(span(full.to_string().repeat(filled), style));
+        spans.push(span(empty.to_string().repeat(rest), t.dim));
+        let value = crate::view::model::share_text(bar.pct);
+        let value_style = match bar.level {
+            crate::view::model::Level::Crit => t.crit,
+            crate::view::model::Level::Warn => t.warn,
+            crate::view::model::Level::Dim => t.dim,
+            _ => t.text,
+        };
+        spans.push(span(format!(" {value:>4}  "), value_style));
+    }
+    Line::from(spans)
+}

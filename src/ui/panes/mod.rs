@@ -67,7 +67,12 @@ impl View<'_> {
 /// The pane's model for this view (zoomed or not). Built once per pane per frame: the title
 /// and the body, at any row budget, are laid out from the same one.
 pub fn model(p: Pane, v: &View) -> PaneView {
-    crate::view::pane(p, v.d, &Ctx::new(&v.app.thresholds, v.detail))
+    let oom = v.app.oom.since(v.d.host.wall_ms);
+    crate::view::pane(
+        p,
+        v.d,
+        &Ctx::new(&v.app.thresholds, v.detail).with_oom(Some(oom)),
+    )
 }
 
 /// `1 CPU power  /cpu1 <headline>`: the pane's kept filter (or the one being typed) after its
@@ -167,6 +172,7 @@ pub fn body_with_tables(
                 tables.extend(table(p, t, v, room, &mut lines));
             }
             Block::DirtyGauge => extras::dirty_gauge(v, &mut lines),
+            Block::Bars(b) => lines.push(extras::bars(v, b)),
         }
     }
     (lines, tables)
@@ -181,7 +187,7 @@ fn table_rooms(p: Pane, m: &PaneView, v: &View, budget: usize) -> Vec<usize> {
     let mut firsts = Vec::new();
     for b in &m.body {
         match b {
-            Block::Line(_) | Block::Alert(_) => fixed += 1,
+            Block::Line(_) | Block::Alert(_) | Block::Bars(_) => fixed += 1,
             Block::Note(_) => {}
             Block::DirtyGauge => fixed += dirty_gauge_len(v),
             Block::Table(t) => {
@@ -217,7 +223,7 @@ pub fn body_len(p: Pane, m: &PaneView, v: &View) -> usize {
     m.body
         .iter()
         .map(|b| match b {
-            Block::Line(_) | Block::Alert(_) => 1,
+            Block::Line(_) | Block::Alert(_) | Block::Bars(_) => 1,
             Block::Note(_) => usize::from(v.detail),
             Block::DirtyGauge => dirty_gauge_len(v),
             Block::Table(t) => table_len(p, t, v),
