@@ -44,6 +44,8 @@ pub struct TrendPoint {
     pub dirty_kb: Option<u64>,
     pub disk_aqu: Option<f64>,
     pub softirq_pct: Option<f64>,
+    /// The largest PSI `some` share of cpu, memory and io: how much of the interval stalled.
+    pub psi_some_pct: Option<f64>,
 }
 
 pub const INTERVALS_MS: [u64; 9] = [250, 500, 1000, 2000, 3000, 5000, 10_000, 30_000, 60_000];
@@ -129,6 +131,10 @@ impl TrendPoint {
                 .softirq_cpus
                 .iter()
                 .filter_map(|c| c.soft_pct)
+                .reduce(f64::max),
+            psi_some_pct: [&d.pressure.cpu, &d.pressure.memory, &d.pressure.io]
+                .into_iter()
+                .filter_map(|r| r.as_ref()?.some_pct)
                 .reduce(f64::max),
         }
     }

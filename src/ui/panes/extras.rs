@@ -36,6 +36,7 @@ pub fn headline_trend(p: Pane, v: &View) -> Vec<Span<'static>> {
             t.dirty,
         ),
         Pane::Disks => (trends.iter().map(|p| p.disk_aqu).collect(), t.info),
+        Pane::Pressure => (trends.iter().map(|p| p.psi_some_pct).collect(), t.warn),
         _ => return Vec::new(),
     };
     vec![span(format!("  {}", sparkline(&vals, 30, t)), style)]
