@@ -88,6 +88,11 @@ prop_compose! {
                 ..Default::default()
             }],
             arch_totals: vec![],
+            arch_rows: vec![ArchRow {
+                name: "CAL".into(),
+                desc: "Function call interrupts".into(),
+                counts: vec![soft[0], net[1]],
+            }],
         });
         s.net.devices.push(NetDevice {
             name: "eth0".into(),
