@@ -196,7 +196,7 @@ pub fn derive_interrupts(
                 .map(|i| &pi.irqs[i])
                 .filter(|l| l.name == line.name)
         });
-        let (total, cpus, deltas) = line_delta(iv, p, line, &irqs.cpus, &known_cpu);
+        let (total, cpus, deltas) = line_delta(iv, p, line, &col, &known_cpu);
         // A line that appeared or vanished is no part of any CPU's sum; one that went down or
         // jumped makes the sums of the CPUs it did that on unknown.
         if p.is_some() || iv.since_boot {
@@ -246,6 +246,21 @@ pub fn derive_interrupts(
             by
         })
         .unwrap_or_default();
+    // Each row once (the kernel prints each name once; a garbled file may not), with its row
+    // in the previous sample.
+    let mut seen = std::collections::HashSet::new();
+    let rows: Vec<(&ArchRow, IrqKind, Option<&ArchRow>)> = irqs
+        .arch_rows
+        .iter()
+        .zip(&m.types)
+        .filter(|(r, _)| seen.insert(r.name.as_str()))
+        .map(|(r, ty)| (r, ty.kind, prev_rows.get(r.name.as_str()).copied()))
+        .collect();
+    let any = |k: fn(IrqKind) -> bool| m.types.iter().any(|t| k(t.kind));
+    let (has_ipi, has_call_tlb) = (
+        any(IrqKind::is_ipi),
+        any(|k| matches!(k, IrqKind::Call | IrqKind::Tlb)),
+    );
     m.cpus = irqs
         .cpus
         .iter()
@@ -257,13 +272,8 @@ pub fn derive_interrupts(
                 ..IrqCpuMetrics::default()
             };
             let (mut ipi, mut call_tlb) = (Some(0u64), Some(0u64));
-            let mut seen = std::collections::HashSet::new();
-            for (row, ty) in irqs.arch_rows.iter().zip(&m.types) {
-                // The kernel prints each name once; a garbled file may not.
-                if !seen.insert(row.name.as_str()) {
-                    continue;
-                }
-                let before = pcol.and_then(|j| prev_rows.get(row.name.as_str())?.counts.get(j));
+            for &(row, kind, prev_row) in &rows {
+                let before = pcol.and_then(|j| prev_row?.counts.get(j));
                 let d = row.counts.get(i).and_then(|&n| {
                     if !known_cpu(cpu) {
                         return None;
@@ -274,21 +284,16 @@ pub fn derive_interrupts(
                 if let Some(h) = hard.get_mut(i) {
                     *h = h.zip(d).map(|(a, b)| a.saturating_add(b));
                 }
-                if ty.kind.is_ipi() {
+                if kind.is_ipi() {
                     ipi = ipi.zip(d).map(|(a, b)| a + b);
                 }
-                if matches!(ty.kind, IrqKind::Call | IrqKind::Tlb) {
+                if matches!(kind, IrqKind::Call | IrqKind::Tlb) {
                     call_tlb = call_tlb.zip(d).map(|(a, b)| a + b);
                 }
             }
-            let has = |k: fn(IrqKind) -> bool| m.types.iter().any(|t| k(t.kind));
             c.hard_irq_per_s = iv.rate(hard.get(i).copied().flatten());
-            c.ipi_per_s = if has(IrqKind::is_ipi) {
-                iv.rate(ipi)
-            } else {
-                None
-            };
-            c.call_tlb_per_s = if has(|k| matches!(k, IrqKind::Call | IrqKind::Tlb)) {
+            c.ipi_per_s = if has_ipi { iv.rate(ipi) } else { None };
+            c.call_tlb_per_s = if has_call_tlb {
                 iv.rate(call_tlb)
             } else {
                 None
@@ -306,7 +311,7 @@ fn line_delta(
     iv: Interval,
     prev: Option<&IrqLine>,
     cur: &IrqLine,
-    header: &[u32],
+    header: &HashMap<u32, usize>,
     known_cpu: &dyn Fn(u32) -> bool,
 ) -> (Option<u64>, Vec<u32>, Vec<(u32, Option<u64>)>) {
     if prev.is_none() && !iv.since_boot {
@@ -336,7 +341,7 @@ fn line_delta(
     // A CPU that had counts and now shows none: the line was reset there.
     if let Some(p) = prev {
         for &(cpu, count) in &p.counts {
-            if count > 0 && count_in(cur, cpu) == 0 && header.contains(&cpu) {
+            if count > 0 && count_in(cur, cpu) == 0 && header.contains_key(&cpu) {
                 total = None;
                 deltas.push((cpu, None));
             }
