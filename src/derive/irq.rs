@@ -71,7 +71,9 @@ pub enum IrqKind {
     Resched,
     /// Function-call IPIs (`CAL`, arm64 `IPI1`): work one CPU asks another to run now.
     Call,
-    /// TLB shootdowns (`TLB`): on x86 each also arrives as a function-call IPI.
+    /// TLB shootdowns (`TLB`, x86): flushes done for another CPU. Since Linux 3.6 each arrives
+    /// as a function-call IPI and counts in `CAL` too, so it is no interrupt of its own: the
+    /// kernel's `intr` total leaves it out, and so do the hard-interrupt and IPI sums here.
     Tlb,
     /// Other IPIs (IRQ work, CPU stop, timer broadcast, wake-up, doorbells).
     Ipi,
@@ -80,11 +82,14 @@ pub enum IrqKind {
 }
 
 impl IrqKind {
+    /// An IPI of its own (a TLB shootdown arrives as a function-call IPI).
     pub fn is_ipi(self) -> bool {
-        matches!(
-            self,
-            IrqKind::Resched | IrqKind::Call | IrqKind::Tlb | IrqKind::Ipi
-        )
+        matches!(self, IrqKind::Resched | IrqKind::Call | IrqKind::Ipi)
+    }
+
+    /// Counts interrupts, not events inside other interrupts (`TLB`).
+    pub fn is_interrupt(self) -> bool {
+        self != IrqKind::Tlb
     }
 }
 
@@ -137,9 +142,10 @@ pub struct IrqType {
 pub struct IrqCpuMetrics {
     pub cpu: u32,
     /// Every interrupt the CPU took: its column summed over every line and per-type row of
-    /// `/proc/interrupts` (lines that appeared or vanished in the interval left out).
+    /// `/proc/interrupts` but `TLB` (counted in `CAL` already), as the kernel sums `intr`;
+    /// lines that appeared or vanished in the interval left out.
     pub hard_irq_per_s: Option<f64>,
-    /// Its IPIs: rescheduling, function-call, TLB-shootdown and the other IPI rows.
+    /// Its IPIs: rescheduling, function-call (TLB shootdowns included) and the other IPI rows.
     pub ipi_per_s: Option<f64>,
     /// Function-call plus TLB-shootdown IPIs (what `ipi.storm` judges).
     pub call_tlb_per_s: Option<f64>,
@@ -281,7 +287,7 @@ pub fn derive_interrupts(
                     irq_delta(iv, before.copied(), n)
                 });
                 c.rates.insert(row.name.clone(), iv.rate(d));
-                if let Some(h) = hard.get_mut(i) {
+                if let Some(h) = hard.get_mut(i).filter(|_| kind.is_interrupt()) {
                     *h = h.zip(d).map(|(a, b)| a.saturating_add(b));
                 }
                 if kind.is_ipi() {
