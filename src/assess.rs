@@ -5,12 +5,13 @@
 //! here (rather than derive calling the rules) is what lets derive stay free of thresholds and
 //! lets the JSON keep one shape: `findings` is flattened in beside the derived keys.
 //!
-//! One rule depends on history: `disk.saturated` compares a device's await with its own usual
-//! await (`DiskBaselines`). [`Assessor`] is the one place that learns those baselines, in
-//! order, so an interval gets the same findings in batch, dump, replay and the live view.
+//! Two rules depend on history: `disk.saturated` compares a device's await with its own usual
+//! await, `irq.storm` an IRQ line's rate with its usual rate (`Baselines`). [`Assessor`] is the
+//! one place that learns those baselines, in order, so an interval gets the same findings in
+//! batch, dump, replay and the live view.
 
 use crate::derive::{derive, Derived};
-use crate::findings::{evaluate, DiskBaselines, Finding, Thresholds};
+use crate::findings::{evaluate, Baselines, Finding, Thresholds};
 use crate::sample::Sample;
 use serde::Serialize;
 use std::ops::Deref;
@@ -32,27 +33,28 @@ impl Deref for Assessed {
 }
 
 /// Derives the interval `prev -> cur` and evaluates the findings over it, with no history (no
-/// disk baselines): `perftop delta`, which sees only two samples.
+/// learned baselines; IRQ lines are compared with their averages since boot): `perftop delta`,
+/// which sees only two samples.
 pub fn assess(prev: Option<&Sample>, cur: &Sample, thresholds: &Thresholds) -> Assessed {
     let derived = derive(prev, cur);
     let findings = evaluate(&derived, thresholds, None);
     Assessed { derived, findings }
 }
 
-/// Assesses a sequence of intervals in order, carrying the per-disk await baselines from one
-/// to the next. Each interval is judged against the baselines of the intervals before it and
+/// Assesses a sequence of intervals in order, carrying the baselines (disk awaits, IRQ line
+/// rates) from one to the next. Each interval is judged against the baselines of the intervals before it and
 /// then folded in (the order `FindingTracker` uses, so the strip and the findings agree).
 #[derive(Debug, Clone)]
 pub struct Assessor {
     thresholds: Thresholds,
-    baselines: DiskBaselines,
+    baselines: Baselines,
 }
 
 impl Assessor {
     pub fn new(thresholds: Thresholds) -> Assessor {
         Assessor {
             thresholds,
-            baselines: DiskBaselines::new(),
+            baselines: Baselines::new(),
         }
     }
 
@@ -61,18 +63,18 @@ impl Assessor {
     }
 
     /// What has been learned so far: the baselines the next interval is judged against.
-    pub fn baselines(&self) -> &DiskBaselines {
+    pub fn baselines(&self) -> &Baselines {
         &self.baselines
     }
 
     /// Continues from baselines learned elsewhere (a replay checkpoint).
-    pub fn set_baselines(&mut self, b: DiskBaselines) {
+    pub fn set_baselines(&mut self, b: Baselines) {
         self.baselines = b;
     }
 
     /// Forgets the baselines: the next interval does not follow the last one (a recorder gap).
     pub fn reset(&mut self) {
-        self.baselines = DiskBaselines::new();
+        self.baselines = Baselines::new();
     }
 
     /// Derives and judges the next interval `prev -> cur`, then learns from it.

@@ -7,14 +7,16 @@
 //! defaults are the README's "Findings thresholds" table and which a config file can override.
 
 mod disk;
+mod irq;
 mod pressure;
 mod thresholds;
 mod tracker;
 
 pub use disk::disk_await;
+pub use irq::{BaselineFrom, IrqBaselines};
 pub use thresholds::Thresholds;
 pub use tracker::{
-    strip_lines, strip_rows, ActiveFinding, DiskBaseline, DiskBaselines, FindingTracker,
+    strip_lines, strip_rows, ActiveFinding, Baselines, DiskBaseline, FindingTracker,
 };
 
 use crate::derive::Derived;
@@ -24,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Every rule id, in evaluation order. Ids are stable: scripts and configs key on them.
-pub const RULE_IDS: [&str; 18] = [
+pub const RULE_IDS: [&str; 20] = [
     "dirty.background",
     "dirty.throttled",
     "disk.stalled",
@@ -37,6 +39,8 @@ pub const RULE_IDS: [&str; 18] = [
     "pagetables.large",
     "cpu.powersave_busy",
     "ksoftirqd.busy",
+    "irq.storm",
+    "ipi.storm",
     // `pressure::IDS`, in its order (a test keeps the two lists equal).
     "memory.oom_kill",
     "memory.pressure",
@@ -95,15 +99,15 @@ fn finding(id: &str, sev: Severity, pane: &str, tweak: Option<&str>, message: St
     }
 }
 
-type Rule = fn(&Derived, &Thresholds, Option<&DiskBaselines>) -> Option<Finding>;
+type Rule = fn(&Derived, &Thresholds, Option<&Baselines>) -> Option<Finding>;
 
 /// The rules that hold for one interval, at most one finding per rule id, in `RULE_IDS` order.
 /// A since-boot `Derived` gives none: averages since boot say nothing about now.
-pub fn evaluate(d: &Derived, t: &Thresholds, baseline: Option<&DiskBaselines>) -> Vec<Finding> {
+pub fn evaluate(d: &Derived, t: &Thresholds, baseline: Option<&Baselines>) -> Vec<Finding> {
     if d.since_boot {
         return Vec::new();
     }
-    let rules: [Rule; 12] = [
+    let rules: [Rule; 14] = [
         |d, t, _| dirty_background(d, t),
         |d, t, _| dirty_throttled(d, t),
         |d, _, _| disk::stalled(d),
@@ -116,6 +120,8 @@ pub fn evaluate(d: &Derived, t: &Thresholds, baseline: Option<&DiskBaselines>) -
         |d, t, _| pagetables_large(d, t),
         |d, t, _| powersave_busy(d, t),
         |d, t, _| ksoftirqd_busy(d, t),
+        |d, t, b| irq::irq_storm(d, t, b.map(Baselines::irqs)),
+        |d, t, _| irq::ipi_storm(d, t),
     ];
     let mut out: Vec<Finding> = rules.iter().filter_map(|r| r(d, t, baseline)).collect();
     out.extend(pressure::evaluate(d, t));

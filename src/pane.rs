@@ -29,7 +29,7 @@ pub const PANES: [Pane; 7] = [
 
 /// The top-level keys of the assessed JSON (`delta`, `dump --format json`), in output order.
 /// `host` and `findings` belong to no pane; the rest belong to exactly one.
-pub const JSON_KEYS: [&str; 13] = [
+pub const JSON_KEYS: [&str; 14] = [
     "host",
     "cpus",
     "policies",
@@ -40,6 +40,7 @@ pub const JSON_KEYS: [&str; 13] = [
     "softirq_cpus",
     "irq_queues",
     "nics",
+    "interrupts",
     "memory",
     "pressure",
     "findings",
@@ -106,7 +107,7 @@ impl Pane {
             Pane::Huge => &["hugepages"],
             Pane::Dirty => &["dirty"],
             Pane::Disks => &["disks"],
-            Pane::Softirq => &["softirq_cpus", "irq_queues", "nics"],
+            Pane::Softirq => &["softirq_cpus", "irq_queues", "nics", "interrupts"],
             Pane::Pressure => &["memory", "pressure"],
         }
     }

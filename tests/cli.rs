@@ -82,10 +82,70 @@ fn delta_json_has_the_contract_keys() {
         "irq_queues",
         "memory",
         "pressure",
+        "interrupts",
         "findings",
     ] {
         assert!(v.get(key).is_some(), "no top-level {key:?}");
     }
+    let irq = &v["interrupts"];
+    for key in [
+        "lines",
+        "lines_total",
+        "lines_idle",
+        "types",
+        "cpus",
+        "intr_per_s",
+        "ctxt_per_s",
+        "unknown",
+    ] {
+        assert!(irq.get(key).is_some(), "interrupts has no {key:?}");
+    }
+    assert!(irq["unknown"].is_null());
+    let lines = irq["lines"].as_array().expect("lines");
+    assert!(!lines.is_empty(), "a line took interrupts");
+    for key in [
+        "irq",
+        "name",
+        "chip",
+        "per_s",
+        "boot_per_s",
+        "cpus",
+        "affinity",
+        "effective_affinity",
+        "node",
+    ] {
+        assert!(
+            lines[0].get(key).is_some(),
+            "interrupts.lines[] has no {key:?}"
+        );
+    }
+    for key in [
+        "cpu",
+        "hard_irq_per_s",
+        "ipi_per_s",
+        "call_tlb_per_s",
+        "rates",
+    ] {
+        assert!(
+            irq["cpus"][0].get(key).is_some(),
+            "interrupts.cpus[] has no {key:?}"
+        );
+    }
+    for key in ["name", "desc", "kind"] {
+        assert!(
+            irq["types"][0].get(key).is_some(),
+            "interrupts.types[] has no {key:?}"
+        );
+    }
+    // The per-type rows of this 4.4 kernel: NMI and LOC on each CPU (ERR/MIS are one count).
+    let types: Vec<&str> = irq["types"]
+        .as_array()
+        .expect("types")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(types, ["NMI", "LOC"]);
+    assert_eq!(irq["types"][1]["kind"], "timer");
     for key in [
         "swap_in_kb_per_s",
         "pgscan_direct_per_s",
@@ -380,4 +440,35 @@ fn record_dir_is_checked_at_start() {
         assert_eq!(o.status.code(), Some(1), "{err}");
         assert!(err.contains("cannot create a file there"), "{err}");
     }
+}
+
+#[test]
+fn delta_of_samples_from_before_per_cpu_interrupt_types() {
+    // A snapshot written before perftop kept `arch_rows` (the per-type rows per CPU): the lines
+    // still have rates, the per-CPU numbers are null with the reason, never a sum that leaves
+    // out the timer and every IPI.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, b) = snapshots(dir.path(), "vm-2cpu");
+    let old = |p: &Path| {
+        let mut v: Value =
+            serde_json::from_str(&std::fs::read_to_string(p).expect("read")).expect("json");
+        let irqs = v["net"]["interrupts"].as_object_mut().expect("interrupts");
+        assert!(irqs.remove("arch_rows").is_some());
+        assert!(irqs.contains_key("arch_totals"));
+        let out = p.with_extension("old.json");
+        std::fs::write(&out, v.to_string()).expect("write");
+        out
+    };
+    let v = delta(&old(&a), &old(&b));
+    let irq = &v["interrupts"];
+    assert_eq!(
+        irq["unknown"].as_str(),
+        Some("recorded before perftop kept per-CPU interrupt types")
+    );
+    assert!(irq["cpus"][0]["hard_irq_per_s"].is_null());
+    assert!(irq["cpus"][0]["ipi_per_s"].is_null());
+    assert_eq!(
+        find(&irq["lines"], "irq", &27.into()).expect("irq 27")["per_s"].as_f64(),
+        Some(500.0)
+    );
 }

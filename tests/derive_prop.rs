@@ -88,6 +88,11 @@ prop_compose! {
                 ..Default::default()
             }],
             arch_totals: vec![],
+            arch_rows: vec![ArchRow {
+                name: "CAL".into(),
+                desc: "Function call interrupts".into(),
+                counts: vec![soft[0], net[1]],
+            }],
         });
         s.net.devices.push(NetDevice {
             name: "eth0".into(),
@@ -138,6 +143,16 @@ fn check(v: &serde_json::Value, path: &str) -> Result<(), String> {
             }
             if (path.ends_with("_ratio") || path.ends_with("miss_ratio")) && x > 1.0 + 1e-9 {
                 return Err(format!("{path} = {x} > 1"));
+            }
+            // Interrupt rates: one line and one per-type row on 2 CPUs, each at most what a
+            // CPU can take (a reset is unknown, never a 1e9/s spike).
+            if path.starts_with(".interrupts.")
+                && !path.ends_with("ctxt_per_s")
+                && !path.ends_with("intr_per_s")
+                && (path.contains("_per_s") || path.contains(".rates."))
+                && x > 4.0 * perftop::derive::irq::MAX_PER_CPU_PER_S
+            {
+                return Err(format!("{path} = {x}: absurd"));
             }
             Ok(())
         }

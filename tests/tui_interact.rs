@@ -288,7 +288,7 @@ fn cpu1_on_the_16_cpu_host_keeps_cpu1_and_cpu10_to_15() {
     key(&mut app, KeyCode::Esc);
     let s = screen(&app, 120, 60);
     let softirq = |sc: &str| cpu_rows(sc, "6 Softirq/NIC", "findings").len();
-    assert!(softirq(&before) > 1);
+    assert!(softirq(&before) >= 1);
     assert!(softirq(&s) >= softirq(&before), "{s}");
 }
 

@@ -466,3 +466,72 @@ fn swappiness_and_min_free_kbytes_round_trip_and_bounds() {
     assert_eq!(read("swappiness").as_deref(), Some("60"));
     assert_eq!(read("min_free_kbytes").as_deref(), Some("67584"));
 }
+
+#[test]
+fn irqbalance_is_detected_and_warned_about_on_irq_knobs_only() {
+    let h = host("intel-pstate/t0");
+    let p = plan::plan(&h.ctx, "irq.124", "2").expect("plan");
+    assert!(p.warnings.is_empty(), "no irqbalance yet: {:?}", p.warnings);
+    let comm = h.ctx.root.path("proc/4242/comm");
+    std::fs::create_dir_all(comm.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&comm, "irqbalance\n").expect("write");
+    assert!(perftop::tweak::overriders(&h.ctx.root).contains(&"irqbalance".to_string()));
+    let p = plan::plan(&h.ctx, "irq.124", "2").expect("plan");
+    assert_eq!(
+        p.warnings,
+        vec![
+            "irqbalance is running and will move IRQ 124 back within 10 s: stop it \
+             (systemctl stop irqbalance) or ban the IRQ (irqbalance --banirq=124)"
+                .to_string()
+        ]
+    );
+    let text = p.preview(&h.ctx);
+    assert!(
+        text.contains("  warning: irqbalance is running and will move IRQ 124 back"),
+        "{text}"
+    );
+    // irqbalance leaves the governor alone: no word of it there.
+    let g = plan::plan(&h.ctx, "governor", "performance").expect("plan");
+    assert!(g.warnings.is_empty());
+    assert!(
+        !g.notes.iter().any(|n| n.contains("irqbalance")),
+        "{:?}",
+        g.notes
+    );
+    // `tweak set --dry-run` prints the warning; `tweak list` says what irqbalance does.
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_perftop"))
+            .arg("tweak")
+            .args(args)
+            .arg("--root")
+            .arg(h.ctx.root.base())
+            .args(if args[0] == "set" {
+                vec!["--state-dir".as_ref(), h.ctx.state_dir.as_os_str()]
+            } else {
+                vec![]
+            })
+            .output()
+            .expect("run");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let dry = run(&["set", "irq.124", "2", "--dry-run"]);
+    assert!(
+        dry.contains("warning: irqbalance is running and will move IRQ 124 back"),
+        "{dry}"
+    );
+    let list = run(&["list"]);
+    assert!(
+        list.contains(
+            "warning: irqbalance is running: it moves IRQ affinity (irq.N) back within 10 s"
+        ),
+        "{list}"
+    );
+    // Nothing was written.
+    assert_eq!(
+        h.ctx
+            .root
+            .read_line("proc/irq/124/smp_affinity_list")
+            .as_deref(),
+        Some("0-3")
+    );
+}

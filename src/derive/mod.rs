@@ -6,6 +6,7 @@
 
 pub mod cpu;
 pub mod disk;
+pub mod irq;
 pub mod memory;
 pub mod net;
 pub mod pressure;
@@ -16,6 +17,7 @@ use std::collections::BTreeMap;
 
 pub use cpu::{CpuMetrics, PolicyMetrics, StateMetrics};
 pub use disk::DiskMetrics;
+pub use irq::{InterruptMetrics, IrqCpuMetrics, IrqKind, IrqLineMetrics, IrqType};
 pub use memory::{DirtyMetrics, HugePageMetrics, MemoryMetrics, NodeMetrics};
 pub use net::{IrqQueueMetrics, NicMetrics, SoftirqCpuMetrics};
 pub use pressure::{PressureMetrics, PsiMetrics, ReclaimMetrics};
@@ -40,6 +42,8 @@ pub struct Derived {
     pub softirq_cpus: Vec<SoftirqCpuMetrics>,
     pub irq_queues: Vec<IrqQueueMetrics>,
     pub nics: Vec<NicMetrics>,
+    /// Every IRQ line, the per-type rows (timer, IPIs...) per CPU, and hard interrupts per CPU.
+    pub interrupts: InterruptMetrics,
     /// PSI: the share of the interval tasks stalled on cpu, memory, io and irq.
     pub pressure: PressureMetrics,
 }
@@ -167,6 +171,7 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
     let (cpus, policies) = cpu::derive_cpus(iv, prev, cur);
     let mut host = cpu::derive_host(iv, prev, cur, &cpus, &policies);
     host.nodes = cur.nodes.len();
+    let interrupts = irq::derive_interrupts(iv, prev, cur, &host);
     Derived {
         interval_s: iv.secs,
         since_boot: iv.since_boot,
@@ -179,6 +184,7 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
         softirq_cpus: net::derive_softirq_cpus(iv, prev, cur),
         irq_queues: net::derive_irq_queues(iv, prev, cur),
         nics: net::derive_nics(iv, prev, cur),
+        interrupts,
         pressure: pressure::derive_pressure(iv, prev, cur),
         cpus,
         policies,

@@ -321,7 +321,7 @@ fn irq_delta(iv: Interval, prev: Option<&IrqLine>, cur: &IrqLine) -> (Option<u64
                 .map(|i| p.counts[i].1)
                 .unwrap_or(0)
         });
-        match iv.d32(before, count) {
+        match super::irq::irq_delta(iv, before, count) {
             Some(0) => {}
             Some(d) => {
                 total = total.saturating_add(d);

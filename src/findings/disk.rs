@@ -2,7 +2,7 @@
 //! building, await far above the device's own baseline or its class's limit).
 
 use super::Finding;
-use super::{worst, DiskBaselines, Severity, Thresholds};
+use super::{worst, Baselines, Severity, Thresholds};
 use crate::derive::{Derived, DiskMetrics};
 use crate::pane::Pane;
 
@@ -48,7 +48,7 @@ pub fn stalled(d: &Derived) -> Option<Finding> {
     worst("disk.stalled", Pane::Disks.name(), None, hits)
 }
 
-pub fn saturated(d: &Derived, t: &Thresholds, baseline: Option<&DiskBaselines>) -> Option<Finding> {
+pub fn saturated(d: &Derived, t: &Thresholds, baseline: Option<&Baselines>) -> Option<Finding> {
     d.interval_s?;
     let mut hits: Vec<(Severity, f64, String)> = Vec::new();
     for m in d.disks.iter().filter(|m| !m.partition) {

@@ -78,6 +78,17 @@ pub struct Thresholds {
     pub ksoftirqd_pct: f64,
     /// ... crit at or above this CPU%.
     pub ksoftirqd_pct_crit: f64,
+    /// irq.storm: one IRQ line at or above this many interrupts per second ...
+    pub irq_storm_per_s: f64,
+    /// ... and at or above this multiple of its own baseline: the EWMA of its rate learned over
+    /// the run, else (`delta`, a run's first intervals) its average since boot.
+    pub irq_storm_vs_baseline: f64,
+    /// Weight of the newest interval in each line's rate EWMA (0..1).
+    pub irq_baseline_alpha: f64,
+    /// Intervals a run learns before its EWMAs replace the lines' averages since boot.
+    pub irq_baseline_min_samples: u32,
+    /// ipi.storm: function-call plus TLB-shootdown IPIs per second taken by one CPU.
+    pub ipi_storm_per_s: f64,
     /// memory.pressure: PSI memory `full` share of the interval (%), crit ...
     pub memory_psi_full_pct: f64,
     /// ... or PSI memory `some` share (%), warn.
@@ -138,6 +149,11 @@ impl Default for Thresholds {
             powersave_busy_cpu_share: 0.25,
             ksoftirqd_pct: 10.0,
             ksoftirqd_pct_crit: 50.0,
+            irq_storm_per_s: 50_000.0,
+            irq_storm_vs_baseline: 10.0,
+            irq_baseline_alpha: 0.1,
+            irq_baseline_min_samples: 5,
+            ipi_storm_per_s: 20_000.0,
             memory_psi_full_pct: 10.0,
             memory_psi_some_pct: 30.0,
             direct_reclaim_allocstall_per_s: 1.0,
@@ -175,8 +191,9 @@ impl Thresholds {
         }
         if !(0.0..=1.0).contains(&self.clear_factor)
             || !(0.0..=1.0).contains(&self.disk_baseline_alpha)
+            || !(0.0..=1.0).contains(&self.irq_baseline_alpha)
         {
-            bail!("clear_factor and disk_baseline_alpha must be within 0..1");
+            bail!("clear_factor, disk_baseline_alpha and irq_baseline_alpha must be within 0..1");
         }
         Ok(())
     }
@@ -210,6 +227,9 @@ impl Thresholds {
             &mut t.powersave_busy_pct,
             &mut t.powersave_busy_cpu_share,
             &mut t.ksoftirqd_pct,
+            &mut t.irq_storm_per_s,
+            &mut t.irq_storm_vs_baseline,
+            &mut t.ipi_storm_per_s,
             &mut t.memory_psi_full_pct,
             &mut t.memory_psi_some_pct,
             &mut t.direct_reclaim_allocstall_per_s,
@@ -241,6 +261,7 @@ mod tests {
         );
         assert!(Thresholds::from_json_str(r#"{"numa_miss_ratio": -1}"#).is_err());
         assert!(Thresholds::from_json_str(r#"{"raise_after": 0}"#).is_err());
+        assert!(Thresholds::from_json_str(r#"{"irq_baseline_alpha": 1.5}"#).is_err());
         let r = Thresholds::default().relaxed(0.9);
         assert!((r.pagetables_pct - 4.5).abs() < 1e-9);
         assert_eq!(r.pagetables_pct_crit, 15.0, "crit levels are not relaxed");
@@ -248,6 +269,10 @@ mod tests {
             r.numa_min_pages_per_s, 1000.0,
             "activity gates are not relaxed"
         );
+        assert!((r.ipi_storm_per_s - 18_000.0).abs() < 1e-9);
+        assert!((r.irq_storm_per_s - 45_000.0).abs() < 1e-9);
+        assert!((r.irq_storm_vs_baseline - 9.0).abs() < 1e-9);
+        assert_eq!(r.irq_baseline_alpha, 0.1, "learning is not relaxed");
         Thresholds::default()
             .validate()
             .expect("defaults are valid");

@@ -1,6 +1,7 @@
-//! Findings over time for the live/replay strip: per-device disk baselines, the tracker that
-//! raises and clears findings, and the strip's text.
+//! Findings over time for the live/replay strip: the baselines rules learn over a run (disk
+//! awaits, IRQ line rates), the tracker that raises and clears findings, and the strip's text.
 
+use super::irq::IrqBaselines;
 use super::Finding;
 use super::{disk_await, evaluate, Severity, Thresholds};
 use crate::derive::Derived;
@@ -16,27 +17,37 @@ pub struct DiskBaseline {
     pub samples: u32,
 }
 
-/// Per-device await baselines for disk.saturated. Learned only from intervals where the device
-/// completed I/O and its queue was below `disk_aqu_sz`, so an incident does not become the norm.
+/// What rules learn over a run, in sample order: per-device await baselines for disk.saturated
+/// (learned only from intervals where the device completed I/O and its queue was below
+/// `disk_aqu_sz`, so an incident does not become the norm) and per-line rates for irq.storm
+/// (`super::irq`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct DiskBaselines {
+pub struct Baselines {
     devices: BTreeMap<String, DiskBaseline>,
+    irqs: IrqBaselines,
 }
 
-impl DiskBaselines {
+impl Baselines {
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// A disk's await baseline.
     pub fn get(&self, device: &str) -> Option<&DiskBaseline> {
         self.devices.get(device)
     }
 
-    /// Folds one interval in. Devices that disappeared are forgotten.
+    /// The IRQ lines' usual rates.
+    pub fn irqs(&self) -> &IrqBaselines {
+        &self.irqs
+    }
+
+    /// Folds one interval in. Devices and lines that disappeared are forgotten.
     pub fn update(&mut self, d: &Derived, t: &Thresholds) {
         if d.since_boot || d.interval_s.is_none() {
             return;
         }
+        self.irqs.update(d, t);
         let present: std::collections::HashSet<&str> =
             d.disks.iter().map(|m| m.disk_device.as_str()).collect();
         self.devices
@@ -96,13 +107,13 @@ const STICKY: [&str; 1] = ["memory.oom_kill"];
 /// raised finding keeps holding while its values stay above `clear_factor` (90%) of the trigger
 /// thresholds, and only clears after `clear_after` consecutive samples below even that. Since-boot
 /// samples and samples without a valid interval (no rates) are skipped: neither counted nor
-/// clearing. Disk baselines are updated after each
+/// clearing. Baselines are updated after each
 /// evaluation, so a sample is judged against the baseline of the samples before it.
 #[derive(Debug, Clone)]
 pub struct FindingTracker {
     thresholds: Thresholds,
     relaxed: Thresholds,
-    baselines: DiskBaselines,
+    baselines: Baselines,
     tracks: BTreeMap<String, Track>,
 }
 
@@ -111,7 +122,7 @@ impl FindingTracker {
         FindingTracker {
             relaxed: thresholds.relaxed(thresholds.clear_factor),
             thresholds,
-            baselines: DiskBaselines::new(),
+            baselines: Baselines::new(),
             tracks: BTreeMap::new(),
         }
     }
@@ -120,13 +131,13 @@ impl FindingTracker {
         &self.thresholds
     }
 
-    pub fn baselines(&self) -> &DiskBaselines {
+    pub fn baselines(&self) -> &Baselines {
         &self.baselines
     }
 
     /// Forgets everything (a replay jump: the next samples are not consecutive with the last).
     pub fn reset(&mut self) {
-        self.baselines = DiskBaselines::new();
+        self.baselines = Baselines::new();
         self.tracks.clear();
     }
 

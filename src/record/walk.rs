@@ -12,7 +12,7 @@ use super::format_rfc3339;
 use super::reader::{Decoder, Recording};
 use crate::assess::{Assessed, Assessor};
 use crate::derive::{derive, Derived};
-use crate::findings::{DiskBaselines, Thresholds};
+use crate::findings::{self, Thresholds};
 use crate::sample::Sample;
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
@@ -221,9 +221,9 @@ pub fn intervals(
 #[derive(Debug, Default)]
 pub struct Baselines {
     /// Baselines learned from the intervals ending before sample `k` (every `EVERY`th `k`).
-    marks: BTreeMap<usize, DiskBaselines>,
+    marks: BTreeMap<usize, findings::Baselines>,
     /// The last sample asked for, so stepping and playback walk one interval at a time.
-    recent: Option<(usize, DiskBaselines)>,
+    recent: Option<(usize, findings::Baselines)>,
 }
 
 /// Checkpoint spacing: a day at 1 s keeps 1,350 small maps.
@@ -243,7 +243,7 @@ impl Baselines {
         dec: &mut Decoder,
         i: usize,
         t: &Thresholds,
-    ) -> DiskBaselines {
+    ) -> findings::Baselines {
         let mark = self
             .marks
             .range(..=i)
@@ -256,11 +256,11 @@ impl Baselines {
             .cloned();
         let (k, mut b) = from_recent
             .or(mark)
-            .unwrap_or_else(|| (0, DiskBaselines::new()));
+            .unwrap_or_else(|| (0, findings::Baselines::new()));
         let mut last: Option<(usize, Sample)> = None;
         for j in k..i {
             if prev_of(rec, j).is_none() {
-                b = DiskBaselines::new();
+                b = findings::Baselines::new();
             }
             let cur = rec.decode(j, dec).ok();
             if let (Some(p), Some(c)) = (prev_of(rec, j), &cur) {

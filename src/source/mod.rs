@@ -26,6 +26,7 @@
 pub mod cpu;
 pub mod disk;
 pub mod host;
+pub mod interrupts;
 pub mod memory;
 pub mod net;
 pub mod parse;

@@ -34,7 +34,11 @@ pub fn report(d: &Assessed, n: u64, width: usize) -> String {
     for p in PANES {
         r.section(p.section());
         let v = crate::view::pane(p, d, &ctx);
-        r.line(&joined(&v.headline));
+        let head: Cells = crate::view::model::fitting(&v.headline, r.width)
+            .into_iter()
+            .cloned()
+            .collect();
+        r.line(&joined(&head));
         for b in &v.body {
             r.block(b, d);
         }

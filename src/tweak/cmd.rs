@@ -28,9 +28,7 @@ pub fn list(ctx: &Ctx) -> String {
         }
     }
     for o in super::overriders(&ctx.root) {
-        s.push_str(&format!(
-            "warning: {o} is running and may override these settings\n"
-        ));
+        s.push_str(&format!("warning: {}\n", super::override_warning(&o)));
     }
     s
 }

@@ -35,6 +35,8 @@ pub struct Knob {
     pub disabled: Option<String>,
     /// Extra information for the preview (e.g. memory pinned by huge pages, per page).
     pub unit_bytes: Option<u64>,
+    /// Said loudly in the preview: the change will not last (irqbalance moves an IRQ back).
+    pub warning: Option<String>,
 }
 
 impl Knob {
@@ -181,6 +183,7 @@ fn single(
         allowed,
         disabled: None,
         unit_bytes: None,
+        warning: None,
     }
 }
 
@@ -223,6 +226,7 @@ fn governor(ctx: &Ctx) -> Knob {
         current,
         side,
         unit_bytes: None,
+        warning: None,
     }
 }
 
@@ -263,6 +267,7 @@ fn epp(ctx: &Ctx) -> Knob {
         current,
         side: Vec::new(),
         unit_bytes: None,
+        warning: None,
     }
 }
 
@@ -423,7 +428,8 @@ fn gate(ctx: &Ctx, k: &mut Knob) {
     }
 }
 
-/// `irq.N`: that IRQ's affinity, to one online CPU. Managed IRQs refuse with EIO.
+/// `irq.N`: that IRQ's affinity, to one online CPU. Managed IRQs refuse with EIO. With
+/// irqbalance running the knob carries a warning: the move lasts until its next pass.
 pub fn irq(ctx: &Ctx, n: u32) -> Knob {
     let online = ctx
         .root
@@ -439,6 +445,15 @@ pub fn irq(ctx: &Ctx, n: u32) -> Knob {
         Allowed::Choices(online),
     );
     k.targets[0].label = format!("irq{n}");
+    if super::overriders(&ctx.root)
+        .iter()
+        .any(|o| o == super::IRQBALANCE)
+    {
+        k.warning = Some(format!(
+            "irqbalance is running and will move IRQ {n} back within 10 s: stop it \
+             (systemctl stop irqbalance) or ban the IRQ (irqbalance --banirq={n})"
+        ));
+    }
     gate(ctx, &mut k);
     k
 }

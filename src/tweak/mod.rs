@@ -78,6 +78,9 @@ pub fn read_value(root: &Root, rel: &str) -> Option<String> {
     root.read(rel).ok().map(|t| norm(&t))
 }
 
+/// The daemon that spreads IRQs over CPUs and moves an IRQ's affinity back every 10 s.
+pub const IRQBALANCE: &str = "irqbalance";
+
 /// Services that may override tweaks behind perftop's back (comm names and marker files).
 pub fn overriders(root: &Root) -> Vec<String> {
     let mut found = Vec::new();
@@ -86,6 +89,7 @@ pub fn overriders(root: &Root) -> Vec<String> {
         ("power-profiles-", "power-profiles-daemon"),
         ("auto-cpufreq", "auto-cpufreq"),
         ("tlp", "TLP"),
+        (IRQBALANCE, IRQBALANCE),
     ];
     for pid in root.list_dir("proc") {
         if !pid.bytes().all(|b| b.is_ascii_digit()) {
@@ -103,4 +107,20 @@ pub fn overriders(root: &Root) -> Vec<String> {
         found.push("TLP".into());
     }
     found
+}
+
+/// Whether `service` (as `overriders` names it) takes back a change of `knob`: irqbalance moves
+/// IRQ affinity (`irq.N`) and nothing else; the power and tuning daemons may change anything.
+pub fn overrides(service: &str, knob: &str) -> bool {
+    service != IRQBALANCE || knob.starts_with("irq.")
+}
+
+/// What an overriding service means for the knobs it does not name one by one (the tweak list,
+/// the knob menu).
+pub fn override_warning(service: &str) -> String {
+    if service == IRQBALANCE {
+        "irqbalance is running: it moves IRQ affinity (irq.N) back within 10 s".into()
+    } else {
+        format!("{service} is running and may override these settings")
+    }
 }

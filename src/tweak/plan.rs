@@ -24,6 +24,9 @@ pub struct Plan {
     pub value: String,
     pub changes: Vec<Change>,
     pub notes: Vec<String>,
+    /// What will undo the change behind perftop's back (irqbalance); shown before the notes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Why a tweak is not possible, with the command the user could run instead.
@@ -74,6 +77,9 @@ impl Plan {
                 c.old,
                 c.new
             ));
+        }
+        for w in &self.warnings {
+            s.push_str(&format!("  warning: {w}\n"));
         }
         for n in &self.notes {
             s.push_str(&format!("  note: {n}\n"));
@@ -152,8 +158,11 @@ pub fn plan(ctx: &Ctx, knob_name: &str, value: &str) -> Result<Plan, Refusal> {
             ));
         }
     }
+    // irqbalance's word is the knob's own warning (`knob::irq`).
     for o in super::overriders(&ctx.root) {
-        notes.push(format!("{o} is running and may override this change"));
+        if super::overrides(&o, knob_name) && o != super::IRQBALANCE {
+            notes.push(format!("{o} is running and may override this change"));
+        }
     }
     let knob = if k.name == "irq" {
         knob_name.to_string()
@@ -165,5 +174,6 @@ pub fn plan(ctx: &Ctx, knob_name: &str, value: &str) -> Result<Plan, Refusal> {
         value: value.to_string(),
         changes,
         notes,
+        warnings: k.warning.into_iter().collect(),
     })
 }

@@ -46,6 +46,7 @@ fn plan(us: u32) -> Plan {
             undo: false,
         }],
         notes: vec!["held while perftop runs".into()],
+        warnings: Vec::new(),
     }
 }
 

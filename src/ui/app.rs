@@ -9,7 +9,7 @@ use super::scroll::Scroll;
 use super::timeline::{next_speed, speed_label, History, Playback};
 use crate::assess::{Assessed, Assessor};
 use crate::derive::{derive, Derived};
-use crate::findings::{ActiveFinding, DiskBaselines, FindingTracker, Thresholds};
+use crate::findings::{ActiveFinding, Baselines, FindingTracker, Thresholds};
 use crate::pane::{Pane, PANES};
 use crate::record::live::LiveRecorder;
 use crate::record::Recording;
@@ -99,7 +99,7 @@ pub struct App {
     assessor: Assessor,
     /// ...and keeps, per sample in the ring, the baselines it was judged against, so stepping
     /// back shows the findings the live view showed.
-    live_before: VecDeque<DiskBaselines>,
+    live_before: VecDeque<Baselines>,
     /// perftop's own CPU% and RSS (live mode only).
     pub self_cost: super::selfcost::SelfCost,
     /// Safe tweaks: context (None: disabled) and the open confirm/chooser/menu dialog.

@@ -306,7 +306,10 @@ impl KnobMenu {
             }
         }
         for o in &self.overriders {
-            for l in wrap(&format!("warning: {o} may override these settings"), width) {
+            for l in wrap(
+                &format!("warning: {}", crate::tweak::override_warning(o)),
+                width,
+            ) {
                 lines.push((Tone::Warn, l));
             }
         }

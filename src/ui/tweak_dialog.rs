@@ -105,6 +105,11 @@ fn plan_lines(p: &Plan) -> Vec<(Tone, String)> {
         };
         lines.extend(change_lines(&c.rel, values));
     }
+    lines.extend(
+        p.warnings
+            .iter()
+            .map(|w| (Tone::Warn, format!("warning: {w}"))),
+    );
     lines.extend(p.notes.iter().map(|n| (Tone::Dim, format!("note: {n}"))));
     lines
 }
@@ -430,4 +435,47 @@ fn scroll_move(code: KeyCode) -> Option<Move> {
         KeyCode::End => Move::Bottom,
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::root::Root;
+
+    /// An `irq.N` preview under a root where irqbalance runs: the warning comes before the
+    /// notes, in the warning tone.
+    #[test]
+    fn irq_preview_warns_that_irqbalance_moves_it_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        for (rel, text) in [
+            ("proc/irq/36/smp_affinity_list", "0-1\n"),
+            ("sys/devices/system/cpu/online", "0-1\n"),
+            ("proc/812/comm", "irqbalance\n"),
+        ] {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(p, text).expect("write");
+        }
+        let ctx = Ctx {
+            root: Root::new(root),
+            state_dir: root.join("state"),
+            privileged: true,
+            read_only: false,
+        };
+        let p = plan::plan(&ctx, "irq.36", "1").expect("plan");
+        let lines = plan_lines(&p);
+        let warn: Vec<&(Tone, String)> = lines.iter().filter(|(t, _)| *t == Tone::Warn).collect();
+        assert_eq!(warn.len(), 1, "{lines:?}");
+        assert!(
+            warn[0]
+                .1
+                .starts_with("warning: irqbalance is running and will move IRQ 36 back"),
+            "{}",
+            warn[0].1
+        );
+        assert!(warn[0].1.contains("--banirq=36"), "{}", warn[0].1);
+        // No second, vaguer note about irqbalance.
+        assert!(!lines.iter().any(|(_, l)| l.starts_with("note: irqbalance")));
+    }
 }

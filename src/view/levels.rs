@@ -138,6 +138,17 @@ impl Levels<'_> {
         level(v, self.t.ksoftirqd_pct, self.t.ksoftirqd_pct_crit)
     }
 
+    /// irq.storm's absolute rate: an IRQ line's interrupts/s (the rule also wants a jump
+    /// from the line's usual rate, which a single interval cannot show).
+    pub fn irq_line(&self, v: Option<f64>) -> Level {
+        level(v, self.t.irq_storm_per_s, f64::INFINITY)
+    }
+
+    /// ipi.storm: a CPU's function-call + TLB-shootdown IPIs/s.
+    pub fn ipi(&self, v: Option<f64>) -> Level {
+        level(v, self.t.ipi_storm_per_s, f64::INFINITY)
+    }
+
     /// dirty.*: the writeback state word.
     pub fn dirty_state(&self, state: Option<&str>) -> Level {
         match state {
@@ -168,5 +179,9 @@ mod tests {
         assert_eq!(l.aqu_sz(Some(4.0)), Level::Text);
         assert_eq!(l.await_ms(Some(2.5), Some(false)), Level::Warn);
         assert_eq!(l.await_ms(Some(2.5), Some(true)), Level::Text);
+        assert_eq!(l.ipi(Some(20_000.0)), Level::Warn);
+        assert_eq!(l.ipi(Some(19_999.0)), Level::Text);
+        assert_eq!(l.irq_line(Some(50_000.0)), Level::Warn);
+        assert_eq!(l.irq_line(None), Level::Dim);
     }
 }

@@ -22,13 +22,35 @@ pub enum Level {
 pub struct Cell {
     pub text: String,
     pub level: Level,
+    /// Shown only where the line has room: a renderer leaves every optional cell of a line out
+    /// before it cuts the line.
+    pub optional: bool,
 }
 
 pub fn cell(text: impl Into<String>, level: Level) -> Cell {
     Cell {
         text: text.into(),
         level,
+        optional: false,
     }
+}
+
+/// A cell a narrow line leaves out (see `Cell::optional`).
+pub fn opt_cell(text: impl Into<String>, level: Level) -> Cell {
+    Cell {
+        optional: true,
+        ..cell(text, level)
+    }
+}
+
+/// `cells` as they fit in `width` characters: all of them, else without the optional ones.
+pub fn fitting(cells: &[Cell], width: usize) -> Vec<&Cell> {
+    let len = |c: &&Cell| c.text.chars().count();
+    let all: Vec<&Cell> = cells.iter().collect();
+    if all.iter().map(len).sum::<usize>() <= width {
+        return all;
+    }
+    all.into_iter().filter(|c| !c.optional).collect()
 }
 
 /// A line of cells (a headline, a fact line above a table).
@@ -64,6 +86,14 @@ pub fn xcol(title: &str, width: usize) -> Column {
     Column {
         extra: true,
         ..col(title, width)
+    }
+}
+
+/// A left-aligned extra column.
+pub fn xlcol(title: &str, width: usize) -> Column {
+    Column {
+        left: true,
+        ..xcol(title, width)
     }
 }
 

@@ -1,5 +1,8 @@
 //! Softirq/NIC pane: per-CPU %soft/%irq, NET_RX/NET_TX handler runs, softnet processed, drops,
-//! squeezes, backlog and ksoftirqd; then per-queue IRQ placement and per-NIC packet/drop rates.
+//! squeezes, backlog and ksoftirqd; then per-queue IRQ placement and per-NIC packet/drop rates;
+//! then every IRQ line and the per-CPU interrupt types (`irq`).
+
+mod irq;
 
 use super::model::{cell, col, lcol, xcol, Block, Cells, Level, Order, PaneView, Row, Table};
 use super::Ctx;
@@ -10,11 +13,16 @@ use crate::units::{compact, pct};
 pub fn view(d: &Derived, x: &Ctx) -> PaneView {
     PaneView {
         headline: headline(d, x),
-        body: vec![
+        body: [
             Block::Table(cpus(d, x)),
             Block::Table(queues(d)),
             Block::Table(nics(d, x)),
-        ],
+            Block::Table(irq::lines(d, x)),
+            Block::Table(irq::per_cpu(d, x)),
+        ]
+        .into_iter()
+        .chain(irq::notes(d))
+        .collect(),
     }
 }
 
@@ -71,6 +79,7 @@ fn headline(d: &Derived, x: &Ctx) -> Cells {
         format!("{}/s", compact(nic_drops)),
         l.nic_drops(nic_drops),
     ));
+    irq::headline(d, x, &mut s);
     s
 }
 

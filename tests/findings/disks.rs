@@ -104,9 +104,9 @@ fn sda(s: &Sample) -> usize {
         .unwrap_or(usize::MAX)
 }
 
-fn learned(dev: &str, rotational: bool, await_ms: f64, n: usize) -> DiskBaselines {
+fn learned(dev: &str, rotational: bool, await_ms: f64, n: usize) -> Baselines {
     let t = Thresholds::default();
-    let mut b = DiskBaselines::new();
+    let mut b = Baselines::new();
     for _ in 0..n {
         let mut p = Pair::quiet(1.0);
         p.disk(dev, Some(rotational), 1_000.0, await_ms, 1.0);

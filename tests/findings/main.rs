@@ -13,6 +13,7 @@ mod binary;
 mod cpu;
 mod dirty;
 mod disks;
+mod irq;
 mod memory;
 mod net;
 mod pressure;
@@ -23,7 +24,7 @@ mod tracker;
 use perftop::assess::{assess, Assessed};
 use perftop::cpulist::CpuList;
 use perftop::findings::{
-    evaluate, strip_lines, ActiveFinding, DiskBaselines, FindingTracker, Thresholds, RULE_IDS,
+    evaluate, strip_lines, ActiveFinding, Baselines, FindingTracker, Thresholds, RULE_IDS,
 };
 use perftop::findings::{Finding, Severity};
 use perftop::root::Root;

@@ -134,6 +134,25 @@ fn vm_2cpu_softirq_softnet_and_virtio_queues() {
     approx(q.per_s, 155.0);
     assert_eq!(q.cpus, vec![0, 1]);
 
+    // Every line, not only queues: virtio1-req.0 (the disk) 30 000 -> 30 600 on CPU1 = 300/s;
+    // its average since boot 30 600 / 1002 s.
+    let m = &d.interrupts;
+    assert_eq!((m.lines_total, m.lines_idle), (9, 6));
+    let disk = m.lines.iter().find(|l| l.irq == 25).expect("irq 25");
+    approx(disk.per_s, 300.0);
+    approx(disk.boot_per_s, 30_600.0 / 1002.0);
+    assert_eq!(disk.chip, "PCI-MSIX-0000:00:02.0");
+    // Per CPU over 2 s: LOC +2 000 each; CPU0 also virtio2-input +1 000 and -output +10,
+    // CPU1 virtio1-req +600 and virtio2-output +300; the IPI rows did not move.
+    let c0 = &m.cpus[0];
+    approx(c0.rates["LOC"], 1000.0);
+    approx(c0.hard_irq_per_s, 1505.0);
+    approx(c0.call_tlb_per_s, 0.0);
+    approx(m.cpus[1].hard_irq_per_s, 1450.0);
+    // /proc/stat: intr +6 000, ctxt +10 000 over 2 s.
+    approx(m.intr_per_s, 3000.0);
+    approx(m.ctxt_per_s, 5000.0);
+
     // net/dev eth0: rx bytes +2_048_000 (1000 KiB/s), packets +4000, drop +2 over 2 s.
     let e = nic(&d, "eth0");
     assert_eq!(e.driver.as_deref(), Some("virtio_net"));

@@ -20,6 +20,7 @@ mod cpu;
 mod dirty;
 mod disk;
 mod hugepages;
+mod irq;
 mod memory;
 mod net;
 mod pressure;

@@ -238,13 +238,36 @@ impl Recording {
 
     /// Waits for the recorder; one derived JSON object per interval.
     pub fn finish(self) -> Vec<Value> {
+        self.stop().dump(&[])
+    }
+
+    /// Waits for the recorder only, so what follows it can be read at once; `dump` then.
+    pub fn stop(self) -> Recorded {
         let out = self.child.wait_with_output().expect("perftop record");
         assert!(
             out.status.success(),
             "perftop record: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        Recorded {
+            path: self.path,
+            _dir: self._dir,
+        }
+    }
+}
+
+/// A finished recording.
+pub struct Recorded {
+    path: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Recorded {
+    /// `perftop [ARGS] dump --format json`: one derived JSON object per interval, with the
+    /// findings the thresholds of `args` (`--config FILE`) give.
+    pub fn dump(&self, args: &[&std::ffi::OsStr]) -> Vec<Value> {
         let out = Command::new(env!("CARGO_BIN_EXE_perftop"))
+            .args(args)
             .args(["dump", "--format", "json"])
             .arg(&self.path)
             .output()

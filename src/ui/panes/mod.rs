@@ -90,7 +90,9 @@ pub fn title(p: Pane, m: &PaneView, v: &View, focused: bool, tag: Option<String>
         spans.push(span(format!("/{filter}"), t.selection));
         spans.push(span(" ", Style::default()));
     }
-    spans.extend(headline(p, m, v));
+    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+    let tag_len = tag.as_ref().map_or(0, |t| t.chars().count() + 1);
+    spans.extend(headline(p, m, v, v.width.saturating_sub(used + tag_len)));
     if let Some(tag) = tag {
         let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
         let tag = format!(" {tag}");
@@ -117,8 +119,13 @@ pub fn title(p: Pane, m: &PaneView, v: &View, focused: bool, tag: Option<String>
     Line::from(spans)
 }
 
-pub fn headline(p: Pane, m: &PaneView, v: &View) -> Vec<Span<'static>> {
-    let mut s = v.spans(&m.headline);
+/// The headline in `room` columns: without its optional cells when they do not all fit.
+pub fn headline(p: Pane, m: &PaneView, v: &View, room: usize) -> Vec<Span<'static>> {
+    let cells: Cells = crate::view::model::fitting(&m.headline, room)
+        .into_iter()
+        .cloned()
+        .collect();
+    let mut s = v.spans(&cells);
     s.extend(extras::headline_trend(p, v));
     s
 }

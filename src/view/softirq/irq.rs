@@ -1,0 +1,207 @@
+//! The interrupt part of the Softirq/NIC pane: the headline's interrupt, IPI and context switch
+//! rates, every IRQ line by rate (not only NIC queues) with its placement, and the per-type
+//! interrupts (timer, IPIs...) per CPU with each CPU's hard interrupts.
+
+use crate::cpulist::CpuList;
+use crate::derive::{Derived, IrqCpuMetrics, IrqKind};
+use crate::units::compact;
+use crate::view::model::{
+    cell, col, lcol, opt_cell, xcol, xlcol, Block, Cell, Column, Level, Order, Row, Table,
+};
+use crate::view::Ctx;
+
+/// The busiest CPU's function-call + TLB-shootdown IPIs/s: what `ipi.storm` judges.
+fn worst_call_tlb(d: &Derived) -> Option<f64> {
+    d.interrupts
+        .cpus
+        .iter()
+        .filter_map(|c| c.call_tlb_per_s)
+        .max_by(f64::total_cmp)
+}
+
+/// Every IPI of the machine per second; unknown when no CPU's is known.
+fn ipi_total(d: &Derived) -> Option<f64> {
+    let v: Vec<f64> = d
+        .interrupts
+        .cpus
+        .iter()
+        .filter_map(|c| c.ipi_per_s)
+        .collect();
+    (!v.is_empty()).then(|| v.iter().sum())
+}
+
+/// `ipi N/s` (every IPI of the machine) coloured by the busiest CPU's CAL+TLB. A storm puts it
+/// right after NET_RX and keeps it at any width; otherwise it and the machine's context
+/// switches close the headline where there is room (`ipi 2.3k/s cs 13k/s`).
+pub fn headline(d: &Derived, x: &Ctx, s: &mut Vec<Cell>) {
+    let level = x.levels.ipi(worst_call_tlb(d));
+    let ipi = format!("{}/s", compact(ipi_total(d)));
+    let storm = matches!(level, Level::Warn | Level::Crit);
+    if storm {
+        s.insert(1, cell("  ipi ", Level::Text));
+        s.insert(2, cell(ipi.clone(), level));
+    }
+    if !storm {
+        s.push(opt_cell("  ipi ", Level::Text));
+        s.push(opt_cell(ipi, level));
+    }
+    s.push(opt_cell(
+        format!(" cs {}/s", compact(d.interrupts.ctxt_per_s)),
+        Level::Text,
+    ));
+}
+
+/// Every IRQ line, busiest first; lines that took nothing are idle (shown on `h`).
+pub fn lines(d: &Derived, x: &Ctx) -> Table {
+    let l = &x.levels;
+    let mut t = Table::new(
+        vec![
+            lcol("IRQ", 5),
+            lcol("line", 20),
+            col("irq/s", 6),
+            lcol("on CPUs", 9),
+            lcol("affinity", 10),
+            lcol("effective", 9),
+            xcol("boot/s", 6),
+            xcol("node", 4),
+            xlcol("chip", 21),
+        ],
+        "IRQ lines",
+        Order::Load,
+    );
+    let m = &d.interrupts;
+    t.empty = Some(format!(
+        "IRQ lines: - ({})",
+        m.unknown.as_deref().unwrap_or("none in /proc/interrupts")
+    ));
+    for q in &m.lines {
+        t.rows.push(Row {
+            // The filter matches the IRQ number and its action names.
+            name: format!("{} {}", q.irq, q.name),
+            load: q.per_s.unwrap_or(-1.0),
+            natural: u64::from(q.irq),
+            quiet: q.per_s == Some(0.0),
+            cells: vec![
+                cell(q.irq.to_string(), Level::Text),
+                cell(q.name.clone(), Level::Text),
+                cell(compact(q.per_s), l.irq_line(q.per_s)),
+                cell(CpuList::from_ids(q.cpus.clone()).to_string(), Level::Text),
+                cell(q.affinity.clone().unwrap_or_else(|| "-".into()), Level::Dim),
+                cell(
+                    q.effective_affinity.clone().unwrap_or_else(|| "-".into()),
+                    Level::Text,
+                ),
+                cell(compact(q.boot_per_s), Level::Dim),
+                cell(q.node.map_or("-".into(), |n| n.to_string()), Level::Dim),
+                cell(q.chip.clone(), Level::Dim),
+            ],
+        });
+    }
+    t
+}
+
+/// Order of the per-type columns: the timer, then rescheduling, function-call and TLB IPIs;
+/// the rest after them.
+fn rank(k: IrqKind) -> u8 {
+    match k {
+        IrqKind::Timer => 0,
+        IrqKind::Resched => 1,
+        IrqKind::Call => 2,
+        IrqKind::Tlb => 3,
+        IrqKind::Ipi => 4,
+        IrqKind::Other => 5,
+    }
+}
+
+/// Per CPU: every hard interrupt, the IPIs, and each per-type row the kernel prints (timer and
+/// the main IPIs always; the others when some CPU took any, as extra columns).
+pub fn per_cpu(d: &Derived, x: &Ctx) -> Table {
+    let l = &x.levels;
+    let m = &d.interrupts;
+    let rate = |c: &IrqCpuMetrics, name: &str| c.rates.get(name).copied().flatten();
+    let mut types: Vec<_> = m
+        .types
+        .iter()
+        .filter(|ty| {
+            rank(ty.kind) <= 3
+                || m.cpus
+                    .iter()
+                    .any(|c| rate(c, &ty.name).is_some_and(|r| r > 0.0))
+        })
+        .collect();
+    types.sort_by_key(|ty| rank(ty.kind));
+    types.dedup_by(|a, b| a.name == b.name);
+    let mut columns: Vec<Column> = vec![lcol("CPU", 5), col("irq/s", 7), col("ipi/s", 6)];
+    for ty in &types {
+        let title = crate::units::fit(&ty.name, 6);
+        columns.push(if rank(ty.kind) <= 3 {
+            col(&title, 6)
+        } else {
+            xcol(&title, 6)
+        });
+    }
+    let mut t = Table::new(columns, "CPUs", Order::Natural);
+    t.empty = Some(format!(
+        "interrupts per CPU: - ({})",
+        m.unknown
+            .as_deref()
+            .unwrap_or("no CPU header in /proc/interrupts")
+    ));
+    for c in &m.cpus {
+        let storm = l.ipi(c.call_tlb_per_s);
+        let mut cells = vec![
+            cell(c.cpu.to_string(), Level::Text),
+            cell(compact(c.hard_irq_per_s), Level::Text),
+            cell(compact(c.ipi_per_s), Level::Text),
+        ];
+        for ty in &types {
+            let r = rate(c, &ty.name);
+            let level = match ty.kind {
+                IrqKind::Call | IrqKind::Tlb => storm,
+                _ if r.is_none() => Level::Dim,
+                _ => Level::Text,
+            };
+            cells.push(cell(compact(r), level));
+        }
+        t.rows.push(Row {
+            // As the CPU tables name it (`cpu1`).
+            name: format!("cpu{}", c.cpu),
+            load: c.hard_irq_per_s.unwrap_or(0.0),
+            natural: u64::from(c.cpu),
+            quiet: false,
+            cells,
+        });
+    }
+    t
+}
+
+/// What the per-CPU table cannot say: the machine's rates, where they come from, and what the
+/// kernel's short names stand for where they are numbers (arm64 `IPI1`).
+pub fn notes(d: &Derived) -> Vec<Block> {
+    let m = &d.interrupts;
+    let mut out = Vec::new();
+    if let Some(why) = &m.unknown {
+        out.push(Block::Note(format!("interrupts per CPU: - ({why})")));
+    }
+    out.push(Block::Note(format!(
+        "machine: {} interrupts/s, {} context switches/s (/proc/stat; none per CPU)",
+        compact(m.intr_per_s),
+        compact(m.ctxt_per_s)
+    )));
+    let named: Vec<String> = m
+        .types
+        .iter()
+        .filter(|ty| ty.name.starts_with("IPI") && !ty.desc.is_empty())
+        .map(|ty| format!("{} {}", ty.name, ty.desc.trim_end_matches(" interrupts")))
+        .collect();
+    for chunk in named.chunks(3) {
+        out.push(Block::Note(chunk.join(", ")));
+    }
+    if m.lines_total > 0 {
+        out.push(Block::Note(format!(
+            "{} IRQ lines, {} idle; boot/s: a line's average since boot",
+            m.lines_total, m.lines_idle
+        )));
+    }
+    out
+}
