@@ -8,6 +8,7 @@
 
 mod disk;
 mod irq;
+mod memory;
 mod pressure;
 mod thresholds;
 mod tracker;
@@ -114,10 +115,10 @@ pub fn evaluate(d: &Derived, t: &Thresholds, baseline: Option<&Baselines>) -> Ve
         disk::saturated,
         |d, t, _| softirq_hotspot(d, t),
         |d, t, _| net_drops(d, t),
-        |d, t, _| numa_misses(d, t),
-        |d, t, _| thp_fallback(d, t),
-        |d, t, _| hugepages_unused(d, t),
-        |d, t, _| pagetables_large(d, t),
+        |d, t, _| memory::numa_misses(d, t),
+        |d, t, _| memory::thp_fallback(d, t),
+        |d, t, _| memory::hugepages_unused(d, t),
+        |d, t, _| memory::pagetables_large(d, t),
         |d, t, _| powersave_busy(d, t),
         |d, t, _| ksoftirqd_busy(d, t),
         |d, t, b| irq::irq_storm(d, t, b.map(Baselines::irqs)),
@@ -346,136 +347,6 @@ fn net_drops(d: &Derived, t: &Thresholds) -> Option<Finding> {
         Pane::Softirq.name(),
         tweak,
         parts.join(", "),
-    ))
-}
-
-fn numa_misses(d: &Derived, t: &Thresholds) -> Option<Finding> {
-    if d.nodes.len() < 2 {
-        return None;
-    }
-    let hits = d
-        .nodes
-        .iter()
-        .filter_map(|n| {
-            let ratio = n.miss_ratio?;
-            let total = n.numa_hit_per_s? + n.numa_miss_per_s?;
-            if total < t.numa_min_pages_per_s || ratio < t.numa_miss_ratio {
-                return None;
-            }
-            let sev = if ratio >= t.numa_miss_ratio_crit {
-                Severity::Crit
-            } else {
-                Severity::Warn
-            };
-            let msg = format!(
-                "node{} NUMA miss {:.0}% ({} of {} pages/s): allocations spill off-node",
-                n.node,
-                ratio * 100.0,
-                compact(n.numa_miss_per_s),
-                compact(Some(total))
-            );
-            Some((sev, ratio, msg))
-        })
-        .collect();
-    worst("numa.misses", Pane::Numa.name(), None, hits)
-}
-
-fn thp_fallback(d: &Derived, t: &Thresholds) -> Option<Finding> {
-    let h = &d.hugepages;
-    let faults = h
-        .thp_fault_alloc_per_s
-        .zip(h.thp_fault_fallback_per_s)
-        .map(|(a, f)| a + f);
-    let fallback = h.thp_fallback_ratio.filter(|r| {
-        *r >= t.thp_fallback_ratio && faults.is_some_and(|f| f >= t.thp_min_faults_per_s)
-    });
-    let stalls = h
-        .compact_stall_per_s
-        .filter(|s| *s >= t.thp_compact_stall_per_s);
-    let setting = |name: &str, v: &Option<String>| {
-        v.as_ref()
-            .map(|v| format!(" (thp {name} {v})"))
-            .unwrap_or_default()
-    };
-    let (tweak, msg) = match (fallback, stalls) {
-        (None, None) => return None,
-        (Some(r), None) => (
-            "thp.enabled",
-            format!(
-                "THP fallback {:.0}% of {} faults/s: small pages instead{}",
-                r * 100.0,
-                compact(faults),
-                setting("enabled", &h.thp_enabled)
-            ),
-        ),
-        (r, Some(s)) => (
-            "thp.defrag",
-            format!(
-                "compaction stalls {}/s{}: faults wait{}",
-                compact(Some(s)),
-                r.map(|r| format!(", THP fallback {:.0}%", r * 100.0))
-                    .unwrap_or_default(),
-                setting("defrag", &h.thp_defrag)
-            ),
-        ),
-    };
-    Some(finding(
-        "thp.fallback",
-        Severity::Warn,
-        Pane::Huge.name(),
-        Some(tweak),
-        msg,
-    ))
-}
-
-fn hugepages_unused(d: &Derived, t: &Thresholds) -> Option<Finding> {
-    let h = &d.hugepages;
-    let ram = h.mem_total_kb? as f64;
-    let hits = h
-        .sizes
-        .iter()
-        .filter_map(|s| {
-            let (pool, unused) = (s.pool_kb.filter(|p| *p > 0)?, s.unused_kb?);
-            let (share, pct_ram) = (unused as f64 / pool as f64, unused as f64 / ram * 100.0);
-            if share < t.hugepages_unused_share || pct_ram < t.hugepages_unused_min_pct_ram {
-                return None;
-            }
-            let msg = format!(
-                "{} huge pages: {} of {} pool unused, {pct_ram:.0}% of RAM pinned for nothing",
-                kb(Some(s.size_kb)),
-                kb(Some(unused)),
-                kb(Some(pool))
-            );
-            Some((Severity::Warn, unused as f64, msg))
-        })
-        .collect();
-    worst(
-        "hugepages.unused",
-        Pane::Huge.name(),
-        Some("vm.nr_hugepages"),
-        hits,
-    )
-}
-
-fn pagetables_large(d: &Derived, t: &Thresholds) -> Option<Finding> {
-    let h = &d.hugepages;
-    let pct = h.page_tables_pct.filter(|p| *p >= t.pagetables_pct)?;
-    let sev = if pct >= t.pagetables_pct_crit {
-        Severity::Crit
-    } else {
-        Severity::Warn
-    };
-    let msg = format!(
-        "PageTables {} = {pct:.1}% of RAM {}: huge pages would shrink them",
-        kb(h.page_tables_kb),
-        kb(h.mem_total_kb)
-    );
-    Some(finding(
-        "pagetables.large",
-        sev,
-        Pane::Huge.name(),
-        Some("vm.nr_hugepages"),
-        msg,
     ))
 }
 

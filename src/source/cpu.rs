@@ -4,10 +4,7 @@
 use super::parse::dec;
 use super::{Cached, Probe};
 use crate::cpulist::CpuList;
-use crate::sample::{
-    CpuEntry, CpuSample, CpuTimes, FreqPolicy, FreqSample, IdleState, KernelThread, MemoryThread,
-    NodeSample,
-};
+use crate::sample::{CpuEntry, CpuSample, CpuTimes, FreqPolicy, FreqSample, IdleState, NodeSample};
 use std::collections::BTreeMap;
 
 const CPU_DIR: &str = "sys/devices/system/cpu";
@@ -488,110 +485,6 @@ fn read_policy(
         dir,
     };
     (policy, st)
-}
-
-/// Kernel threads found by one scan of `proc/` (cached, and redone when one vanishes), so each
-/// sample costs one small read per thread.
-#[derive(Debug, Clone, Default)]
-pub struct KthreadPids {
-    /// (cpu, pid) of each `ksoftirqd/N`.
-    pub ksoftirqd: Vec<(u32, u32)>,
-    /// (pid, comm) of each kswapd, kcompactd and khugepaged thread.
-    pub memory: Vec<(u32, String)>,
-}
-
-/// Memory-management threads: `kswapdN`, `kcompactdN` (one per node), `khugepaged`.
-pub fn is_memory_thread(comm: &str) -> bool {
-    comm.starts_with("kswapd") || comm.starts_with("kcompactd") || comm == "khugepaged"
-}
-
-/// utime+stime of each `ksoftirqd/N`.
-pub fn read_ksoftirqd(probe: &mut Probe, pids: &mut Option<KthreadPids>) -> Vec<KernelThread> {
-    let found = pids
-        .get_or_insert_with(|| scan_kthreads(probe))
-        .ksoftirqd
-        .clone();
-    let read = probe.par_map(found, |probe, (cpu, pid)| {
-        let text = probe.quiet_text(&format!("proc/{pid}"), "stat")?;
-        match stat_comm_ticks(&text) {
-            Some((comm, ticks)) if is_ksoftirqd_of(comm, cpu) => {
-                Some(KernelThread { cpu, pid, ticks })
-            }
-            _ => None,
-        }
-    });
-    // A thread that vanished (CPU offlined, pid reused): find them all again next time.
-    if read.iter().any(Option::is_none) {
-        *pids = None;
-    }
-    read.into_iter().flatten().collect()
-}
-
-/// utime+stime of each memory-management thread.
-pub fn read_memory_threads(probe: &mut Probe, pids: &mut Option<KthreadPids>) -> Vec<MemoryThread> {
-    let found = pids
-        .get_or_insert_with(|| scan_kthreads(probe))
-        .memory
-        .clone();
-    let read = probe.par_map(found, |probe, (pid, want)| {
-        let text = probe.quiet_text(&format!("proc/{pid}"), "stat")?;
-        match stat_comm_ticks(&text) {
-            Some((comm, ticks)) if comm == want => Some(MemoryThread {
-                comm: want,
-                pid,
-                ticks,
-            }),
-            _ => None,
-        }
-    });
-    if read.iter().any(Option::is_none) {
-        *pids = None;
-    }
-    read.into_iter().flatten().collect()
-}
-
-/// `comm == format!("ksoftirqd/{cpu}")`, without formatting a string per thread per sample.
-fn is_ksoftirqd_of(comm: &str, cpu: u32) -> bool {
-    comm.strip_prefix("ksoftirqd/")
-        .is_some_and(|n| (n == "0" || !n.starts_with('0')) && dec(n) == Some(u64::from(cpu)))
-}
-
-/// `comm` and utime+stime of a `/proc/PID/stat` line. Parsed here because procfs-core's `Stat`
-/// slices the line around the parens and panics on a garbled one (a reused pid, a bad root).
-fn stat_comm_ticks(text: &str) -> Option<(&str, u64)> {
-    let open = text.find('(')?;
-    let close = text.rfind(')')?;
-    let comm = text.get(open + 1..close)?;
-    // state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime
-    let mut rest = text.get(close + 1..)?.split_ascii_whitespace();
-    let utime = dec(rest.nth(11)?)?;
-    let stime = dec(rest.next()?)?;
-    Some((comm, utime.saturating_add(stime)))
-}
-
-fn scan_kthreads(probe: &mut Probe) -> KthreadPids {
-    let mut found = KthreadPids::default();
-    for name in probe.root.list_dir("proc") {
-        let Some(pid) = dec(&name).and_then(|p| u32::try_from(p).ok()) else {
-            continue;
-        };
-        let dir = format!("proc/{pid}");
-        let Some(comm) = probe.quiet_text(&dir, "comm") else {
-            continue;
-        };
-        let comm = comm.trim();
-        if let Some(cpu) = comm.strip_prefix("ksoftirqd/").and_then(dec) {
-            if let Ok(cpu) = u32::try_from(cpu) {
-                found.ksoftirqd.push((cpu, pid));
-            }
-        } else if is_memory_thread(comm) {
-            let comm = comm.to_string();
-            found.memory.push((pid, comm));
-        }
-    }
-    found.ksoftirqd.sort_unstable();
-    found.memory.sort_unstable();
-    found
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ pub mod cpu;
 pub mod disk;
 pub mod host;
 pub mod interrupts;
+pub mod kthreads;
 pub mod memory;
 pub mod net;
 pub mod parse;
@@ -83,7 +84,7 @@ pub struct Reader {
     probe: Probe,
     samples_read: u32,
     last_sample: Option<Instant>,
-    pub(crate) kthread_pids: Option<cpu::KthreadPids>,
+    pub(crate) kthread_pids: Option<kthreads::KthreadPids>,
     pub(crate) cpuinfo: Option<(Option<String>, bool)>,
     zones: zoneinfo::ZoneCache,
     /// The page size, learnt from the first sample and fixed for the session (see `pagesize`).
@@ -129,9 +130,9 @@ impl Reader {
         probe.cpus_seen = 0;
         let mut cpu = cpu::read_cpu(probe, &nodes);
         probe.cpus_seen = cpu.cpus.len();
-        cpu.ksoftirqd = cpu::read_ksoftirqd(probe, &mut self.kthread_pids);
+        cpu.ksoftirqd = kthreads::read_ksoftirqd(probe, &mut self.kthread_pids);
         let mut memory = memory::read_memory(probe);
-        memory.kthreads = cpu::read_memory_threads(probe, &mut self.kthread_pids);
+        memory.kthreads = kthreads::read_memory_threads(probe, &mut self.kthread_pids);
         let watermarks = (memory.vm.min_free_kbytes, memory.vm.watermark_scale_factor);
         memory.zones = self.zones.zones(probe, watermarks);
         let (page_kb, from) = *self.page.get_or_insert_with(|| {

@@ -162,7 +162,7 @@ fn dirty_gauge_follows_buffered_writes() {
     // 64 MiB background threshold and never passes it), so the file goes to a filesystem
     // whose disk completes nothing while the window lasts (see `FrozenDisk`): dirty and
     // writeback pages pile up as on a saturated SAN, and writers get throttled.
-    let mut disk = match live::FrozenDisk::new(512, true) {
+    let mut disk = match super::frozen::FrozenDisk::new(512, true) {
         Ok(d) => d,
         Err(e) => {
             support::skip(T, &format!("cannot build a stalling disk: {e}"));

@@ -19,6 +19,7 @@ mod support;
 mod cpu;
 mod dirty;
 mod disk;
+mod frozen;
 mod hugepages;
 mod irq;
 mod memory;

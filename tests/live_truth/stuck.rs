@@ -12,7 +12,7 @@ fn with_stuck_disk(test: &str, check: impl FnOnce(&mut Table, &[Value], &str)) {
     if !live::ready(test, &["dd", "mkfs.ext4", "fsfreeze", "losetup"]) {
         return;
     }
-    let mut disk = match live::FrozenDisk::new(16, false) {
+    let mut disk = match super::frozen::FrozenDisk::new(16, false) {
         Ok(d) => d,
         Err(e) => {
             support::skip(test, &format!("cannot build a stalling disk: {e}"));
