@@ -11,6 +11,7 @@
 
 #[path = "support/real.rs"]
 mod real;
+mod support;
 
 use real::{close, num, Mpstat};
 use serde_json::Value;
@@ -369,32 +370,10 @@ fn memory_object() {
 
 // ------------------------------------------------------------------ interrupts
 
-/// `/proc/interrupts` by the few lines a reader needs: the CPU ids of the header, and each row
-/// (an IRQ number or a short name like `CAL`) with one count per CPU column. Rows with fewer
-/// counts (`ERR`, `MIS`) are left out.
+/// `/proc/interrupts` of the capture `t`, by the reference reader (`support::interrupt_rows`).
 fn proc_interrupts(t: &str) -> (Vec<u32>, BTreeMap<String, Vec<u64>>) {
-    let text = text(format!("{t}/proc/interrupts"));
-    let mut lines = text.lines();
-    let cpus: Vec<u32> = lines
-        .next()
-        .expect("header")
-        .split_whitespace()
-        .map(|c| c.trim_start_matches("CPU").parse().expect("CPU id"))
-        .collect();
-    let mut rows = BTreeMap::new();
-    for l in lines {
-        let Some((key, rest)) = l.split_once(':') else {
-            continue;
-        };
-        let counts: Vec<u64> = rest
-            .split_whitespace()
-            .take(cpus.len())
-            .map_while(|w| w.parse().ok())
-            .collect();
-        if counts.len() == cpus.len() {
-            rows.insert(key.trim().to_string(), counts);
-        }
-    }
+    let (cpus, rows) = support::interrupt_rows(&text(format!("{t}/proc/interrupts")));
+    assert!(!cpus.is_empty(), "no CPU header in {t}/proc/interrupts");
     (cpus, rows)
 }
 

@@ -27,35 +27,16 @@ fn shootdowns() -> (LoadThread, LoadThread) {
     (spin, unmap)
 }
 
-/// `/proc/interrupts` as the few lines of parsing a reader needs: per row (an IRQ number or a
-/// short name) one count per CPU column, keyed by CPU id.
+/// `/proc/interrupts` by the reference reader (`support::interrupt_rows`): per row (an IRQ
+/// number or a short name) one count per CPU column, keyed by CPU id; and when it was read.
 fn proc_interrupts() -> (BTreeMap<String, BTreeMap<u32, u64>>, Instant) {
     let text = live::read_trim("/proc/interrupts").unwrap_or_default();
     let at = Instant::now();
-    let mut lines = text.lines();
-    let cpus: Vec<u32> = lines
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .filter_map(|c| c.trim_start_matches("CPU").parse().ok())
+    let (cpus, rows) = support::interrupt_rows(&text);
+    let rows = rows
+        .into_iter()
+        .map(|(k, counts)| (k, cpus.iter().copied().zip(counts).collect()))
         .collect();
-    let mut rows = BTreeMap::new();
-    for l in lines {
-        let Some((key, rest)) = l.split_once(':') else {
-            continue;
-        };
-        let counts: Vec<u64> = rest
-            .split_whitespace()
-            .take(cpus.len())
-            .map_while(|w| w.parse().ok())
-            .collect();
-        if counts.len() == cpus.len() {
-            rows.insert(
-                key.trim().to_string(),
-                cpus.iter().copied().zip(counts).collect(),
-            );
-        }
-    }
     (rows, at)
 }
 

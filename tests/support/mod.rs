@@ -106,3 +106,31 @@ pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+/// `/proc/interrupts` by the few lines a reference reader needs, written apart from perftop's
+/// parser: the CPU ids of the header, and each row (an IRQ number or a short name like `CAL`)
+/// with one count per CPU column. Rows with fewer counts (`ERR`, `MIS`) are left out.
+pub fn interrupt_rows(text: &str) -> (Vec<u32>, std::collections::BTreeMap<String, Vec<u64>>) {
+    let mut lines = text.lines();
+    let cpus: Vec<u32> = lines
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .filter_map(|c| c.trim_start_matches("CPU").parse().ok())
+        .collect();
+    let mut rows = std::collections::BTreeMap::new();
+    for l in lines {
+        let Some((key, rest)) = l.split_once(':') else {
+            continue;
+        };
+        let counts: Vec<u64> = rest
+            .split_whitespace()
+            .take(cpus.len())
+            .map_while(|w| w.parse().ok())
+            .collect();
+        if counts.len() == cpus.len() {
+            rows.insert(key.trim().to_string(), counts);
+        }
+    }
+    (cpus, rows)
+}
