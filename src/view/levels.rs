@@ -149,6 +149,45 @@ impl Levels<'_> {
         level(v, self.t.ipi_storm_per_s, f64::INFINITY)
     }
 
+    /// PSI (some, full) shares of a resource (`cpu`, `mem`, `io`, `irq`): memory.pressure
+    /// (some warn, full crit), io.pressure (full warn), cpu.pressure (some warn); irq has no
+    /// rule.
+    pub fn psi(&self, res: &str, some: Option<f64>, full: Option<f64>) -> (Level, Level) {
+        let t = self.t;
+        let never = f64::INFINITY;
+        let (some_at, full_at, full_lvl) = match res {
+            "cpu" => (t.cpu_psi_some_pct, never, Level::Warn),
+            "mem" => (t.memory_psi_some_pct, t.memory_psi_full_pct, Level::Crit),
+            "io" => (never, t.io_psi_full_pct, Level::Warn),
+            _ => (never, never, Level::Warn),
+        };
+        let full = match level(full, full_at, never) {
+            Level::Warn => full_lvl,
+            l => l,
+        };
+        (level(some, some_at, never), full)
+    }
+
+    /// memory.swapping: pages swapped in + out per second.
+    pub fn swapping(&self, pages_per_s: Option<f64>) -> Level {
+        level(pages_per_s, self.t.swapping_pages_per_s, f64::INFINITY)
+    }
+
+    /// memory.direct_reclaim: allocation stalls/s or direct-reclaim scans/s, whichever rings.
+    pub fn direct_reclaim(&self, stalls: Option<f64>, scans: Option<f64>) -> Level {
+        let a = level(
+            stalls,
+            self.t.direct_reclaim_allocstall_per_s,
+            f64::INFINITY,
+        );
+        let b = level(scans, self.t.direct_reclaim_scan_per_s, f64::INFINITY);
+        match (a, b) {
+            (Level::Warn, _) | (_, Level::Warn) => Level::Warn,
+            (Level::Dim, Level::Dim) => Level::Dim,
+            _ => Level::Text,
+        }
+    }
+
     /// dirty.*: the writeback state word.
     pub fn dirty_state(&self, state: Option<&str>) -> Level {
         match state {

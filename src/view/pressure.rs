@@ -29,36 +29,6 @@ fn resources(d: &Derived) -> [(&'static str, Option<&PsiMetrics>); 4] {
     ]
 }
 
-/// Levels of a resource's some and full shares, from the findings' thresholds: memory full is
-/// crit and some warn (memory.pressure), io full warn (io.pressure), cpu some warn
-/// (cpu.pressure); irq has no rule.
-fn levels(res: &str, m: &PsiMetrics, x: &Ctx) -> (Level, Level) {
-    let t = x.levels.t;
-    let at = |v: Option<f64>, warn: f64, lvl: Level| match v {
-        Some(v) if v >= warn => lvl,
-        Some(_) => Level::Text,
-        None => Level::Dim,
-    };
-    match res {
-        "cpu" => (
-            at(m.some_pct, t.cpu_psi_some_pct, Level::Warn),
-            at(m.full_pct, f64::INFINITY, Level::Warn),
-        ),
-        "mem" => (
-            at(m.some_pct, t.memory_psi_some_pct, Level::Warn),
-            at(m.full_pct, t.memory_psi_full_pct, Level::Crit),
-        ),
-        "io" => (
-            at(m.some_pct, f64::INFINITY, Level::Warn),
-            at(m.full_pct, t.io_psi_full_pct, Level::Warn),
-        ),
-        _ => (
-            at(m.some_pct, f64::INFINITY, Level::Warn),
-            at(m.full_pct, f64::INFINITY, Level::Warn),
-        ),
-    }
-}
-
 fn psi_pct(v: Option<f64>) -> String {
     super::model::share_text(v)
 }
@@ -73,7 +43,7 @@ fn headline(d: &Derived, x: &Ctx) -> Cells {
         for (name, r) in resources(d).into_iter().take(3) {
             let Some(r) = r else { continue };
             // The share that rings a rule: full for memory and io when it stalls, else some.
-            let (ls, lf) = levels(name, r, x);
+            let (ls, lf) = x.levels.psi(name, r.some_pct, r.full_pct);
             let rank = |l: Level| match l {
                 Level::Crit => 2,
                 Level::Warn => 1,
@@ -106,14 +76,7 @@ fn headline(d: &Derived, x: &Ctx) -> Cells {
         Some(0) => "  no swap".to_string(),
         _ => format!("  swap {}/s", kb(swap.map(|v| v.round() as u64))),
     };
-    out.push(cell(
-        swap_text,
-        match swapping {
-            Some(p) if p >= x.levels.t.swapping_pages_per_s => Level::Warn,
-            Some(_) => Level::Text,
-            None => Level::Dim,
-        },
-    ));
+    out.push(cell(swap_text, x.levels.swapping(swapping)));
     let (kills, lvl) = oom_cell(x.oom, r.oom_kills);
     out.push(cell(format!("  OOM {kills}"), lvl));
     out
@@ -136,7 +99,7 @@ fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
         None => {
             for (name, r) in resources(d) {
                 let Some(r) = r else { continue };
-                let (ls, lf) = levels(name, r, x);
+                let (ls, lf) = x.levels.psi(name, r.some_pct, r.full_pct);
                 out.push(Block::Bars(BarLine {
                     label: name.to_string(),
                     bars: vec![
@@ -204,13 +167,9 @@ fn memory_line(m: &MemoryMetrics) -> Cells {
 
 fn reclaim_line(m: &MemoryMetrics, x: &Ctx) -> Cells {
     let r = &m.reclaim;
-    let t = x.levels.t;
-    let direct = match (r.allocstall_per_s, r.pgscan_direct_per_s) {
-        (Some(a), _) if a >= t.direct_reclaim_allocstall_per_s => Level::Warn,
-        (_, Some(s)) if s >= t.direct_reclaim_scan_per_s => Level::Warn,
-        (None, None) => Level::Dim,
-        _ => Level::Text,
-    };
+    let direct = x
+        .levels
+        .direct_reclaim(r.allocstall_per_s, r.pgscan_direct_per_s);
     vec![
         cell(
             format!(
