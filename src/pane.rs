@@ -14,10 +14,11 @@ pub enum Pane {
     Disks,
     Softirq,
     Pressure,
+    Procs,
 }
 
 /// Every pane, in the order the screen and the report show them.
-pub const PANES: [Pane; 7] = [
+pub const PANES: [Pane; 8] = [
     Pane::Cpu,
     Pane::Numa,
     Pane::Huge,
@@ -25,11 +26,12 @@ pub const PANES: [Pane; 7] = [
     Pane::Disks,
     Pane::Softirq,
     Pane::Pressure,
+    Pane::Procs,
 ];
 
 /// The top-level keys of the assessed JSON (`delta`, `dump --format json`), in output order.
 /// `host` and `findings` belong to no pane; the rest belong to exactly one.
-pub const JSON_KEYS: [&str; 14] = [
+pub const JSON_KEYS: [&str; 15] = [
     "host",
     "cpus",
     "policies",
@@ -43,6 +45,7 @@ pub const JSON_KEYS: [&str; 14] = [
     "interrupts",
     "memory",
     "pressure",
+    "processes",
     "findings",
 ];
 
@@ -57,6 +60,7 @@ impl Pane {
             Pane::Disks => "Disks",
             Pane::Softirq => "Softirq/NIC",
             Pane::Pressure => "Pressure",
+            Pane::Procs => "Processes",
         }
     }
 
@@ -70,6 +74,7 @@ impl Pane {
             Pane::Disks => "Disks (iostat -x)",
             Pane::Softirq => "Softirq / NIC queues",
             Pane::Pressure => "Pressure (PSI, reclaim, swap, OOM)",
+            Pane::Procs => "Processes (who: CPU, I/O, faults, RSS)",
         }
     }
 
@@ -83,6 +88,7 @@ impl Pane {
             Pane::Disks => "disks",
             Pane::Softirq => "softirq",
             Pane::Pressure => "pressure",
+            Pane::Procs => "procs",
         }
     }
 
@@ -96,6 +102,7 @@ impl Pane {
             Pane::Disks => &["disk", "io", "iostat"],
             Pane::Softirq => &["net"],
             Pane::Pressure => &["psi", "swap", "reclaim"],
+            Pane::Procs => &["processes", "process", "top", "who", "ps"],
         }
     }
 
@@ -109,6 +116,7 @@ impl Pane {
             Pane::Disks => &["disks"],
             Pane::Softirq => &["softirq_cpus", "irq_queues", "nics", "interrupts"],
             Pane::Pressure => &["memory", "pressure"],
+            Pane::Procs => &["processes"],
         }
     }
 
@@ -122,6 +130,7 @@ impl Pane {
             Pane::Disks => '5',
             Pane::Softirq => '6',
             Pane::Pressure => '7',
+            Pane::Procs => '8',
         }
     }
 
@@ -192,7 +201,7 @@ mod tests {
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(
-            e.contains("cpu, numa, hugepages, dirty, disks, softirq, pressure"),
+            e.contains("cpu, numa, hugepages, dirty, disks, softirq, pressure, procs"),
             "{e}"
         );
         for (i, p) in PANES.iter().enumerate() {

@@ -41,6 +41,9 @@ pub enum ReadError {
     /// The file was cut at this many bytes (`MAX_FILE_BYTES` or a reader's lower limit for
     /// the file); the truncated text is still returned by `read_lossy`.
     TooLarge(u64),
+    /// EACCES/EPERM: the file is there but this user may not read it (another user's
+    /// `/proc/PID/io` without root).
+    Denied,
     Io(String),
 }
 
@@ -55,6 +58,7 @@ impl fmt::Display for ReadError {
             ReadError::TooLarge(cap) => {
                 write!(f, "larger than {} KiB: only that much read", cap >> 10)
             }
+            ReadError::Denied => write!(f, "permission denied"),
             ReadError::Io(e) => write!(f, "{e}"),
         }
     }
@@ -202,6 +206,9 @@ impl Root {
         let mut file = match opened {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadError::Missing),
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                return Err(ReadError::Denied)
+            }
             Err(e) => return Err(ReadError::Io(e.to_string())),
         };
         match file.metadata() {
@@ -241,6 +248,10 @@ impl Root {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 // EISDIR comes from read(), not open(), on Linux.
                 Err(e) if e.raw_os_error() == Some(21) => return Err(ReadError::NotAFile),
+                // procfs checks ptrace access at read time (`/proc/PID/io`).
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                    return Err(ReadError::Denied)
+                }
                 Err(e) => return Err(ReadError::Io(e.to_string())),
             }
         }

@@ -5,9 +5,11 @@
 //! never 0. Lists are sorted by their kernel id so derive can pair prev/cur by id.
 
 mod interrupts;
+mod processes;
 mod zone;
 
 pub use interrupts::{ArchRow, Interrupts, IrqLine};
+pub use processes::{Processes, Task, TaskCounters};
 pub use zone::Zone;
 
 use crate::cpulist::CpuList;
@@ -51,6 +53,10 @@ pub struct Sample {
     /// said so), `Some` with no resources where the kernel has none (PSI not enabled).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pressure: Option<Pressure>,
+    /// `/proc/PID/*`: task counts and the processes worth keeping. `None` in recordings made
+    /// before perftop read processes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<Processes>,
     /// Files that exist but could not be read or parsed (missing optional files are not listed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<Problem>,

@@ -382,6 +382,7 @@ pub fn derive_host(
         intr_per_s: pd(|s| s.cpu.intr),
         procs_running: c.procs_running,
         procs_blocked: c.procs_blocked,
+        tasks: None,
         vm_hints,
         problems: cur
             .problems

@@ -10,6 +10,7 @@ pub mod irq;
 pub mod memory;
 pub mod net;
 pub mod pressure;
+pub mod processes;
 
 use crate::sample::Sample;
 use serde::Serialize;
@@ -21,6 +22,7 @@ pub use irq::{InterruptMetrics, IrqCpuMetrics, IrqKind, IrqLineMetrics, IrqType}
 pub use memory::{DirtyMetrics, HugePageMetrics, MemoryMetrics, NodeMetrics};
 pub use net::{IrqQueueMetrics, NicMetrics, SoftirqCpuMetrics};
 pub use pressure::{PressureMetrics, PsiMetrics, ReclaimMetrics};
+pub use processes::{ProcessMetrics, TaskCounts};
 
 /// USER_HZ: the unit of `/proc/stat` and `/proc/PID/stat` times on every Linux ABI.
 pub const USER_HZ: f64 = 100.0;
@@ -46,6 +48,10 @@ pub struct Derived {
     pub interrupts: InterruptMetrics,
     /// PSI: the share of the interval tasks stalled on cpu, memory, io and irq.
     pub pressure: PressureMetrics,
+    /// The busiest processes, by `processes::activity` (the JSON holds the top
+    /// `processes::JSON_TOP`).
+    #[serde(serialize_with = "processes::top_json")]
+    pub processes: Vec<ProcessMetrics>,
 }
 
 /// The load averages as the decimals the kernel wrote (`2.7`, not `2.700000047683716`): the
@@ -85,6 +91,8 @@ pub struct HostMetrics {
     pub intr_per_s: Option<f64>,
     pub procs_running: Option<u64>,
     pub procs_blocked: Option<u64>,
+    /// Processes by state, from `/proc/PID/stat` (unknown in recordings made before).
+    pub tasks: Option<TaskCounts>,
     /// Plain-language hints that this is a VM (no cpufreq, haltpoll, steal).
     pub vm_hints: Vec<String>,
     /// What could not be read in the current sample ("path: reason").
@@ -171,6 +179,8 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
     let (cpus, policies) = cpu::derive_cpus(iv, prev, cur);
     let mut host = cpu::derive_host(iv, prev, cur, &cpus, &policies);
     host.nodes = cur.nodes.len();
+    let (processes, tasks) = processes::derive_processes(iv, prev, cur);
+    host.tasks = tasks;
     let interrupts = irq::derive_interrupts(iv, prev, cur, &host);
     Derived {
         interval_s: iv.secs,
@@ -186,6 +196,7 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
         nics: net::derive_nics(iv, prev, cur),
         interrupts,
         pressure: pressure::derive_pressure(iv, prev, cur),
+        processes,
         cpus,
         policies,
     }

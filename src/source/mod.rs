@@ -33,6 +33,7 @@ pub mod net;
 pub mod parse;
 pub mod pressure;
 mod probe;
+pub mod processes;
 pub mod zoneinfo;
 
 pub(crate) use probe::settings::{spread_of, Cached};
@@ -89,6 +90,7 @@ pub struct Reader {
     zones: zoneinfo::ZoneCache,
     /// The page size, learnt from the first sample and fixed for the session (see `pagesize`).
     page: Option<(u64, PageKbFrom)>,
+    procs: processes::ProcState,
 }
 
 impl Reader {
@@ -101,6 +103,7 @@ impl Reader {
             cpuinfo: None,
             zones: zoneinfo::ZoneCache::default(),
             page: None,
+            procs: processes::ProcState::default(),
         }
     }
 
@@ -115,6 +118,7 @@ impl Reader {
             probe.forget_caches();
             self.kthread_pids = None;
             self.zones.forget();
+            self.procs.forget();
         }
         self.samples_read = self.samples_read.wrapping_add(1);
         probe.tier.sample_no += 1;
@@ -155,6 +159,12 @@ impl Reader {
         let disks = disk::read_disks(probe);
         let net = net::read_net(probe, cpu.online.as_ref());
         let pressure = Some(pressure::read_pressure(probe));
+        let processes = Some(processes::read_processes(
+            probe,
+            &mut self.procs,
+            time.wall_ms,
+            time.uptime_s,
+        ));
         Sample {
             version: SAMPLE_VERSION,
             time,
@@ -165,6 +175,7 @@ impl Reader {
             disks,
             net,
             pressure,
+            processes,
             problems: std::mem::take(&mut probe.problems),
         }
     }

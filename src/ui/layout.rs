@@ -13,7 +13,7 @@ pub fn columns(width: usize) -> Vec<Vec<Pane>> {
     if width >= TWO_COLUMNS {
         vec![
             vec![Pane::Cpu, Pane::Pressure, Pane::Numa, Pane::Huge],
-            vec![Pane::Dirty, Pane::Disks, Pane::Softirq],
+            vec![Pane::Dirty, Pane::Disks, Pane::Softirq, Pane::Procs],
         ]
     } else {
         vec![PANES.to_vec()]
@@ -45,6 +45,7 @@ fn priority(p: Pane) -> usize {
         Pane::Pressure => 5,
         Pane::Numa => 6,
         Pane::Huge => 7,
+        Pane::Procs => 8,
     }
 }
 

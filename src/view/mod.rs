@@ -10,6 +10,7 @@ pub mod levels;
 pub mod model;
 pub mod numa;
 pub mod pressure;
+pub mod procs;
 pub mod softirq;
 
 use crate::derive::Derived;
@@ -26,6 +27,8 @@ pub struct Ctx<'a> {
     /// OOM kills since the session began, when there is a session (the dashboard, a replay);
     /// `None` for a single interval (`delta`, `batch`), which says the interval's own count.
     pub oom: Option<OomSince>,
+    /// What the processes table ranks by.
+    pub proc_sort: procs::ProcSort,
 }
 
 /// OOM kills since perftop started (live) or since the recording's first sample (replay), up
@@ -42,11 +45,17 @@ impl<'a> Ctx<'a> {
             levels: Levels { t: thresholds },
             detail,
             oom: None,
+            proc_sort: procs::ProcSort::default(),
         }
     }
 
     pub fn with_oom(mut self, oom: Option<OomSince>) -> Self {
         self.oom = oom;
+        self
+    }
+
+    pub fn with_proc_sort(mut self, sort: procs::ProcSort) -> Self {
+        self.proc_sort = sort;
         self
     }
 }
@@ -61,6 +70,7 @@ pub fn pane(p: Pane, d: &Derived, x: &Ctx) -> PaneView {
         Pane::Disks => disks::view(d, x),
         Pane::Softirq => softirq::view(d, x),
         Pane::Pressure => pressure::view(d, x),
+        Pane::Procs => procs::view(d, x),
     }
 }
 

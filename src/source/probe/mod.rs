@@ -210,6 +210,13 @@ impl Probe {
         }
     }
 
+    /// Whole file `dir/name` or why it could not be read; nothing is noted (the caller
+    /// says what an error means, e.g. another user's `/proc/PID/io` without root).
+    pub fn try_text(&mut self, dir: &str, name: &str) -> Result<Cow<'_, str>, ReadError> {
+        self.root.read_into(dir, name, &mut self.buf)?;
+        Ok(self.buf.text())
+    }
+
     /// First line, trimmed, non-empty.
     pub fn line(&mut self, rel: &str) -> Option<String> {
         self.line_in(rel, "")

@@ -1,0 +1,80 @@
+//! Processes as read from `/proc/PID/{stat,io,cgroup}`: the counts of every task state, and
+//! the cumulative counters of the few processes worth keeping (see `source::processes`).
+
+use serde::{Deserialize, Serialize};
+
+/// One pass over `/proc`. Every process is counted; only the busiest, the biggest and the
+/// blocked are kept, so a recording of an idle host stays small.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Processes {
+    /// Processes listed (kernel threads included; threads of a process are not processes).
+    pub total: u32,
+    /// In state R, D and Z when read.
+    pub running: u32,
+    pub blocked: u32,
+    pub zombies: u32,
+    pub kernel_threads: u32,
+    /// Threads of all processes (the `num_threads` sum).
+    pub threads: u64,
+    /// Wall time of the previous pass, which every `Task::base` was read in: derive uses a
+    /// task's base only when the previous sample is that pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_wall_ms: Option<i64>,
+    /// How many `io` files were read: all of them on a small host, the busiest and blocked
+    /// processes' on a big one (`source::processes::IO_ALL_MAX`).
+    pub io_read: u32,
+    /// Why I/O counters are unknown, when they are for some process (not root, no task I/O
+    /// accounting in the kernel).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_unknown: Option<String>,
+    /// The kept processes, by pid.
+    pub tasks: Vec<Task>,
+}
+
+/// One process's cumulative counters and state when read.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    pub pid: u32,
+    pub ppid: u32,
+    /// Start time in clock ticks after boot: with the pid, who this process is (a reused pid
+    /// is a new process, with no rates).
+    pub start: u64,
+    /// `comm` as the kernel prints it (may hold spaces, parentheses, control characters).
+    pub comm: String,
+    /// The one-letter state (`R`, `S`, `D`, `Z`, `T`, `I`...).
+    pub state: char,
+    /// A kernel thread (PF_KTHREAD): shown as `[comm]`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub kernel: bool,
+    pub threads: u32,
+    /// The CPU it last ran on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<u32>,
+    #[serde(flatten)]
+    pub counters: TaskCounters,
+    /// The cgroup path (the unified one on v2; on v1 the `name=systemd`, else `memory`,
+    /// else `cpu` controller's), `None` when it could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<String>,
+    /// The counters at the previous pass, for a process the previous pass did not keep (so
+    /// its rates are known from the first sample it is kept in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<TaskCounters>,
+}
+
+/// The counters rates are computed from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TaskCounters {
+    /// utime + stime, in USER_HZ ticks.
+    pub ticks: u64,
+    pub majflt: u64,
+    /// Resident pages (`stat` field 24), in the sample's page size.
+    pub rss_pages: u64,
+    /// `io` read_bytes / write_bytes: what the process made the block layer read and dirtied
+    /// for writing. `None` when unreadable (another user's without root) or not read this
+    /// pass (a big host reads `io` of the busiest processes only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_bytes: Option<u64>,
+}
