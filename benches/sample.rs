@@ -20,6 +20,9 @@
 //!   (by `write`), so runs compare on the same files and a profiler sees only reading.
 //! - `cargo bench --bench sample -- write DIR CPUS [TICK]`: writes the synthetic host of CPUS
 //!   CPUs (scaled like the table) at TICK (default 0) into DIR, for `tree`.
+//! - `cargo bench --bench sample -- procs [N] [RUNS]`: the process reader's CPU per sample
+//!   over a synthetic `/proc` of N processes (a table of 1k, 5k, 20k without N), less the same
+//!   reader over none.
 //! - `cargo bench --bench sample -- json ROOT [N]`: the N-th sample (default 3) of one warm
 //!   reader over ROOT as JSON, wall clock removed: diff it before and after a reader change
 //!   to see that caching did not change what is read.
@@ -188,6 +191,57 @@ fn warm_runs(label: &str, runs: usize, reader: &mut Reader, prev: &Sample) {
     );
 }
 
+/// `procs N [RUNS]`: the process reader's cost. Two synthetic trees, one with N processes
+/// (`proc/PID/{stat,io,cgroup}`, see `synth::procs`) and one with none, each read warm
+/// (ticks 0 and 1 written, then RUNS samples of tick 1): the CPU difference per 1,000
+/// processes is what processes add to a sample. A table of 1k, 5k and 20k when N is absent.
+fn procs(args: &[String]) {
+    let runs: usize = args
+        .get(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(11)
+        .max(1);
+    let sizes: Vec<u64> = match args.first().and_then(|a| a.parse().ok()) {
+        Some(n) => vec![n],
+        None => vec![1000, 5000, 20_000],
+    };
+    let cost = |n: u64| -> (Duration, u32) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        synth::procs::write_procs(dir.path(), n, 0).expect("write procs");
+        let mut reader = Reader::new(Root::new(dir.path()));
+        black_box(reader.sample());
+        synth::procs::write_procs(dir.path(), n, 1).expect("write procs");
+        let mut cpu: Vec<Duration> = (0..runs)
+            .map(|_| {
+                let c = process_cpu_time();
+                let s = black_box(reader.sample());
+                let used = process_cpu_time().saturating_sub(c);
+                black_box(s.processes.map(|p| p.io_read));
+                used
+            })
+            .collect();
+        cpu.sort_unstable();
+        let io = reader.sample().processes.map_or(0, |p| p.io_read);
+        (cpu[runs / 2], io)
+    };
+    let (base, _) = cost(0);
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "| processes | io files read | CPU/sample | of which processes | per 1,000 processes |"
+    );
+    println!("|---:|---:|---:|---:|---:|");
+    for n in sizes {
+        let (c, io) = cost(n);
+        let extra = ms(c.saturating_sub(base));
+        println!(
+            "| {n} | {io} | {:.2} ms | {:.2} ms | {:.2} ms |",
+            ms(c),
+            extra,
+            extra * 1000.0 / n as f64
+        );
+    }
+}
+
 /// `json ROOT [N]`: the N-th sample of one reader, for before/after diffs.
 fn warm_json(args: &[String]) {
     let root = Root::new(args.first().map_or("/", String::as_str));
@@ -230,6 +284,7 @@ fn main() {
         Some("json") => return warm_json(&args[1..]),
         Some("tree") => return tree(&args[1..]),
         Some("write") => return write(&args[1..]),
+        Some("procs") => return procs(&args[1..]),
         _ => {}
     }
     let mut c = Criterion::default()

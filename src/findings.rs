@@ -6,6 +6,7 @@
 //! hysteresis (see `FindingTracker`). Every number a rule uses lives in `Thresholds`, whose
 //! defaults are the README's "Findings thresholds" table and which a config file can override.
 
+pub mod culprits;
 mod disk;
 mod irq;
 mod memory;
@@ -88,6 +89,9 @@ pub struct Finding {
     pub pane: String,
     /// The tweak that addresses it, when one exists (e.g. `vm.dirty_ratio`, `governor`).
     pub tweak: Option<String>,
+    /// The processes behind it, where one can be named (`culprits::attach`), top first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub culprits: Vec<culprits::Culprit>,
 }
 
 fn finding(id: &str, sev: Severity, pane: &str, tweak: Option<&str>, message: String) -> Finding {
@@ -97,6 +101,7 @@ fn finding(id: &str, sev: Severity, pane: &str, tweak: Option<&str>, message: St
         message,
         pane: pane.to_string(),
         tweak: tweak.map(str::to_string),
+        culprits: Vec::new(),
     }
 }
 
@@ -126,6 +131,7 @@ pub fn evaluate(d: &Derived, t: &Thresholds, baseline: Option<&Baselines>) -> Ve
     ];
     let mut out: Vec<Finding> = rules.iter().filter_map(|r| r(d, t, baseline)).collect();
     out.extend(pressure::evaluate(d, t));
+    culprits::attach(&mut out, d);
     out
 }
 
@@ -279,13 +285,9 @@ fn softirq_hotspot(d: &Derived, t: &Thresholds) -> Option<Finding> {
                 "CPU{cpu} %soft {soft:.0} with {} squeezes/s: softirq budget exhausted",
                 compact(Some(sq))
             );
-            Some(finding(
-                "softirq.hotspot",
-                sev,
-                Pane::Softirq.name(),
-                tweak,
-                msg,
-            ))
+            let mut f = finding("softirq.hotspot", sev, Pane::Softirq.name(), tweak, msg);
+            f.culprits = culprits::on_cpu(d, cpu);
+            Some(f)
         }
         (None, Some((cpu, top))) => {
             let msg = format!(
@@ -294,13 +296,15 @@ fn softirq_hotspot(d: &Derived, t: &Thresholds) -> Option<Finding> {
                 compact(Some(*top)),
                 compact(Some(total))
             );
-            Some(finding(
+            let mut f = finding(
                 "softirq.hotspot",
                 Severity::Warn,
                 Pane::Softirq.name(),
                 tweak,
                 msg,
-            ))
+            );
+            f.culprits = culprits::on_cpu(d, *cpu);
+            Some(f)
         }
         (None, None) => None,
     }

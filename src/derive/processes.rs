@@ -166,5 +166,14 @@ fn metrics(
 
 /// Serializes the first `JSON_TOP` processes (the ranking's top).
 pub fn top_json<S: Serializer>(v: &[ProcessMetrics], s: S) -> Result<S::Ok, S::Error> {
-    v[..v.len().min(JSON_TOP)].serialize(s)
+    Top(v).serialize(s)
+}
+
+/// The processes as the JSON holds them: the first `JSON_TOP`.
+pub struct Top<'a>(pub &'a [ProcessMetrics]);
+
+impl Serialize for Top<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0[..self.0.len().min(JSON_TOP)].serialize(s)
+    }
 }

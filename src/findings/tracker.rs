@@ -216,6 +216,13 @@ fn sort_active(v: &mut [ActiveFinding]) {
     });
 }
 
+/// `; by dd w 80M/s`: the first culprit, kept when the message is cut.
+fn by(f: &Finding) -> String {
+    f.culprits
+        .first()
+        .map_or(String::new(), |c| format!("; by {}", c.short()))
+}
+
 /// The findings strip as text: one line per finding (`CRIT message`), see [`strip_rows`].
 pub fn strip_lines(active: &[ActiveFinding], width: usize, max_lines: usize) -> Vec<String> {
     strip_rows(active, width, max_lines)
@@ -243,9 +250,9 @@ pub fn strip_rows(
         // more there are.
         let a = &v[0];
         let sev = a.finding.severity;
-        let more = format!(" +{} more", v.len() - 1);
+        let more = format!("{} +{} more", by(&a.finding), v.len() - 1);
         let text = format!("{} {}", sev.as_str().to_uppercase(), a.finding.message);
-        let cut = fit(&text, width.saturating_sub(more.len()));
+        let cut = fit(&text, width.saturating_sub(more.chars().count()));
         return vec![(Some(sev), fit(&format!("{cut}{more}"), width))];
     }
     let shown = if v.len() > max_lines {
@@ -258,7 +265,9 @@ pub fn strip_rows(
         .map(|a| {
             let sev = a.finding.severity;
             let text = format!("{} {}", sev.as_str().to_uppercase(), a.finding.message);
-            (Some(sev), fit(&text, width))
+            let by = by(&a.finding);
+            let cut = fit(&text, width.saturating_sub(by.chars().count()));
+            (Some(sev), fit(&format!("{cut}{by}"), width))
         })
         .collect();
     if shown < v.len() {

@@ -102,6 +102,9 @@ impl Serialize for JsonPanes<'_> {
                 "interrupts" => m.serialize_entry(key, &d.interrupts)?,
                 "memory" => m.serialize_entry(key, &d.memory)?,
                 "pressure" => m.serialize_entry(key, &d.pressure)?,
+                "processes" => {
+                    m.serialize_entry(key, &crate::derive::processes::Top(&d.processes))?
+                }
                 "findings" => m.serialize_entry(key, &d.findings)?,
                 _ => {}
             }

@@ -263,6 +263,14 @@ fn findings(r: &mut Report, d: &Assessed) {
             f.severity.as_str().to_uppercase(),
             f.message
         ));
+        if !f.culprits.is_empty() {
+            let who: Vec<String> = f
+                .culprits
+                .iter()
+                .map(|c| format!("{} (pid {})", c.short(), c.pid))
+                .collect();
+            r.line(&format!("     by {}", who.join(", ")));
+        }
     }
     for p in &d.host.problems {
         r.line(&format!("could not read {p}"));

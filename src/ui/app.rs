@@ -79,6 +79,8 @@ pub struct App {
     pub findings_scroll: Scroll,
     pub interval: Duration,
     pub sort: SortKey,
+    /// What the processes table ranks by (`s` with the Processes pane focused).
+    pub proc_sort: crate::view::procs::ProcSort,
     /// The `/` prompt's text while it is typed (it filters the focused pane as you type);
     /// Enter keeps it as that pane's filter in `filters`.
     pub filter: String,
@@ -190,6 +192,7 @@ impl App {
             findings_scroll: Scroll::default(),
             interval,
             sort: SortKey::Load,
+            proc_sort: crate::view::procs::ProcSort::default(),
             filter: String::new(),
             filter_editing: false,
             filters: PaneFilters::default(),
@@ -453,6 +456,10 @@ impl App {
                 self.interval = Duration::from_millis(next);
                 self.status = Some(format!("interval {:.2} s", next as f64 / 1000.0));
                 return Effect::IntervalChanged;
+            }
+            Action::Sort if self.focus == Pane::Procs => {
+                self.proc_sort = self.proc_sort.next();
+                self.status = Some(format!("processes: by {}", self.proc_sort.name()));
             }
             Action::Sort => {
                 self.sort = match self.sort {

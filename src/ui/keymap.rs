@@ -300,6 +300,13 @@ pub const KEYMAP: &[Binding] = &[
     ),
     b(
         Dashboard,
+        &[Char(Pane::Procs.key())],
+        Action::Focus(Pane::Procs),
+        Pane::Procs.title(),
+        None,
+    ),
+    b(
+        Dashboard,
         &[Enter, Char('e')],
         Action::Zoom,
         "zoom the focused pane (detail view)",
@@ -360,7 +367,7 @@ pub const KEYMAP: &[Binding] = &[
         Dashboard,
         &[Char('s')],
         Action::Sort,
-        "cycle sort order of the focused table",
+        "cycle sort (busiest/name; processes: CPU, I/O, faults, RSS)",
         Some("sort"),
     ),
     b(

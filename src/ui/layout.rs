@@ -90,14 +90,23 @@ pub fn share(
     mut rows: usize,
 ) -> Vec<usize> {
     let mut alloc = vec![0usize; lens.len()];
+    let first = |i: usize| firsts.get(i).copied().unwrap_or(2);
     for &i in order {
-        let first = firsts.get(i).copied().unwrap_or(2);
-        let give = lens[i].min(first).min(rows);
+        // All or nothing: part of a first (a table header without its row) says nothing that
+        // the title's headline does not.
+        let want = lens[i].min(first(i));
+        let give = if want <= rows { want } else { 0 };
         alloc[i] = give;
         rows -= give;
     }
     while rows > 0 {
-        let open = order.iter().copied().filter(|&i| alloc[i] < lens[i]);
+        // A part that got none of its first grows only when no other part can.
+        let starved = |i: usize| alloc[i] == 0 && first(i) >= 2;
+        let fed = order.iter().any(|&i| alloc[i] < lens[i] && !starved(i));
+        let open = order
+            .iter()
+            .copied()
+            .filter(|&i| alloc[i] < lens[i] && (!fed || !starved(i)));
         // A part one row short is shown whole (and loses its "+1") before others grow, then
         // small tables (four disks, two nodes): a hidden disk can be the stuck one, and it costs
         // a big table its 20th row.
@@ -125,29 +134,45 @@ mod tests {
 
     #[test]
     fn every_row_is_given_while_a_pane_wants_one() {
-        // 80x24 under tmux: 23 rows less header (2), strip, footer and 6 titles.
-        let lens = [5, 3, 4, 4, 3, 20, 6];
+        // 80x24 under tmux: 23 rows less header (2), strip, footer and the titles.
+        let lens = [5, 3, 4, 4, 3, 20, 6, 8];
         for rows in 0..40 {
-            let a = allocate(&PANES, &lens, &[2; 7], rows, Pane::Cpu);
+            let a = allocate(&PANES, &lens, &[2; 8], rows, Pane::Cpu);
             let given: usize = a.iter().sum();
             assert_eq!(given, rows.min(lens.iter().sum()), "rows {rows}: {a:?}");
             assert!(a.iter().zip(lens).all(|(a, l)| *a <= l), "{a:?}");
         }
-        // One row fewer takes exactly one row from one pane.
+        // One row fewer takes rows from one pane only: one row, or a whole first (header and
+        // row) whose freed row then goes to another pane.
         for rows in 1..40 {
-            let a = allocate(&PANES, &lens, &[2; 7], rows, Pane::Cpu);
-            let b = allocate(&PANES, &lens, &[2; 7], rows - 1, Pane::Cpu);
-            assert!(a.iter().zip(&b).all(|(x, y)| x >= y), "{a:?} vs {b:?}");
+            let a = allocate(&PANES, &lens, &[2; 8], rows, Pane::Cpu);
+            let b = allocate(&PANES, &lens, &[2; 8], rows - 1, Pane::Cpu);
+            let lost: Vec<usize> = (0..8).filter(|&i| b[i] < a[i]).collect();
+            assert_eq!(lost.len(), 1, "{a:?} vs {b:?}");
+            assert!(a[lost[0]] - b[lost[0]] <= 2, "{a:?} vs {b:?}");
+            assert!(
+                b.iter().zip(&a).all(|(y, x)| y <= &(x + 1)),
+                "{a:?} vs {b:?}"
+            );
+        }
+        // No pane is left with a header alone while a pane already showing rows could take
+        // the row (the rest are full, or have none: one row would be a header alone there too).
+        for rows in 0..40 {
+            let a = allocate(&PANES, &lens, &[2; 8], rows, Pane::Cpu);
+            let others_full = |i: usize| (0..8).all(|j| j == i || a[j] >= lens[j] || a[j] == 0);
+            for i in 0..8 {
+                assert!(a[i] != 1 || others_full(i), "rows {rows}: {a:?}");
+            }
         }
     }
 
     #[test]
     fn rows_follow_what_panes_hold() {
-        // 12 spare rows after the first pass: softirq wants 18 more, the others 1..3.
-        let lens = [3, 3, 3, 3, 3, 20, 3];
-        let a = allocate(&PANES, &lens, &[2; 7], 26, Pane::Cpu);
+        // 14 spare rows after the first pass: softirq wants 18 more, the others 1 each.
+        let lens = [3, 3, 3, 3, 3, 20, 3, 3];
+        let a = allocate(&PANES, &lens, &[2; 8], 30, Pane::Cpu);
         assert!(a[5] > a[0] + 4, "the big pane gets most: {a:?}");
-        assert_eq!(a.iter().sum::<usize>(), 26);
+        assert_eq!(a.iter().sum::<usize>(), 30);
     }
 
     #[test]

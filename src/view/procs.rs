@@ -99,7 +99,7 @@ pub fn doing(m: &ProcessMetrics) -> String {
 
 fn headline(d: &Derived) -> Cells {
     let mut out = Vec::new();
-    let Some(t) = &d.host.tasks else {
+    let Some(t) = d.host.tasks.as_ref().filter(|t| t.total > 0) else {
         out.push(cell("processes -", Level::Dim));
         return out;
     };
@@ -136,11 +136,13 @@ fn headline(d: &Derived) -> Cells {
 
 fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
     let mut out = Vec::new();
-    let Some(t) = &d.host.tasks else {
-        out.push(Block::Alert(cell(
-            "processes: not in this recording".to_string(),
-            Level::Dim,
-        )));
+    let why = match &d.host.tasks {
+        None => "processes: not in this recording",
+        Some(t) if t.total == 0 => "processes: none listed in /proc",
+        Some(_) => "",
+    };
+    let Some(t) = d.host.tasks.as_ref().filter(|_| why.is_empty()) else {
+        out.push(Block::Alert(cell(why.to_string(), Level::Dim)));
         return out;
     };
     out.push(Block::Table(table(d, x)));
@@ -180,7 +182,7 @@ fn table(d: &Derived, x: &Ctx) -> Table {
         xlcol("CGROUP", 40),
     ];
     let mut t = Table::new(cols, "processes", Order::Load);
-    t.empty = Some("- (no process read)".into());
+    t.empty = Some("- (none busy, none resident)".into());
     for m in &d.processes {
         let state_level = match m.state.as_str() {
             "D" => Level::Warn,

@@ -15,6 +15,7 @@ fn active(id: &str, sev: &str, since: i64, message: &str) -> ActiveFinding {
             message: message.into(),
             pane: "cpu".into(),
             tweak: None,
+            culprits: Vec::new(),
         },
         since_ms: since,
         samples: 3,

@@ -71,7 +71,9 @@ pub fn model(p: Pane, v: &View) -> PaneView {
     crate::view::pane(
         p,
         v.d,
-        &Ctx::new(&v.app.thresholds, v.detail).with_oom(Some(oom)),
+        &Ctx::new(&v.app.thresholds, v.detail)
+            .with_oom(Some(oom))
+            .with_proc_sort(v.app.proc_sort),
     )
 }
 

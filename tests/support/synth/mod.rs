@@ -49,6 +49,7 @@ macro_rules! put {
 pub(crate) mod cpu;
 pub(crate) mod io;
 pub(crate) mod memory;
+pub(crate) mod procs;
 
 use cpu::cpu_rates;
 use io::nic_bus;
