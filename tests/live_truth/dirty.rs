@@ -10,7 +10,7 @@ const VM: &str = "/proc/sys/vm";
 /// Saves the four dirty-limit sysctls and restores them on every path, then syncs.
 /// Writing `*_bytes` zeroes `*_ratio` and the other way round, so each pair is restored by
 /// writing the one that was in force (`dirty_bytes` cannot be written back as 0).
-struct DirtyLimits {
+pub(super) struct DirtyLimits {
     ratio: String,
     bytes: String,
     background_ratio: String,
@@ -53,13 +53,18 @@ const HARD_BYTES: u64 = 256 << 20;
 
 /// Sets the limits to 64 MiB background / 256 MiB hard; the guard restores the old ones.
 fn small_dirty_limits() -> DirtyLimits {
+    dirty_limits(BG_BYTES, HARD_BYTES)
+}
+
+/// Sets byte limits; the guard restores the old ones.
+pub(super) fn dirty_limits(background: u64, hard: u64) -> DirtyLimits {
     let saved = DirtyLimits::save().expect("dirty sysctls");
     let _ = Command::new("sync").status();
     live::write_file(
         &format!("{VM}/dirty_background_bytes"),
-        &BG_BYTES.to_string(),
+        &background.to_string(),
     );
-    live::write_file(&format!("{VM}/dirty_bytes"), &HARD_BYTES.to_string());
+    live::write_file(&format!("{VM}/dirty_bytes"), &hard.to_string());
     saved
 }
 

@@ -25,6 +25,7 @@ mod irq;
 mod memory;
 mod net;
 mod pressure;
+mod processes;
 mod stuck;
 mod watermarks;
 
