@@ -23,6 +23,7 @@
 //! - everything a tweak or the kernel changes at run time (governor, EPP, current frequency,
 //!   sysctls, THP, huge page pools, IRQ affinity, counters, gauges) is read every sample.
 
+pub mod cgroups;
 pub mod cpu;
 pub mod disk;
 pub mod host;
@@ -89,6 +90,7 @@ pub struct Reader {
     zones: zoneinfo::ZoneCache,
     /// The page size, learnt from the first sample and fixed for the session (see `pagesize`).
     page: Option<(u64, PageKbFrom)>,
+    cgroups: cgroups::CgroupCache,
 }
 
 impl Reader {
@@ -101,6 +103,7 @@ impl Reader {
             cpuinfo: None,
             zones: zoneinfo::ZoneCache::default(),
             page: None,
+            cgroups: cgroups::CgroupCache::default(),
         }
     }
 
@@ -115,6 +118,7 @@ impl Reader {
             probe.forget_caches();
             self.kthread_pids = None;
             self.zones.forget();
+            self.cgroups.forget();
         }
         self.samples_read = self.samples_read.wrapping_add(1);
         probe.tier.sample_no += 1;
@@ -155,6 +159,8 @@ impl Reader {
         let disks = disk::read_disks(probe);
         let net = net::read_net(probe, cpu.online.as_ref());
         let pressure = Some(pressure::read_pressure(probe));
+        let mem_total = memory.meminfo.mem_total;
+        let cgroups = Some(cgroups::read_cgroups(probe, &mut self.cgroups, mem_total));
         Sample {
             version: SAMPLE_VERSION,
             time,
@@ -165,6 +171,7 @@ impl Reader {
             disks,
             net,
             pressure,
+            cgroups,
             problems: std::mem::take(&mut probe.problems),
         }
     }
