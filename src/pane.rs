@@ -29,7 +29,7 @@ pub const PANES: [Pane; 7] = [
 
 /// The top-level keys of the assessed JSON (`delta`, `dump --format json`), in output order.
 /// `host` and `findings` belong to no pane; the rest belong to exactly one.
-pub const JSON_KEYS: [&str; 14] = [
+pub const JSON_KEYS: [&str; 15] = [
     "host",
     "cpus",
     "policies",
@@ -43,6 +43,7 @@ pub const JSON_KEYS: [&str; 14] = [
     "interrupts",
     "memory",
     "pressure",
+    "cgroups",
     "findings",
 ];
 
@@ -108,7 +109,8 @@ impl Pane {
             Pane::Dirty => &["dirty"],
             Pane::Disks => &["disks"],
             Pane::Softirq => &["softirq_cpus", "irq_queues", "nics", "interrupts"],
-            Pane::Pressure => &["memory", "pressure"],
+            // `cgroups` moves to the processes pane.
+            Pane::Pressure => &["memory", "pressure", "cgroups"],
         }
     }
 
@@ -182,10 +184,20 @@ mod tests {
         assert_eq!(keys_for("thp").ok(), Some(vec!["hugepages"]));
         assert_eq!(
             keys_for("mem").ok(),
-            Some(vec!["nodes", "hugepages", "dirty", "memory", "pressure"])
+            Some(vec![
+                "nodes",
+                "hugepages",
+                "dirty",
+                "memory",
+                "pressure",
+                "cgroups"
+            ])
         );
         assert_eq!(keys_for("memory").ok(), Some(vec!["memory"]));
-        assert_eq!(keys_for("psi").ok(), Some(vec!["memory", "pressure"]));
+        assert_eq!(
+            keys_for("psi").ok(),
+            Some(vec!["memory", "pressure", "cgroups"])
+        );
         assert_eq!(keys_for("irq_queues").ok(), Some(vec!["irq_queues"]));
         let e = keys_for("bogus")
             .err()

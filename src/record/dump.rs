@@ -102,6 +102,7 @@ impl Serialize for JsonPanes<'_> {
                 "interrupts" => m.serialize_entry(key, &d.interrupts)?,
                 "memory" => m.serialize_entry(key, &d.memory)?,
                 "pressure" => m.serialize_entry(key, &d.pressure)?,
+                "cgroups" => m.serialize_entry(key, &d.cgroups)?,
                 "findings" => m.serialize_entry(key, &d.findings)?,
                 _ => {}
             }
