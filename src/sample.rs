@@ -8,7 +8,7 @@ mod cgroups;
 mod interrupts;
 mod zone;
 
-pub use cgroups::{CgroupIo, CgroupSample, CgroupVersion, Cgroups, Limit};
+pub use cgroups::{CgroupIo, CgroupPressure, CgroupSample, CgroupVersion, Cgroups, Limit};
 pub use interrupts::{ArchRow, Interrupts, IrqLine};
 pub use zone::Zone;
 

@@ -3,7 +3,7 @@
 //! rates, under a name that says what it is (a systemd unit, a docker/podman/k8s container).
 
 use super::{ratio, Interval};
-use crate::sample::{CgroupIo, CgroupSample, Limit, Pressure, PsiResource, Sample};
+use crate::sample::{CgroupIo, CgroupPressure, CgroupSample, Limit, Sample};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -130,11 +130,8 @@ fn one(
         (Some(used), Some(lim)) => ratio(used as f64 * 100.0, lim as f64),
         _ => None,
     };
-    let psi = |r: &dyn Fn(&Pressure) -> Option<&PsiResource>, full: bool| {
-        let line = |x: &PsiResource| if full { x.full } else { x.some };
-        let now = line(r(g.pressure.as_ref()?)?)?.total_us;
-        let then = line(r(p?.pressure.as_ref()?)?)?.total_us;
-        let us = iv.d64(Some(then), now)?;
+    let psi = |f: fn(&CgroupPressure) -> Option<u64>| {
+        let us = d(&|g| f(g.pressure.as_ref()?))?;
         // Clamped: the kernel's totals and perftop's clock are read a few µs apart.
         Some((us as f64 / (secs? * 1e6) * 100.0).clamp(0.0, 100.0))
     };
@@ -155,11 +152,11 @@ fn one(
         mem_high_events: d(&|g| g.high_events),
         mem_max_events: d(&|g| g.max_events),
         oom_kills: d(&|g| g.oom_kills),
-        cpu_some_pct: psi(&|x| x.cpu.as_ref(), false),
-        mem_some_pct: psi(&|x| x.memory.as_ref(), false),
-        mem_full_pct: psi(&|x| x.memory.as_ref(), true),
-        io_some_pct: psi(&|x| x.io.as_ref(), false),
-        io_full_pct: psi(&|x| x.io.as_ref(), true),
+        cpu_some_pct: psi(|p| p.cpu_some_us),
+        mem_some_pct: psi(|p| p.mem_some_us),
+        mem_full_pct: psi(|p| p.mem_full_us),
+        io_some_pct: psi(|p| p.io_some_us),
+        io_full_pct: psi(|p| p.io_full_us),
         read_kb_per_s: per_s(io(|i| i.rbytes)).map(|b| b / 1024.0),
         write_kb_per_s: per_s(io(|i| i.wbytes)).map(|b| b / 1024.0),
         read_iops: per_s(io(|i| i.rios)),

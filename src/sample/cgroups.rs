@@ -3,7 +3,6 @@
 //! `io.stat`, `*.pressure`) or the cheap cgroup v1 files (`cpuacct.usage`, `cpu.cfs_*`,
 //! `memory.*`).
 
-use super::Pressure;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The cgroups of one sample. `version` is `None` when no cgroup hierarchy is mounted under the
@@ -164,12 +163,31 @@ pub struct CgroupSample {
     /// v2 `memory.events` oom_kill; v1 `memory.oom_control` oom_kill (since 4.13).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oom_kills: Option<u64>,
-    /// The group's own PSI (`cpu.pressure`, `memory.pressure`, `io.pressure`; v2 only).
+    /// The group's own PSI stall totals (v2 only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pressure: Option<Pressure>,
+    pub pressure: Option<CgroupPressure>,
     /// `io.stat` summed over devices (v2 only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io: Option<CgroupIo>,
+}
+
+/// The `total=` µs of the `some` and `full` lines of a group's `cpu.pressure`,
+/// `memory.pressure` and `io.pressure` (the kernel's avg10/60/300 are left out: perftop
+/// computes the interval's share from the totals, and a recording need not carry them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CgroupPressure {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_some_us: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_full_us: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_some_us: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_full_us: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_some_us: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_full_us: Option<u64>,
 }
 
 /// `io.stat` counters summed over every device line.

@@ -16,7 +16,9 @@
 use super::parse::dec;
 use super::pressure;
 use super::Probe;
-use crate::sample::{CgroupIo, CgroupSample, CgroupVersion, Cgroups, Limit, Pressure};
+use crate::sample::{
+    CgroupIo, CgroupPressure, CgroupSample, CgroupVersion, Cgroups, Limit, PsiResource,
+};
 use std::collections::HashMap;
 
 /// Most groups read per sample (each is ~10 small reads).
@@ -500,13 +502,25 @@ fn read_v2(
         }
         r
     };
-    let p = Pressure {
-        cpu: psi("cpu.pressure"),
-        memory: psi("memory.pressure"),
-        io: psi("io.pressure"),
-        irq: None,
-    };
-    g.pressure = (p.cpu.is_some() || p.memory.is_some() || p.io.is_some()).then_some(p);
+    let (cpu, mem, io) = (
+        psi("cpu.pressure"),
+        psi("memory.pressure"),
+        psi("io.pressure"),
+    );
+    if cpu.is_some() || mem.is_some() || io.is_some() {
+        let total = |r: &Option<PsiResource>, full: bool| {
+            let r = r.as_ref()?;
+            if full { r.full } else { r.some }.map(|l| l.total_us)
+        };
+        g.pressure = Some(CgroupPressure {
+            cpu_some_us: total(&cpu, false),
+            cpu_full_us: total(&cpu, true),
+            mem_some_us: total(&mem, false),
+            mem_full_us: total(&mem, true),
+            io_some_us: total(&io, false),
+            io_full_us: total(&io, true),
+        });
+    }
     if let Some(text) = probe.quiet_table(&dir, "io.stat") {
         g.io = parse_io_stat(&text);
         if g.io.is_none() {
