@@ -79,7 +79,13 @@ impl CgroupCache {
 /// The first mount of each hierarchy wins, one showing the hierarchy's root (`/`) before any
 /// other (a bind mount of a subtree).
 pub fn parse_mountinfo(text: &str) -> Mounts {
+    mountinfo_lines(text).0
+}
+
+/// The mounts, and how many lines were mount lines at all (none: not a mountinfo).
+fn mountinfo_lines(text: &str) -> (Mounts, usize) {
     let mut m = Mounts::default();
+    let mut good = 0;
     let put = |slot: &mut Option<Mount>, mount: &Mount| {
         let better = slot
             .as_ref()
@@ -97,6 +103,7 @@ pub fn parse_mountinfo(text: &str) -> Mounts {
         let (Some(root), Some(point), Some(fstype)) = (l.get(3), l.get(4), r.first()) else {
             continue;
         };
+        good += 1;
         let mount = Mount {
             dir: unescape(point).trim_start_matches('/').to_string(),
             root: unescape(root),
@@ -117,7 +124,7 @@ pub fn parse_mountinfo(text: &str) -> Mounts {
             _ => {}
         }
     }
-    m
+    (m, good)
 }
 
 /// mountinfo writes space, tab, newline and backslash in paths as `\040`-style octal.
@@ -162,7 +169,11 @@ fn layout_of(m: Mounts) -> Layout {
 
 /// Mounts from `proc/self/mountinfo`; without one (a hand-made fixture), the usual places.
 fn detect(probe: &mut Probe) -> Layout {
-    if let Some(m) = probe.with_text("proc/self/mountinfo", false, |_, t| parse_mountinfo(t)) {
+    const MOUNTINFO: &str = "proc/self/mountinfo";
+    if let Some((m, good)) = probe.with_text(MOUNTINFO, false, |_, t| mountinfo_lines(t)) {
+        if good == 0 {
+            probe.note(MOUNTINFO, "no mount line in the kernel's format");
+        }
         return layout_of(m);
     }
     let at = |dir: &str| Mount {
