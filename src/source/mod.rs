@@ -20,6 +20,9 @@
 //!   `SETTINGS_REFRESH_SAMPLES` samples (10 s at the default interval), staggered, and every
 //!   sample when samples are `SETTINGS_EVERY_SAMPLE_GAP` or more apart. An IRQ's effective
 //!   affinity is also read again as soon as its `smp_affinity_list` changes;
+//! - which control groups exist (a walk of the cgroup hierarchies, `source::cgroups`) is listed
+//!   again every `cgroups::RELIST_SAMPLES` samples, and on the next sample as soon as a listed
+//!   group is gone; the hierarchies' mount points with the static files;
 //! - everything a tweak or the kernel changes at run time (governor, EPP, current frequency,
 //!   sysctls, THP, huge page pools, IRQ affinity, counters, gauges) is read every sample.
 
