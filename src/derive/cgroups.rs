@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 /// Why there are no cgroup numbers, when there are none.
 pub const CGROUPS_NOT_RECORDED: &str = "not in this recording (made before perftop read cgroups)";
-pub const CGROUPS_NOT_MOUNTED: &str = "no cgroup hierarchy mounted";
+pub const CGROUPS_NOT_MOUNTED: &str = "no cgroup hierarchy mounted (or captured)";
 
 /// One cgroup over the interval. Rates are unknown (null) for a since-boot report: a group's
 /// counters start when it is created, not at boot. `*_events` and `oom_kills` are counts in

@@ -187,7 +187,11 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
         .and_then(|c| c.version)
         .map(|v| v.as_str().to_string());
     host.cgroups_unknown = cgroups::unknown(cur).map(str::to_string);
-    host.cgroups_left_out = cur.cgroups.as_ref().map(|c| c.left_out);
+    host.cgroups_left_out = cur
+        .cgroups
+        .as_ref()
+        .filter(|c| c.version.is_some())
+        .map(|c| c.left_out);
     let interrupts = irq::derive_interrupts(iv, prev, cur, &host);
     Derived {
         interval_s: iv.secs,
