@@ -107,6 +107,8 @@ fn one(
         _ => None,
     };
     let (periods, throttled) = (d(&|g| g.nr_periods), d(&|g| g.nr_throttled));
+    // A share of periods, not a rate, but of an interval all the same: none, no share.
+    let (periods, throttled) = (periods.filter(|_| secs.is_some()), throttled);
     let throttled_pct = match (periods, throttled) {
         // No period elapsed: nothing ran against a quota, so nothing was throttled.
         (Some(0), Some(0)) => Some(0.0),
