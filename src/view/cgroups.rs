@@ -149,3 +149,77 @@ pub fn notes(d: &Derived) -> Vec<Block> {
 pub fn blocks(d: &Derived, x: &Ctx) -> Vec<Block> {
     table(d, x).into_iter().chain(notes(d)).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::Thresholds;
+
+    fn derived(groups: Vec<CgroupMetrics>) -> Derived {
+        let mut d = crate::derive::derive(None, &crate::sample::Sample::default());
+        d.host.cgroups_unknown = None;
+        d.host.cgroup_version = Some("v2".into());
+        d.host.cgroups_left_out = Some(3);
+        d.cgroups = groups;
+        d
+    }
+
+    #[test]
+    fn rows_levels_and_notes() {
+        let busy = CgroupMetrics {
+            name: "docker:3f4e5d6c7b8a".into(),
+            path: "/system.slice/docker-3f4e5d6c7b8a.scope".into(),
+            cpu_pct: Some(50.0),
+            cpu_quota_cpus: Some(Limit::Value(0.5)),
+            cpu_of_quota_pct: Some(100.0),
+            throttled_pct: Some(80.0),
+            throttled_ms_per_s: Some(400.0),
+            mem_kb: Some(962_560),
+            mem_max_kb: Some(Limit::Value(1_048_576)),
+            mem_of_limit_pct: Some(91.8),
+            ..CgroupMetrics::default()
+        };
+        let idle = CgroupMetrics {
+            name: "init.scope".into(),
+            cpu_pct: Some(0.0),
+            cpu_quota_cpus: Some(Limit::Max),
+            throttled_pct: Some(0.0),
+            throttled_ms_per_s: Some(0.0),
+            mem_kb: Some(20_480),
+            mem_high_kb: Some(Limit::Max),
+            mem_max_kb: Some(Limit::Max),
+            ..CgroupMetrics::default()
+        };
+        let t = Thresholds::default();
+        let x = Ctx::new(&t, true);
+        let d = derived(vec![idle, busy]);
+        let Some(Block::Table(t)) = table(&d, &x) else {
+            panic!("a table");
+        };
+        let texts = |r: &Row| r.cells.iter().map(|c| c.text.clone()).collect::<Vec<_>>();
+        let (idle, busy) = (&t.rows[0], &t.rows[1]);
+        assert!(idle.quiet && !busy.quiet);
+        assert_eq!(busy.load, 50.0);
+        assert_eq!(
+            texts(busy)[..8],
+            ["docker:3f4e5d6c7b8a", "50.0", "0.5", "80", "940M", "1.0G", "-", "-"]
+        );
+        assert_eq!(texts(idle)[2..6], ["max", "0", "20M", "max"]);
+        // At the rule's levels: 80% of periods and 400 ms/s is crit, 92% of the limit warn.
+        assert_eq!(busy.cells[3].level, Level::Crit);
+        assert_eq!(busy.cells[4].level, Level::Warn);
+        assert_eq!(busy.cells[1].level, Level::Crit, "at 100% of its quota");
+        let notes: Vec<String> = notes(&d)
+            .into_iter()
+            .filter_map(|b| match b {
+                Block::Note(s) => Some(s),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(notes[0], "+3 cgroups not read (the 2 busiest are)");
+        let mut none = derived(Vec::new());
+        none.host.cgroups_unknown = Some("no cgroup hierarchy mounted (or captured)".into());
+        assert!(table(&none, &x).is_none());
+        assert_eq!(blocks(&none, &x).len(), 1);
+    }
+}
