@@ -207,6 +207,22 @@ fn parsed<T>(
     v
 }
 
+/// A limit (quota, period, memory.high/max): only an administrator changes it, so it is read
+/// in the settings tier (see the `source` module comment), quietly; garbled is listed.
+fn setting<T>(
+    probe: &mut Probe,
+    dir: &str,
+    name: &str,
+    f: impl FnOnce(&str) -> Option<T>,
+) -> Option<T> {
+    let line = probe.quiet_setting(dir, name)?;
+    let v = f(&line);
+    if v.is_none() {
+        probe.note(&format!("{dir}/{name}"), "not in the kernel's format");
+    }
+    v
+}
+
 /// A `key value` table, of which at least one of `keys` must be there.
 fn table<const N: usize>(
     probe: &mut Probe,
@@ -249,13 +265,13 @@ fn read_v2(
         (g.usage_us, g.nr_periods, g.nr_throttled, g.throttled_us) =
             (usage, periods, throttled, t_us);
     }
-    if let Some((quota, period)) = parsed(probe, &dir, "cpu.max", parse_cpu_max) {
+    if let Some((quota, period)) = setting(probe, &dir, "cpu.max", parse_cpu_max) {
         (g.quota_us, g.period_us) = (Some(quota), Some(period));
     }
     g.mem_bytes = number(probe, &dir, "memory.current");
     let first = |t: &str| t.split_ascii_whitespace().next().and_then(parse_limit);
-    g.mem_high = parsed(probe, &dir, "memory.high", first);
-    g.mem_max = parsed(probe, &dir, "memory.max", first);
+    g.mem_high = setting(probe, &dir, "memory.high", first);
+    g.mem_max = setting(probe, &dir, "memory.max", first);
     if let Some([high, max, kills]) =
         table(probe, &dir, "memory.events", &["high", "max", "oom_kill"])
     {
@@ -321,8 +337,8 @@ fn read_v1(
     }
     if let Some(cpu) = &m.cpu {
         let dir = format!("{}/{rel}", cpu.dir);
-        g.quota_us = parsed(probe, &dir, "cpu.cfs_quota_us", parse_cfs_quota);
-        g.period_us = number(probe, &dir, "cpu.cfs_period_us").filter(|p| *p > 0);
+        g.quota_us = setting(probe, &dir, "cpu.cfs_quota_us", parse_cfs_quota);
+        g.period_us = setting(probe, &dir, "cpu.cfs_period_us", |l| dec(l)).filter(|p| *p > 0);
         let keys = ["nr_periods", "nr_throttled", "throttled_time"];
         if let Some([periods, throttled, ns]) = table(probe, &dir, "cpu.stat", &keys) {
             (g.nr_periods, g.nr_throttled) = (periods, throttled);
@@ -332,7 +348,9 @@ fn read_v1(
     if let Some(mem) = &m.memory {
         let dir = format!("{}/{rel}", mem.dir);
         g.mem_bytes = number(probe, &dir, "memory.usage_in_bytes");
-        g.mem_max = number(probe, &dir, "memory.limit_in_bytes").map(Limit::Value);
+        g.mem_max = setting(probe, &dir, "memory.limit_in_bytes", |l| {
+            dec(l).map(Limit::Value)
+        });
         g.max_events = number(probe, &dir, "memory.failcnt");
         // `oom_kill` since 4.13; older kernels have only oom_kill_disable and under_oom.
         let oom = ["oom_kill", "under_oom"];
@@ -347,11 +365,10 @@ fn read_v1(
 
 /// `None` when nothing at all could be read: the group is gone.
 fn known(g: CgroupSample) -> Option<CgroupSample> {
+    // Limits are left out: they come from the settings tier, read before the group vanished.
     let any = g.usage_us.is_some()
         || g.nr_periods.is_some()
-        || g.quota_us.is_some()
         || g.mem_bytes.is_some()
-        || g.mem_max.is_some()
         || g.pressure.is_some()
         || g.io.is_some();
     any.then_some(g)

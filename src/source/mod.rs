@@ -16,7 +16,7 @@
 //!   writes (an idle state's `disable`, cpufreq `scaling_min_freq`/`scaling_max_freq`, boost,
 //!   `no_turbo`, the `intel_pstate`/`amd_pstate` status, the cpuidle driver and governor, a
 //!   disk's scheduler, `nr_requests` and `rotational`, a NIC's queue list, RPS masks and
-//!   driver, an IRQ's effective affinity) are read again at least every
+//!   driver, an IRQ's effective affinity, a cgroup's CPU quota and memory limits) are read again at least every
 //!   `SETTINGS_REFRESH_SAMPLES` samples (10 s at the default interval), staggered, and every
 //!   sample when samples are `SETTINGS_EVERY_SAMPLE_GAP` or more apart. An IRQ's effective
 //!   affinity is also read again as soon as its `smp_affinity_list` changes;
@@ -79,6 +79,8 @@ pub(crate) struct Cache {
     pub(crate) possible: Option<Option<String>>,
     /// Settings tier: symlink targets (a NIC's driver).
     setting_links: TierMap<Option<String>>,
+    /// Settings tier, read quietly: a cgroup's limits (the group can vanish at any time).
+    quiet_settings: TierMap<Option<String>>,
     /// Threads `par_map` may use. `available_parallelism` reads five cgroup files each call.
     threads: Option<usize>,
 }

@@ -202,7 +202,16 @@ mod tests {
         assert_eq!(busy.load, 50.0);
         assert_eq!(
             texts(busy)[..8],
-            ["docker:3f4e5d6c7b8a", "50.0", "0.5", "80", "940M", "1.0G", "-", "-"]
+            [
+                "docker:3f4e5d6c7b8a",
+                "50.0",
+                "0.5",
+                "80",
+                "940M",
+                "1.0G",
+                "-",
+                "-"
+            ]
         );
         assert_eq!(texts(idle)[2..6], ["max", "0", "20M", "max"]);
         // At the rule's levels: 80% of periods and 400 ms/s is crit, 92% of the limit warn.
