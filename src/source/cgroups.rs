@@ -338,7 +338,7 @@ fn read_v1(
     if let Some(cpu) = &m.cpu {
         let dir = format!("{}/{rel}", cpu.dir);
         g.quota_us = setting(probe, &dir, "cpu.cfs_quota_us", parse_cfs_quota);
-        g.period_us = setting(probe, &dir, "cpu.cfs_period_us", |l| dec(l)).filter(|p| *p > 0);
+        g.period_us = setting(probe, &dir, "cpu.cfs_period_us", dec).filter(|p| *p > 0);
         let keys = ["nr_periods", "nr_throttled", "throttled_time"];
         if let Some([periods, throttled, ns]) = table(probe, &dir, "cpu.stat", &keys) {
             (g.nr_periods, g.nr_throttled) = (periods, throttled);
