@@ -6,6 +6,7 @@
 //! hysteresis (see `FindingTracker`). Every number a rule uses lives in `Thresholds`, whose
 //! defaults are the README's "Findings thresholds" table and which a config file can override.
 
+mod cgroups;
 pub mod culprits;
 mod disk;
 mod irq;
@@ -28,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Every rule id, in evaluation order. Ids are stable: scripts and configs key on them.
-pub const RULE_IDS: [&str; 20] = [
+pub const RULE_IDS: [&str; 22] = [
     "dirty.background",
     "dirty.throttled",
     "disk.stalled",
@@ -43,6 +44,9 @@ pub const RULE_IDS: [&str; 20] = [
     "ksoftirqd.busy",
     "irq.storm",
     "ipi.storm",
+    // `cgroups::IDS`, in its order.
+    "cgroup.throttled",
+    "cgroup.memory_high",
     // `pressure::IDS`, in its order (a test keeps the two lists equal).
     "memory.oom_kill",
     "memory.pressure",
@@ -113,7 +117,7 @@ pub fn evaluate(d: &Derived, t: &Thresholds, baseline: Option<&Baselines>) -> Ve
     if d.since_boot {
         return Vec::new();
     }
-    let rules: [Rule; 14] = [
+    let rules: [Rule; 16] = [
         |d, t, _| dirty_background(d, t),
         |d, t, _| dirty_throttled(d, t),
         |d, _, _| disk::stalled(d),
@@ -128,6 +132,8 @@ pub fn evaluate(d: &Derived, t: &Thresholds, baseline: Option<&Baselines>) -> Ve
         |d, t, _| ksoftirqd_busy(d, t),
         |d, t, b| irq::irq_storm(d, t, b.map(Baselines::irqs)),
         |d, t, _| irq::ipi_storm(d, t),
+        |d, t, _| cgroups::throttled(d, t),
+        |d, t, _| cgroups::memory_high(d, t),
     ];
     let mut out: Vec<Finding> = rules.iter().filter_map(|r| r(d, t, baseline)).collect();
     out.extend(pressure::evaluate(d, t));
@@ -468,6 +474,13 @@ mod tests {
         for id in &table {
             assert!(RULE_IDS.contains(id), "README lists {id}, which is no rule");
         }
+    }
+
+    #[test]
+    fn cgroup_ids_follow_ipi_storm() {
+        let at = RULE_IDS.iter().position(|id| *id == "ipi.storm");
+        let ids = at.map(|i| &RULE_IDS[i + 1..i + 1 + cgroups::IDS.len()]);
+        assert_eq!(ids, Some(&cgroups::IDS[..]));
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub const PANES: [Pane; 8] = [
 
 /// The top-level keys of the assessed JSON (`delta`, `dump --format json`), in output order.
 /// `host` and `findings` belong to no pane; the rest belong to exactly one.
-pub const JSON_KEYS: [&str; 15] = [
+pub const JSON_KEYS: [&str; 16] = [
     "host",
     "cpus",
     "policies",
@@ -46,6 +46,7 @@ pub const JSON_KEYS: [&str; 15] = [
     "memory",
     "pressure",
     "processes",
+    "cgroups",
     "findings",
 ];
 
@@ -116,7 +117,7 @@ impl Pane {
             Pane::Disks => &["disks"],
             Pane::Softirq => &["softirq_cpus", "irq_queues", "nics", "interrupts"],
             Pane::Pressure => &["memory", "pressure"],
-            Pane::Procs => &["processes"],
+            Pane::Procs => &["processes", "cgroups"],
         }
     }
 
@@ -191,10 +192,20 @@ mod tests {
         assert_eq!(keys_for("thp").ok(), Some(vec!["hugepages"]));
         assert_eq!(
             keys_for("mem").ok(),
-            Some(vec!["nodes", "hugepages", "dirty", "memory", "pressure"])
+            Some(vec![
+                "nodes",
+                "hugepages",
+                "dirty",
+                "memory",
+                "pressure",
+                "cgroups"
+            ])
         );
         assert_eq!(keys_for("memory").ok(), Some(vec!["memory"]));
-        assert_eq!(keys_for("psi").ok(), Some(vec!["memory", "pressure"]));
+        assert_eq!(
+            keys_for("psi").ok(),
+            Some(vec!["memory", "pressure", "cgroups"])
+        );
         assert_eq!(keys_for("irq_queues").ok(), Some(vec!["irq_queues"]));
         let e = keys_for("bogus")
             .err()

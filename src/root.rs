@@ -321,6 +321,23 @@ impl Root {
         names
     }
 
+    /// The subdirectories of a directory (by the entry's type, symlinks not followed), sorted;
+    /// empty when it is missing. One `getdents` walk, no `stat` per entry: a cgroup directory
+    /// holds dozens of control files beside its few child groups.
+    pub fn subdirs(&self, rel: &str) -> Vec<String> {
+        let Ok(rd) = fs::read_dir(self.path(rel)) else {
+            return Vec::new();
+        };
+        let mut dirs: Vec<String> = rd
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect();
+        dirs.sort();
+        self.note(|t| t.listed(rel, &dirs));
+        dirs
+    }
+
     /// `list_dir` that also records the directory and its subdirectories: readers count
     /// entries they never read from (a NIC's `tx-N` queues), so a capture recreates them.
     fn list_dir_traced(&self, rel: &str, rd: fs::ReadDir) -> Vec<String> {

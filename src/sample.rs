@@ -4,10 +4,12 @@
 //! samples can be re-derived later by any perftop version. Unknown is `None` (skipped in JSON),
 //! never 0. Lists are sorted by their kernel id so derive can pair prev/cur by id.
 
+mod cgroups;
 mod interrupts;
 mod processes;
 mod zone;
 
+pub use cgroups::{CgroupIo, CgroupPressure, CgroupSample, CgroupVersion, Cgroups, Limit};
 pub use interrupts::{ArchRow, Interrupts, IrqLine};
 pub use processes::{Processes, Task, TaskCounters};
 pub use zone::Zone;
@@ -57,6 +59,9 @@ pub struct Sample {
     /// before perftop read processes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub processes: Option<Processes>,
+    /// Control groups (`None` in recordings made before perftop read them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroups: Option<Cgroups>,
     /// Files that exist but could not be read or parsed (missing optional files are not listed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<Problem>,

@@ -285,3 +285,91 @@ fn huge_tables_are_cut_and_listed() {
     // Debug build on a shared machine; before the budgets this took tens of seconds.
     assert!(took < Duration::from_secs(30), "{took:?}");
 }
+
+/// Every cgroup file a sample reads, garbled (random bytes, or text in no kernel format) or
+/// replaced by a FIFO, is listed; a truncated one costs nothing but its values. A group
+/// removed between listing and reading (a container stopped) is silently gone, and one with
+/// some files gone mid-read keeps what was read; never a panic, never a stalled sample.
+#[test]
+fn cgroup_files_garbled_truncated_fifo_or_removed_mid_read() {
+    for name in ["cgroups/v2/t1", "cgroups/v1/t1"] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        support::copy_tree(&fixture(name), dir.path());
+        let files: Vec<String> = files_read(dir.path())
+            .into_iter()
+            .filter(|f| f.starts_with("sys/fs/cgroup") || f.ends_with("mountinfo"))
+            .collect();
+        assert!(
+            files.len() > 20,
+            "{name}: only {} cgroup files read",
+            files.len()
+        );
+        let mut silent = Vec::new();
+        for rel in &files {
+            let path = dir.path().join(rel);
+            let original = fs::read(&path).expect("read");
+            for (what, bytes) in [("random", RANDOM), ("text", &b"garbage here\n"[..])] {
+                fs::write(&path, bytes).expect("write");
+                let s = Reader::new(Root::new(dir.path())).sample();
+                if !s.problems.iter().any(|p| &p.path == rel) {
+                    silent.push(format!("{name}: {what} {rel}"));
+                }
+            }
+            let cut = &original[..original.len() / 2];
+            fs::write(&path, cut).expect("write");
+            let _ = Reader::new(Root::new(dir.path())).sample();
+            fs::remove_file(&path).expect("rm");
+            mkfifo(&path);
+            let s = sample_within(dir.path(), Duration::from_secs(20))
+                .unwrap_or_else(|| panic!("{name}: a FIFO at {rel} blocks the sample"));
+            assert!(
+                s.problems.iter().any(|p| &p.path == rel),
+                "{name}: FIFO at {rel} not listed"
+            );
+            fs::remove_file(&path).expect("rm fifo");
+            fs::write(&path, original).expect("restore");
+        }
+        assert!(silent.is_empty(), "not listed:\n{}", silent.join("\n"));
+    }
+
+    // Removed mid-read: the reader listed the groups, then one is gone and another lost its
+    // memory files.
+    let dir = tempfile::tempdir().expect("tempdir");
+    support::copy_tree(&fixture("cgroups/v2/t1"), dir.path());
+    let mut r = Reader::new(Root::new(dir.path()));
+    let names = |s: &Sample| -> Vec<String> {
+        let c = s.cgroups.as_ref().expect("cgroups");
+        c.groups.iter().map(|g| g.path.clone()).collect()
+    };
+    let before = names(&r.sample());
+    let cg = dir.path().join("sys/fs/cgroup/system.slice");
+    fs::remove_dir_all(cg.join("new.service")).expect("rm group");
+    for f in [
+        "memory.current",
+        "memory.max",
+        "memory.events",
+        "memory.stat",
+    ] {
+        let _ = fs::remove_file(cg.join("nginx.service").join(f));
+    }
+    let s = r.sample();
+    assert!(
+        s.problems.iter().all(|p| !p.path.contains("cgroup")),
+        "{:?}",
+        s.problems
+    );
+    let after = names(&s);
+    assert_eq!(after.len() + 1, before.len());
+    assert!(!after.iter().any(|p| p.ends_with("new.service")));
+    let c = s.cgroups.as_ref().expect("cgroups");
+    let nginx = c.groups.iter().find(|g| g.path.ends_with("nginx.service"));
+    let nginx = nginx.expect("nginx kept");
+    // Its limit is a setting, read again within ten samples: as last read until then.
+    assert_eq!(nginx.mem_bytes, None);
+    assert_eq!(nginx.mem_max, Some(perftop::sample::Limit::Value(1 << 30)));
+    assert!(nginx.usage_us.is_some());
+    // Back again: listed at once (a vanished group makes the reader list again).
+    fs::create_dir(cg.join("new.service")).expect("mkdir");
+    fs::write(cg.join("new.service/cpu.stat"), "usage_usec 5\n").expect("write");
+    assert_eq!(names(&r.sample()).len(), before.len());
+}

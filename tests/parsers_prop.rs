@@ -5,8 +5,12 @@
 
 use perftop::assess::assess;
 use perftop::cpulist::CpuList;
+use perftop::derive::cgroups::display_name;
 use perftop::findings::Thresholds;
 use perftop::root::Root;
+use perftop::source::cgroups::{
+    key_values, parse_cfs_quota, parse_cpu_max, parse_io_stat, parse_limit, parse_mountinfo,
+};
 use perftop::source::disk::parse_line;
 use perftop::source::interrupts::parse_interrupts;
 use perftop::source::net::{parse_softirqs, parse_softnet};
@@ -156,6 +160,50 @@ proptest! {
     }
 
     #[test]
+    fn cgroup_mountinfo(text in input("cgroups/v1/t1/proc/self/mountinfo")) {
+        let m = parse_mountinfo(&text);
+        for mount in [m.v2, m.cpu, m.cpuacct, m.memory].into_iter().flatten() {
+            prop_assert!(!mount.dir.starts_with('/'), "{}", mount.dir);
+        }
+    }
+
+    #[test]
+    fn cgroup_tables(text in input("cgroups/v2/t1/sys/fs/cgroup/system.slice/cpu.stat")) {
+        let [usage, periods] = key_values(&text, &["usage_usec", "nr_periods"]);
+        // A value is only ever what a `key value` line of the text says.
+        for (k, v) in [("usage_usec", usage), ("nr_periods", periods)] {
+            if let Some(v) = v {
+                let line = format!("{k} {v}");
+                prop_assert!(text.lines().any(|l| l.split_ascii_whitespace().collect::<Vec<_>>().join(" ") == line));
+            }
+        }
+        let _ = parse_limit(text.trim());
+        let _ = parse_cfs_quota(&text);
+        if let Some((_, period)) = parse_cpu_max(&text) {
+            prop_assert!(period > 0);
+        }
+    }
+
+    #[test]
+    fn cgroup_io_stat(text in input("cgroups/v2/t1/sys/fs/cgroup/system.slice/docker-3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00998877665544332211.scope/io.stat")) {
+        if let Some(io) = parse_io_stat(&text) {
+            // Summed with saturation: never below one device's count (no wrap).
+            let most = text
+                .split_ascii_whitespace()
+                .filter_map(|w| w.strip_prefix("rbytes=")?.parse::<u64>().ok())
+                .max()
+                .unwrap_or(0);
+            prop_assert!(io.rbytes >= most);
+        }
+    }
+
+    #[test]
+    fn cgroup_names(path in prop_oneof![any::<String>(), soup(), "(/[a-z0-9_.:-]{0,70}){0,6}"]) {
+        let n = display_name(&path);
+        prop_assert!(!n.is_empty());
+    }
+
+    #[test]
     fn cpu_lists(s in prop_oneof![any::<String>(), "[0-9,\\- \n]{0,24}", soup()]) {
         if let Some(l) = CpuList::parse(&s) {
             prop_assert!(l.ids().windows(2).all(|w| w[0] < w[1]));
@@ -179,6 +227,7 @@ const INTEL: &str = "intel-pstate/t1";
 const ACPI: &str = "acpi-shared/t1";
 const NUMA: &str = "numa-2node-memless/t1";
 const WRAP: &str = "wrap/t1";
+const CG2: &str = "cgroups/v2/t1";
 
 /// Files a `Reader` looks at, and the fixture each one's real content is taken from.
 const FILES: &[(&str, &str)] = &[
@@ -241,6 +290,21 @@ const FILES: &[(&str, &str)] = &[
     ("sys/block/sda/inflight", ACPI),
     ("sys/block/dm-0/dm/name", ACPI),
     ("sys/class/net/eth0/queues/rx-0/rps_cpus", WRAP),
+    ("proc/self/mountinfo", CG2),
+    ("sys/fs/cgroup/cgroup.controllers", CG2),
+    ("sys/fs/cgroup/system.slice/cpu.stat", CG2),
+    ("sys/fs/cgroup/system.slice/cpu.max", CG2),
+    ("sys/fs/cgroup/system.slice/memory.current", CG2),
+    ("sys/fs/cgroup/system.slice/memory.max", CG2),
+    ("sys/fs/cgroup/system.slice/memory.events", CG2),
+    ("sys/fs/cgroup/system.slice/memory.pressure", CG2),
+    ("sys/fs/cgroup/system.slice/io.stat", CG2),
+    ("sys/fs/cgroup/system.slice/nginx.service/memory.stat", CG2),
+    (
+        "sys/fs/cgroup/system.slice/nginx.service/memory.current",
+        CG2,
+    ),
+    ("sys/fs/cgroup/system.slice/nginx.service/memory.max", CG2),
 ];
 
 /// What one file of the random root holds.

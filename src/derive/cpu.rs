@@ -389,5 +389,8 @@ pub fn derive_host(
             .iter()
             .map(|p| format!("{}: {}", p.path, p.what))
             .collect(),
+        cgroup_version: None,
+        cgroups_unknown: None,
+        cgroups_left_out: None,
     }
 }

@@ -4,6 +4,7 @@
 //! so in `since_boot`. Counter wraps and resets never give negative or huge rates; a zero or
 //! negative interval gives null rates. The serialized form is the `perftop delta` JSON contract.
 
+pub mod cgroups;
 pub mod cpu;
 pub mod disk;
 pub mod irq;
@@ -16,6 +17,7 @@ use crate::sample::Sample;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+pub use cgroups::CgroupMetrics;
 pub use cpu::{CpuMetrics, PolicyMetrics, StateMetrics};
 pub use disk::DiskMetrics;
 pub use irq::{InterruptMetrics, IrqCpuMetrics, IrqKind, IrqLineMetrics, IrqType};
@@ -52,6 +54,8 @@ pub struct Derived {
     /// `processes::JSON_TOP`).
     #[serde(serialize_with = "processes::top_json")]
     pub processes: Vec<ProcessMetrics>,
+    /// Control groups: CPU, throttling, memory, PSI and I/O per group, in path order.
+    pub cgroups: Vec<CgroupMetrics>,
 }
 
 /// The load averages as the decimals the kernel wrote (`2.7`, not `2.700000047683716`): the
@@ -97,6 +101,12 @@ pub struct HostMetrics {
     pub vm_hints: Vec<String>,
     /// What could not be read in the current sample ("path: reason").
     pub problems: Vec<String>,
+    /// `v1` or `v2`: the cgroup hierarchy the `cgroups` numbers come from.
+    pub cgroup_version: Option<String>,
+    /// Why there are no `cgroups` at all (null when the hierarchy was read).
+    pub cgroups_unknown: Option<String>,
+    /// Groups in the scanned set left out of `cgroups` (more than perftop reads per sample).
+    pub cgroups_left_out: Option<u32>,
 }
 
 /// Shortest interval rates are computed over (see `Interval::between`).
@@ -181,6 +191,17 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
     host.nodes = cur.nodes.len();
     let (processes, tasks) = processes::derive_processes(iv, prev, cur);
     host.tasks = tasks;
+    host.cgroup_version = cur
+        .cgroups
+        .as_ref()
+        .and_then(|c| c.version)
+        .map(|v| v.as_str().to_string());
+    host.cgroups_unknown = cgroups::unknown(cur).map(str::to_string);
+    host.cgroups_left_out = cur
+        .cgroups
+        .as_ref()
+        .filter(|c| c.version.is_some())
+        .map(|c| c.left_out);
     let interrupts = irq::derive_interrupts(iv, prev, cur, &host);
     Derived {
         interval_s: iv.secs,
@@ -197,6 +218,7 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
         interrupts,
         pressure: pressure::derive_pressure(iv, prev, cur),
         processes,
+        cgroups: cgroups::derive_cgroups(iv, prev, cur),
         cpus,
         policies,
     }

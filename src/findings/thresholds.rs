@@ -103,6 +103,17 @@ pub struct Thresholds {
     pub cpu_psi_some_pct: f64,
     /// io.pressure: PSI io `full` share (%).
     pub io_psi_full_pct: f64,
+    /// cgroup.throttled: share of a group's CPU-quota periods in the interval that were
+    /// throttled (%) ...
+    pub cgroup_throttled_pct: f64,
+    /// ... and time throttled, ms per second ...
+    pub cgroup_throttled_ms_per_s: f64,
+    /// ... crit at or above this share of periods (%).
+    pub cgroup_throttled_pct_crit: f64,
+    /// cgroup.memory_high: a group's memory (less inactive page cache, when read) as % of its
+    /// memory.max / v1 limit; at or above memory.high always holds. Crit when memory.events
+    /// high/max (v1 failcnt) grew while it held, or on an OOM kill in the group.
+    pub cgroup_memory_max_pct: f64,
     /// memory.oom_kill: seconds a kill stays on the strip after the last one.
     pub oom_kill_hold_s: f64,
     /// Strip: consecutive samples a finding must hold before it is raised.
@@ -161,6 +172,10 @@ impl Default for Thresholds {
             swapping_pages_per_s: 256.0,
             cpu_psi_some_pct: 50.0,
             io_psi_full_pct: 20.0,
+            cgroup_throttled_pct: 10.0,
+            cgroup_throttled_ms_per_s: 50.0,
+            cgroup_throttled_pct_crit: 50.0,
+            cgroup_memory_max_pct: 90.0,
             oom_kill_hold_s: 60.0,
             raise_after: 3,
             clear_after: 3,
@@ -237,6 +252,9 @@ impl Thresholds {
             &mut t.swapping_pages_per_s,
             &mut t.cpu_psi_some_pct,
             &mut t.io_psi_full_pct,
+            &mut t.cgroup_throttled_pct,
+            &mut t.cgroup_throttled_ms_per_s,
+            &mut t.cgroup_memory_max_pct,
         ] {
             *v *= k;
         }

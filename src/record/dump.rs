@@ -105,6 +105,7 @@ impl Serialize for JsonPanes<'_> {
                 "processes" => {
                     m.serialize_entry(key, &crate::derive::processes::Top(&d.processes))?
                 }
+                "cgroups" => m.serialize_entry(key, &d.cgroups)?,
                 "findings" => m.serialize_entry(key, &d.findings)?,
                 _ => {}
             }

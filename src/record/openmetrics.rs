@@ -66,8 +66,15 @@ impl OpenMetrics {
 
 /// Integer fields that identify an array element (become labels, not gauges).
 const ID_FIELDS: [&str; 4] = ["cpu", "node", "irq", "size_kb"];
-/// String fields that change every interval and would make a new series each time.
-const NOT_LABELS: [&str; 2] = ["message", "dir"];
+/// String fields that change every interval and would make a new series each time, and
+/// limits that are a number or `"max"` (no limit: no gauge, and no label either).
+const NOT_LABELS: [&str; 5] = [
+    "message",
+    "dir",
+    "cpu_quota_cpus",
+    "mem_high_kb",
+    "mem_max_kb",
+];
 
 fn sanitize(s: &str) -> String {
     let mut o: String = s

@@ -16,13 +16,17 @@
 //!   writes (an idle state's `disable`, cpufreq `scaling_min_freq`/`scaling_max_freq`, boost,
 //!   `no_turbo`, the `intel_pstate`/`amd_pstate` status, the cpuidle driver and governor, a
 //!   disk's scheduler, `nr_requests` and `rotational`, a NIC's queue list, RPS masks and
-//!   driver, an IRQ's effective affinity) are read again at least every
+//!   driver, an IRQ's effective affinity, a cgroup's CPU quota and memory limits) are read again at least every
 //!   `SETTINGS_REFRESH_SAMPLES` samples (10 s at the default interval), staggered, and every
 //!   sample when samples are `SETTINGS_EVERY_SAMPLE_GAP` or more apart. An IRQ's effective
 //!   affinity is also read again as soon as its `smp_affinity_list` changes;
+//! - which control groups exist (a walk of the cgroup hierarchies, `source::cgroups`) is listed
+//!   again every `cgroups::RELIST_SAMPLES` samples, and on the next sample as soon as a listed
+//!   group is gone; the hierarchies' mount points with the static files;
 //! - everything a tweak or the kernel changes at run time (governor, EPP, current frequency,
 //!   sysctls, THP, huge page pools, IRQ affinity, counters, gauges) is read every sample.
 
+pub mod cgroups;
 pub mod cpu;
 pub mod disk;
 pub mod host;
@@ -76,6 +80,8 @@ pub(crate) struct Cache {
     pub(crate) possible: Option<Option<String>>,
     /// Settings tier: symlink targets (a NIC's driver).
     setting_links: TierMap<Option<String>>,
+    /// Settings tier, read quietly: a cgroup's limits (the group can vanish at any time).
+    quiet_settings: TierMap<Option<String>>,
     /// Threads `par_map` may use. `available_parallelism` reads five cgroup files each call.
     threads: Option<usize>,
 }
@@ -91,6 +97,7 @@ pub struct Reader {
     /// The page size, learnt from the first sample and fixed for the session (see `pagesize`).
     page: Option<(u64, PageKbFrom)>,
     procs: processes::ProcState,
+    cgroups: cgroups::CgroupCache,
 }
 
 impl Reader {
@@ -104,6 +111,7 @@ impl Reader {
             zones: zoneinfo::ZoneCache::default(),
             page: None,
             procs: processes::ProcState::default(),
+            cgroups: cgroups::CgroupCache::default(),
         }
     }
 
@@ -119,6 +127,7 @@ impl Reader {
             self.kthread_pids = None;
             self.zones.forget();
             self.procs.forget();
+            self.cgroups.forget();
         }
         self.samples_read = self.samples_read.wrapping_add(1);
         probe.tier.sample_no += 1;
@@ -165,6 +174,8 @@ impl Reader {
             time.wall_ms,
             time.uptime_s,
         ));
+        let mem_total = memory.meminfo.mem_total;
+        let cgroups = Some(cgroups::read_cgroups(probe, &mut self.cgroups, mem_total));
         Sample {
             version: SAMPLE_VERSION,
             time,
@@ -176,6 +187,7 @@ impl Reader {
             net,
             pressure,
             processes,
+            cgroups,
             problems: std::mem::take(&mut probe.problems),
         }
     }

@@ -168,6 +168,28 @@ impl Levels<'_> {
         (level(some, some_at, never), full)
     }
 
+    /// cgroup.throttled: a group's throttled share of periods (%), coloured only when its
+    /// throttled time also reaches the rule's level.
+    pub fn cgroup_throttled(&self, pct: Option<f64>, ms_per_s: Option<f64>) -> Level {
+        let t = self.t;
+        match ms_per_s {
+            Some(ms) if ms >= t.cgroup_throttled_ms_per_s => {
+                level(pct, t.cgroup_throttled_pct, t.cgroup_throttled_pct_crit)
+            }
+            _ if pct.is_some() => Level::Text,
+            _ => Level::Dim,
+        }
+    }
+
+    /// cgroup.memory_high: a group's memory as % of its lowest limit (crit is the rule's
+    /// events, which a gauge does not show).
+    pub fn cgroup_memory(&self, pct_of_limit: Option<f64>) -> Level {
+        match pct_of_limit {
+            None => Level::Text,
+            v => level(v, self.t.cgroup_memory_max_pct, f64::INFINITY),
+        }
+    }
+
     /// memory.swapping: pages swapped in + out per second.
     pub fn swapping(&self, pages_per_s: Option<f64>) -> Level {
         level(pages_per_s, self.t.swapping_pages_per_s, f64::INFINITY)

@@ -2,6 +2,7 @@
 //! interval, with levels from the findings' thresholds. The text report and the screen lay it
 //! out; the list of panes itself is `crate::pane`.
 
+pub mod cgroups;
 pub mod cpu;
 pub mod dirty;
 pub mod disks;

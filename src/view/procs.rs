@@ -146,7 +146,10 @@ fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
         return out;
     };
     out.push(Block::Table(table(d, x)));
+    // The cgroups behind the processes: their CPU against quota, memory against limits.
+    out.extend(super::cgroups::table(d, x));
     if x.detail {
+        out.extend(super::cgroups::notes(d));
         out.push(Block::Line(vec![cell(
             format!(
                 "  {} tasks: {} running, {} blocked (D), {} zombie, {} kernel threads; {} threads",

@@ -10,6 +10,7 @@
 mod support;
 
 mod binary;
+mod cgroups;
 mod cpu;
 mod dirty;
 mod disks;

@@ -217,6 +217,26 @@ impl Probe {
         Ok(self.buf.text())
     }
 
+    /// `quiet_text` of a table that may be empty (a cgroup's `io.stat` before its first I/O):
+    /// empty is an empty text, not damage.
+    pub fn quiet_table(&mut self, dir: &str, name: &str) -> Option<Cow<'_, str>> {
+        match self.root.read_into(dir, name, &mut self.buf) {
+            Ok(false) if self.buf.bytes().is_empty() => Some(Cow::Borrowed("")),
+            Ok(false) => match damage(self.buf.bytes()) {
+                None => Some(self.buf.text()),
+                Some(what) => {
+                    self.note(&join(dir, name), what);
+                    None
+                }
+            },
+            Err(e @ (ReadError::NotAFile | ReadError::Special)) => {
+                self.note(&join(dir, name), e.to_string());
+                None
+            }
+            _ => None,
+        }
+    }
+
     /// First line, trimmed, non-empty.
     pub fn line(&mut self, rel: &str) -> Option<String> {
         self.line_in(rel, "")

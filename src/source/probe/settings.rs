@@ -154,6 +154,22 @@ impl Probe {
         v
     }
 
+    /// First line of a settings-tier file `dir/name` that can vanish with its directory (a
+    /// cgroup's limits), read as `Probe::quiet_text` reads: gone is unknown, not a problem.
+    pub fn quiet_setting(&mut self, dir: &str, name: &str) -> Option<String> {
+        let key = join(dir, name);
+        let mut slot = take_slot(&mut self.cache.quiet_settings, &key);
+        let tier = self.tier;
+        let line = tier
+            .get(&mut slot, spread_of(&key), || {
+                let text = self.quiet_text(dir, name)?;
+                first_line(&text).map(str::to_string)
+            })
+            .clone();
+        put_slot(&mut self.cache.quiet_settings, &key, slot);
+        line
+    }
+
     /// `u64` of a settings-tier file; garbled is noted every sample.
     pub fn setting_u64(&mut self, rel: &str) -> Option<u64> {
         let line = self.setting_line(rel)?;
