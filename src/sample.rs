@@ -4,9 +4,11 @@
 //! samples can be re-derived later by any perftop version. Unknown is `None` (skipped in JSON),
 //! never 0. Lists are sorted by their kernel id so derive can pair prev/cur by id.
 
+mod filesystems;
 mod interrupts;
 mod zone;
 
+pub use filesystems::{Filesystem, Filesystems, ReadAt, Sensor, Temperatures};
 pub use interrupts::{ArchRow, Interrupts, IrqLine};
 pub use zone::Zone;
 
@@ -51,6 +53,12 @@ pub struct Sample {
     /// said so), `Some` with no resources where the kernel has none (PSI not enabled).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pressure: Option<Pressure>,
+    /// Filesystem space and temperatures from the sysinfo thread: live root only (`None` for a
+    /// fixture root and in older recordings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filesystems: Option<Filesystems>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperatures: Option<Temperatures>,
     /// Files that exist but could not be read or parsed (missing optional files are not listed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<Problem>,

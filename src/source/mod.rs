@@ -25,6 +25,7 @@
 
 pub mod cpu;
 pub mod disk;
+pub mod filesystems;
 pub mod host;
 pub mod interrupts;
 pub mod kthreads;
@@ -89,18 +90,24 @@ pub struct Reader {
     zones: zoneinfo::ZoneCache,
     /// The page size, learnt from the first sample and fixed for the session (see `pagesize`).
     page: Option<(u64, PageKbFrom)>,
+    /// Filesystems and temperatures, read on their own thread (live root only).
+    feed: Option<filesystems::Feed>,
 }
 
 impl Reader {
     pub fn new(root: Root) -> Reader {
         Reader {
-            probe: Probe::new(root),
             samples_read: 0,
             last_sample: None,
             kthread_pids: None,
             cpuinfo: None,
             zones: zoneinfo::ZoneCache::default(),
             page: None,
+            // Started with the reader, so its first read overlaps the first sample's.
+            feed: root
+                .is_live()
+                .then(|| filesystems::Feed::start(filesystems::PERIOD)),
+            probe: Probe::new(root),
         }
     }
 
@@ -155,6 +162,16 @@ impl Reader {
         let disks = disk::read_disks(probe);
         let net = net::read_net(probe, cpu.online.as_ref());
         let pressure = Some(pressure::read_pressure(probe));
+        let (filesystems, temperatures) = match &mut self.feed {
+            Some(feed) => {
+                if let Some(why) = feed.failed() {
+                    probe.note("sysinfo", why.to_string());
+                }
+                let (f, t) = feed.latest();
+                (Some(f), Some(t))
+            }
+            None => (None, None),
+        };
         Sample {
             version: SAMPLE_VERSION,
             time,
@@ -165,6 +182,8 @@ impl Reader {
             disks,
             net,
             pressure,
+            filesystems,
+            temperatures,
             problems: std::mem::take(&mut probe.problems),
         }
     }
