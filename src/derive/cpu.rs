@@ -388,5 +388,7 @@ pub fn derive_host(
             .iter()
             .map(|p| format!("{}: {}", p.path, p.what))
             .collect(),
+        // Filled by `derive` from the sysinfo thread's reads.
+        ..HostMetrics::default()
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod cpu;
 pub mod disk;
+pub mod filesystems;
 pub mod irq;
 pub mod memory;
 pub mod net;
@@ -17,6 +18,7 @@ use std::collections::BTreeMap;
 
 pub use cpu::{CpuMetrics, PolicyMetrics, StateMetrics};
 pub use disk::DiskMetrics;
+pub use filesystems::{FsMetrics, TempMetrics};
 pub use irq::{InterruptMetrics, IrqCpuMetrics, IrqKind, IrqLineMetrics, IrqType};
 pub use memory::{DirtyMetrics, HugePageMetrics, MemoryMetrics, NodeMetrics};
 pub use net::{IrqQueueMetrics, NicMetrics, SoftirqCpuMetrics};
@@ -46,6 +48,11 @@ pub struct Derived {
     pub interrupts: InterruptMetrics,
     /// PSI: the share of the interval tasks stalled on cpu, memory, io and irq.
     pub pressure: PressureMetrics,
+    /// Mounted filesystems' space (live host only; `host.filesystems_unknown` says why none or
+    /// why old).
+    pub filesystems: Vec<FsMetrics>,
+    /// hwmon temperature sensors (live host only); the CPU headline shows the hottest CPU one.
+    pub temperatures: Vec<TempMetrics>,
 }
 
 /// The load averages as the decimals the kernel wrote (`2.7`, not `2.700000047683716`): the
@@ -89,6 +96,16 @@ pub struct HostMetrics {
     pub vm_hints: Vec<String>,
     /// What could not be read in the current sample ("path: reason").
     pub problems: Vec<String>,
+    /// Why `filesystems` is empty or old: a `--root` fixture, a first read under way, a mount
+    /// that is not answering. Absent when the list is a fresh read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filesystems_unknown: Option<String>,
+    /// The hottest CPU or package sensor of a fresh read, °C, and its label.
+    pub temperature_c: Option<f64>,
+    pub temperature_sensor: Option<String>,
+    /// Why `temperature_c` is unknown (no sensor: most VMs; a fixture; a stale read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature_unknown: Option<String>,
 }
 
 /// Shortest interval rates are computed over (see `Interval::between`).
@@ -172,6 +189,11 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
     let mut host = cpu::derive_host(iv, prev, cur, &cpus, &policies);
     host.nodes = cur.nodes.len();
     let interrupts = irq::derive_interrupts(iv, prev, cur, &host);
+    let (filesystems, fs_unknown) = filesystems::derive_filesystems(cur);
+    let (temperatures, hottest) = filesystems::derive_temperatures(cur);
+    host.filesystems_unknown = fs_unknown;
+    (host.temperature_sensor, host.temperature_c) = hottest.sensor.unzip();
+    host.temperature_unknown = hottest.unknown;
     Derived {
         interval_s: iv.secs,
         since_boot: iv.since_boot,
@@ -186,6 +208,8 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
         nics: net::derive_nics(iv, prev, cur),
         interrupts,
         pressure: pressure::derive_pressure(iv, prev, cur),
+        filesystems,
+        temperatures,
         cpus,
         policies,
     }

@@ -102,6 +102,8 @@ impl Serialize for JsonPanes<'_> {
                 "interrupts" => m.serialize_entry(key, &d.interrupts)?,
                 "memory" => m.serialize_entry(key, &d.memory)?,
                 "pressure" => m.serialize_entry(key, &d.pressure)?,
+                "temperatures" => m.serialize_entry(key, &d.temperatures)?,
+                "filesystems" => m.serialize_entry(key, &d.filesystems)?,
                 "findings" => m.serialize_entry(key, &d.findings)?,
                 _ => {}
             }
