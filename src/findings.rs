@@ -7,6 +7,7 @@
 //! defaults are the README's "Findings thresholds" table and which a config file can override.
 
 mod disk;
+mod filesystems;
 mod irq;
 mod memory;
 mod pressure;
@@ -27,11 +28,12 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Every rule id, in evaluation order. Ids are stable: scripts and configs key on them.
-pub const RULE_IDS: [&str; 20] = [
+pub const RULE_IDS: [&str; 21] = [
     "dirty.background",
     "dirty.throttled",
     "disk.stalled",
     "disk.saturated",
+    "fs.full",
     "softirq.hotspot",
     "net.drops",
     "numa.misses",
@@ -108,11 +110,12 @@ pub fn evaluate(d: &Derived, t: &Thresholds, baseline: Option<&Baselines>) -> Ve
     if d.since_boot {
         return Vec::new();
     }
-    let rules: [Rule; 14] = [
+    let rules: [Rule; 15] = [
         |d, t, _| dirty_background(d, t),
         |d, t, _| dirty_throttled(d, t),
         |d, _, _| disk::stalled(d),
         disk::saturated,
+        |d, t, _| filesystems::full(d, t),
         |d, t, _| softirq_hotspot(d, t),
         |d, t, _| net_drops(d, t),
         |d, t, _| memory::numa_misses(d, t),

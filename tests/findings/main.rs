@@ -13,6 +13,7 @@ mod binary;
 mod cpu;
 mod dirty;
 mod disks;
+mod filesystems;
 mod irq;
 mod memory;
 mod net;
