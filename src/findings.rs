@@ -15,6 +15,7 @@ mod thresholds;
 mod tracker;
 
 pub use disk::disk_await;
+pub use filesystems::{fs_low_avail, fs_watched};
 pub use irq::{BaselineFrom, IrqBaselines};
 pub use thresholds::Thresholds;
 pub use tracker::{

@@ -24,21 +24,29 @@ fn bytes(b: u64) -> String {
     kb(Some(b / 1024))
 }
 
+/// Whether `fs.full` judges this filesystem at all. Read-only: nothing can fill it (a squashfs
+/// image, a ro bind). Tiny: a firmware partition or a 5 MB /run/lock is full by design or
+/// never written in an incident.
+pub fn fs_watched(f: &FsMetrics, t: &Thresholds) -> bool {
+    !f.read_only && f.size_bytes as f64 >= t.fs_min_size_mib * MIB
+}
+
+/// The free-space leg: under `fs_full_avail_gib` available where that floor is at most a
+/// tenth of the filesystem (1 GiB free of a 2 GiB /boot is half empty).
+pub fn fs_low_avail(f: &FsMetrics, t: &Thresholds) -> bool {
+    (f.avail_bytes as f64) < t.fs_full_avail_gib * GIB
+        && f.size_bytes as f64 >= t.fs_full_avail_min_size_gib * GIB
+}
+
 /// The worst of one filesystem's legs: (severity, how full in %, message).
 fn judge(f: &FsMetrics, t: &Thresholds) -> Option<(Severity, f64, String)> {
-    let size = f.size_bytes as f64;
-    // Read-only: nothing can fill it (a squashfs image, a snap, a ro bind). Tiny: a firmware
-    // partition or a 5 MB /run/lock is full by design or never written in an incident.
-    if f.read_only || size < t.fs_min_size_mib * MIB {
+    if !fs_watched(f, t) {
         return None;
     }
     let mount = short(&f.mount);
     let mut legs: Vec<(Severity, f64, String)> = Vec::new();
     if let Some(pct) = f.used_pct {
-        // Free space below the floor counts only where that floor is at most a tenth of the
-        // filesystem: 1 GiB free of a 2 GiB /boot is half empty.
-        let low_avail = (f.avail_bytes as f64) < t.fs_full_avail_gib * GIB
-            && size >= t.fs_full_avail_min_size_gib * GIB;
+        let low_avail = fs_low_avail(f, t);
         let sev = if pct >= t.fs_full_pct_crit || f.avail_bytes == 0 {
             Some(Severity::Crit)
         } else if pct >= t.fs_full_pct || low_avail {
