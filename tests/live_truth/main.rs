@@ -19,6 +19,7 @@ mod support;
 mod cpu;
 mod dirty;
 mod disk;
+mod filesystems;
 mod frozen;
 mod hugepages;
 mod irq;

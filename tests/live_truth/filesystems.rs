@@ -1,0 +1,182 @@
+//! Filesystem space against df: a 64 MiB ext4 image perftop has never seen, loop-mounted and
+//! filled to ~97%, must show df's size, used and available and raise `fs.full` naming it; the
+//! root filesystem must match `df -B1 /` within 1%.
+
+use super::live::{self, f, sh, Recording, Table};
+use super::*;
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// A loop-mounted ext4 image in /var/tmp, unmounted (and its loop device detached) on drop.
+struct SmallFs {
+    dir: tempfile::TempDir,
+    mnt: PathBuf,
+    loopdev: Option<String>,
+    mounted: bool,
+}
+
+impl SmallFs {
+    fn new(mb: u64) -> Result<SmallFs, String> {
+        // A short path: the finding's message keeps mount points up to 36 characters whole.
+        let dir = tempfile::Builder::new()
+            .prefix("perftop-fs-")
+            .tempdir_in("/var/tmp")
+            .map_err(|e| format!("tempdir in /var/tmp: {e}"))?;
+        let mut g = SmallFs {
+            mnt: dir.path().join("m"),
+            dir,
+            loopdev: None,
+            mounted: false,
+        };
+        let img = g.dir.path().join("fs.img").to_string_lossy().into_owned();
+        sh(&["truncate", "-s", &format!("{mb}M"), &img])?;
+        // The default 5% root reserve stays: used + avail < size, as on a real ext4, so the
+        // check sees df's "used" (size − f_bfree), not size − avail.
+        sh(&["mkfs.ext4", "-q", "-F", &img])?;
+        g.loopdev = Some(sh(&["losetup", "-f", "--show", &img])?);
+        std::fs::create_dir(&g.mnt).map_err(|e| e.to_string())?;
+        sh(&["mount", g.loopdev.as_deref().unwrap_or("?"), &g.path()])?;
+        g.mounted = true;
+        Ok(g)
+    }
+
+    fn path(&self) -> String {
+        self.mnt.to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        if self.mounted {
+            let _ = sh(&["umount", &self.path()]);
+        }
+        if let Some(dev) = self.loopdev.take() {
+            let _ = sh(&["losetup", "-d", &dev]);
+        }
+    }
+}
+
+/// `df -B1 --output=size,used,avail,pcent MOUNT`: bytes, and Use% (rounded up by df).
+fn df(mount: &str) -> Option<[f64; 4]> {
+    let out = sh(&["df", "-B1", "--output=size,used,avail,pcent", mount]).ok()?;
+    let line = out.lines().nth(1)?;
+    let v: Vec<f64> = line
+        .split_whitespace()
+        .filter_map(|x| x.trim_end_matches('%').parse().ok())
+        .collect();
+    v.try_into().ok()
+}
+
+fn row<'a>(frame: &'a Value, mount: &str) -> Option<&'a Value> {
+    frame["filesystems"]
+        .as_array()?
+        .iter()
+        .find(|m| m["mount"] == mount)
+}
+
+/// perftop's figures for `mount` against df's, read just after the recording ended.
+fn compare(t: &mut Table, frame: &Value, mount: &str, rel: f64, block: f64) {
+    let Some(m) = row(frame, mount) else {
+        t.holds(
+            &format!("{mount} listed"),
+            "absent".into(),
+            "mounted".into(),
+            false,
+        );
+        return;
+    };
+    let Some([size, used, avail, pcent]) = df(mount) else {
+        t.holds(
+            &format!("df {mount}"),
+            "-".into(),
+            "unreadable".into(),
+            false,
+        );
+        return;
+    };
+    let tol = |v: f64| v * rel + block;
+    t.close(
+        &format!("{mount} size B"),
+        f(m, &["size_bytes"]),
+        size,
+        tol(size),
+    );
+    t.close(
+        &format!("{mount} used B"),
+        f(m, &["used_bytes"]),
+        used,
+        tol(used),
+    );
+    t.close(
+        &format!("{mount} avail B"),
+        f(m, &["avail_bytes"]),
+        avail,
+        tol(avail),
+    );
+    // df rounds Use% up; ours is not rounded: within (df − 1, df].
+    let pct = f(m, &["used_pct"]);
+    t.bracket(
+        &format!("{mount} used %"),
+        pct,
+        pcent - 1.0,
+        pcent,
+        rel * 100.0,
+    );
+}
+
+#[test]
+fn filesystem_space_matches_df_and_full_is_found() {
+    let test = "filesystem_space_matches_df_and_full_is_found";
+    let _serial = live::serial();
+    if !live::ready(test, &["df", "mkfs.ext4", "losetup", "fallocate"]) {
+        return;
+    }
+    let fs = match SmallFs::new(64) {
+        Ok(fs) => fs,
+        Err(e) => {
+            support::skip(test, &format!("cannot mount a 64 MiB ext4 image: {e}"));
+            return;
+        }
+    };
+    let mount = fs.path();
+    let Some([_, used, avail, _]) = df(&mount) else {
+        support::skip(test, "df cannot read the new filesystem");
+        return;
+    };
+    // Fill to 97% of what writers can use (used + avail, as df's Use%).
+    let fill = (avail - 0.03 * (used + avail)).max(0.0) as u64;
+    let file = fs.mnt.join("fill").to_string_lossy().into_owned();
+    sh(&["fallocate", "-l", &fill.to_string(), &file]).expect("fallocate");
+    sh(&["sync", "-f", &file]).expect("sync");
+
+    let frames = Recording::start(1.0, 3).finish();
+    let mut t = Table::new("filesystems");
+    let Some(last) = frames.last() else {
+        t.holds("intervals", "0".into(), "2".into(), false);
+        t.finish();
+        return;
+    };
+    // The image: nothing writes to it, so its figures match df's to the byte; allow one block.
+    let block = sh(&["stat", "-f", "-c", "%S", &mount])
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .unwrap_or(4096.0);
+    compare(&mut t, last, &mount, 0.0, block);
+    let pct = row(last, &mount).and_then(|m| f(m, &["used_pct"]));
+    t.bracket("small fs used % (filled to 97)", pct, 96.0, 98.0, 0.0);
+    let full = last["findings"]
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["id"] == "fs.full"))
+        .and_then(|x| x["message"].as_str())
+        .unwrap_or("")
+        .to_string();
+    t.holds(
+        "fs.full names the mount",
+        full.clone(),
+        format!("{mount}: ...% used"),
+        full.starts_with(&format!("{mount}: ")),
+    );
+    // The root filesystem moves with every build on this host: within 1%.
+    compare(&mut t, last, "/", 0.01, block);
+    t.finish();
+}
