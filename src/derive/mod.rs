@@ -48,11 +48,11 @@ pub struct Derived {
     pub interrupts: InterruptMetrics,
     /// PSI: the share of the interval tasks stalled on cpu, memory, io and irq.
     pub pressure: PressureMetrics,
+    /// hwmon temperature sensors (live host only); the CPU headline shows the hottest CPU one.
+    pub temperatures: Vec<TempMetrics>,
     /// Mounted filesystems' space (live host only; `host.filesystems_unknown` says why none or
     /// why old).
     pub filesystems: Vec<FsMetrics>,
-    /// hwmon temperature sensors (live host only); the CPU headline shows the hottest CPU one.
-    pub temperatures: Vec<TempMetrics>,
 }
 
 /// The load averages as the decimals the kernel wrote (`2.7`, not `2.700000047683716`): the
@@ -208,8 +208,8 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
         nics: net::derive_nics(iv, prev, cur),
         interrupts,
         pressure: pressure::derive_pressure(iv, prev, cur),
-        filesystems,
         temperatures,
+        filesystems,
         cpus,
         policies,
     }
