@@ -180,3 +180,121 @@ fn filesystem_space_matches_df_and_full_is_found() {
     compare(&mut t, last, "/", 0.01, block);
     t.finish();
 }
+
+/// A FUSE mount whose daemon never answers: `/dev/fuse` opened and held by a Python process
+/// that mounts it and then sleeps, so every `statfs` on it waits (the kernel holds requests
+/// until the daemon answers INIT). Drop kills the holder, which aborts the connection and wakes
+/// every waiter with ENOTCONN, then lazily unmounts.
+struct HungMount {
+    _dir: tempfile::TempDir,
+    mnt: PathBuf,
+    holder: Option<std::process::Child>,
+}
+
+impl HungMount {
+    fn new() -> Result<HungMount, String> {
+        let dir = tempfile::Builder::new()
+            .prefix("perftop-hang-")
+            .tempdir_in("/var/tmp")
+            .map_err(|e| format!("tempdir in /var/tmp: {e}"))?;
+        let mnt = dir.path().join("m");
+        std::fs::create_dir(&mnt).map_err(|e| e.to_string())?;
+        // `mount -i`: no mount.fuse helper, which would want a real daemon.
+        let script = "import os, subprocess, sys, time\n\
+            fd = os.open('/dev/fuse', os.O_RDWR)\n\
+            subprocess.run(['mount', '-i', '-t', 'fuse', '-o',\n\
+                f'fd={fd},rootmode=40000,user_id=0,group_id=0', 'perftop-hang', sys.argv[1]],\n\
+                pass_fds=(fd,), check=True)\n\
+            print('mounted', flush=True)\n\
+            time.sleep(600)\n";
+        let mut holder = std::process::Command::new("python3")
+            .arg("-c")
+            .arg(script)
+            .arg(&mnt)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("python3: {e}"))?;
+        let mut line = String::new();
+        if let Some(out) = holder.stdout.take() {
+            use std::io::BufRead;
+            let _ = std::io::BufReader::new(out).read_line(&mut line);
+        }
+        let g = HungMount {
+            _dir: dir,
+            mnt,
+            holder: Some(holder),
+        };
+        if line.trim() != "mounted" {
+            return Err("the FUSE mount did not come up".into());
+        }
+        Ok(g)
+    }
+}
+
+impl Drop for HungMount {
+    fn drop(&mut self) {
+        if let Some(mut h) = self.holder.take() {
+            let _ = h.kill();
+            let _ = h.wait();
+        }
+        let _ = sh(&["umount", "-l", &self.mnt.to_string_lossy()]);
+    }
+}
+
+/// A mount that never answers `statfs` (the reason the sysinfo reads have a thread): samples
+/// keep their 1 s cadence, and once the first read is three periods (15 s) late the intervals
+/// say the filesystems are unknown because a mount is not answering.
+#[test]
+fn a_hung_mount_does_not_block_samples() {
+    let test = "a_hung_mount_does_not_block_samples";
+    let _serial = live::serial();
+    if !live::ready(test, &["python3", "mount"]) {
+        return;
+    }
+    if !std::path::Path::new("/dev/fuse").exists() {
+        support::skip(test, "no /dev/fuse");
+        return;
+    }
+    let hung = match HungMount::new() {
+        Ok(h) => h,
+        Err(e) => {
+            support::skip(test, &format!("cannot mount a FUSE filesystem: {e}"));
+            return;
+        }
+    };
+    let started = std::time::Instant::now();
+    let frames = Recording::start(1.0, 19).finish();
+    let took = started.elapsed().as_secs_f64();
+    drop(hung);
+    let mut t = Table::new("hung_mount");
+    t.close("intervals recorded", Some(frames.len() as f64), 18.0, 0.0);
+    let secs: Vec<f64> = frames
+        .iter()
+        .filter_map(|fr| f(fr, &["interval_s"]))
+        .collect();
+    // The first sample waits FIRST_WAIT (0.5 s) for a first read that never comes, so the
+    // first interval is up to 1.5 s (measured 1.51); no later sample waits at all.
+    let first = secs.first().copied();
+    t.bracket("first interval s", first, 0.9, 1.5, 0.3);
+    let later = secs.iter().skip(1).copied().fold(0.0, f64::max);
+    t.bracket("longest later interval s", Some(later), 0.9, 1.0, 0.3);
+    t.bracket("recording took s", Some(took), 17.0, 21.0, 0.0);
+    let Some(last) = frames.last() else {
+        t.finish();
+        return;
+    };
+    let why = last["host"]["filesystems_unknown"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    t.holds(
+        "last interval says why",
+        why.clone(),
+        "filesystems: no answer for N s since perftop started (a mount is not answering)".into(),
+        why.contains("since perftop started (a mount is not answering)"),
+    );
+    let listed = last["filesystems"].as_array().map_or(0, Vec::len);
+    t.close("filesystems listed", Some(listed as f64), 0.0, 0.0);
+    t.finish();
+}
