@@ -148,6 +148,11 @@ fn run(slot: &Weak<Slot>, period: Duration) {
         disks.refresh_specifics(true, DiskRefreshKind::nothing());
         let found = disks.list().iter().filter_map(|d| {
             let mount = d.mount_point().to_string_lossy().into_owned();
+            let fstype = d.file_system().to_string_lossy();
+            // Before statvfs: a container host has hundreds of overlays `keep` drops anyway.
+            if !wanted_type(&mount, &fstype) {
+                return None;
+            }
             let st = rustix::fs::statvfs(d.mount_point()).ok()?;
             Some(space(
                 mount,
@@ -186,14 +191,16 @@ fn space(mount: String, device: String, fstype: String, st: &rustix::fs::StatVfs
     }
 }
 
+fn wanted_type(mount: &str, fstype: &str) -> bool {
+    mount == "/" || !DUPLICATE_TYPES.contains(&fstype)
+}
+
 /// What is worth a row: filesystems with blocks (pseudo ones report none), an overlay only at
 /// `/`, and each filesystem once. A block device mounted twice (bind mounts, btrfs subvolumes)
 /// reports the same space at every mount point: the shortest mount point stands for it.
 /// Devices that are not paths (`tmpfs`) are separate filesystems at every mount point.
 pub fn keep(mut found: Vec<Filesystem>) -> Vec<Filesystem> {
-    found.retain(|f| {
-        f.size_bytes > 0 && (f.mount == "/" || !DUPLICATE_TYPES.contains(&f.fstype.as_str()))
-    });
+    found.retain(|f| f.size_bytes > 0 && wanted_type(&f.mount, &f.fstype));
     found.sort_by(|a, b| {
         (a.mount.len(), &a.mount)
             .cmp(&(b.mount.len(), &b.mount))
