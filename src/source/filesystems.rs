@@ -75,6 +75,8 @@ impl Feed {
             fresh: Condvar::new(),
         });
         let weak = Arc::downgrade(&slot);
+        // Before the spawn: the first read can finish before `spawn` returns.
+        let started_ns = boottime_ns();
         let failed = std::thread::Builder::new()
             .name("perftop-sysinfo".into())
             .spawn(move || run(&weak, period))
@@ -84,7 +86,7 @@ impl Feed {
             slot,
             at: ReadAt {
                 read_ns: None,
-                started_ns: boottime_ns(),
+                started_ns,
                 period_ms: u64::try_from(period.as_millis()).unwrap_or(u64::MAX),
             },
             failed,
