@@ -9,6 +9,7 @@
 mod cgroups;
 pub mod culprits;
 mod disk;
+mod filesystems;
 mod irq;
 mod memory;
 mod pressure;
@@ -16,6 +17,7 @@ mod thresholds;
 mod tracker;
 
 pub use disk::disk_await;
+pub use filesystems::{fs_low_avail, fs_watched};
 pub use irq::{BaselineFrom, IrqBaselines};
 pub use thresholds::Thresholds;
 pub use tracker::{
@@ -29,11 +31,12 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Every rule id, in evaluation order. Ids are stable: scripts and configs key on them.
-pub const RULE_IDS: [&str; 22] = [
+pub const RULE_IDS: [&str; 23] = [
     "dirty.background",
     "dirty.throttled",
     "disk.stalled",
     "disk.saturated",
+    "fs.full",
     "softirq.hotspot",
     "net.drops",
     "numa.misses",
@@ -117,11 +120,12 @@ pub fn evaluate(d: &Derived, t: &Thresholds, baseline: Option<&Baselines>) -> Ve
     if d.since_boot {
         return Vec::new();
     }
-    let rules: [Rule; 16] = [
+    let rules: [Rule; 17] = [
         |d, t, _| dirty_background(d, t),
         |d, t, _| dirty_throttled(d, t),
         |d, _, _| disk::stalled(d),
         disk::saturated,
+        |d, t, _| filesystems::full(d, t),
         |d, t, _| softirq_hotspot(d, t),
         |d, t, _| net_drops(d, t),
         |d, t, _| memory::numa_misses(d, t),

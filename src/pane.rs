@@ -31,7 +31,7 @@ pub const PANES: [Pane; 8] = [
 
 /// The top-level keys of the assessed JSON (`delta`, `dump --format json`), in output order.
 /// `host` and `findings` belong to no pane; the rest belong to exactly one.
-pub const JSON_KEYS: [&str; 16] = [
+pub const JSON_KEYS: [&str; 18] = [
     "host",
     "cpus",
     "policies",
@@ -47,6 +47,8 @@ pub const JSON_KEYS: [&str; 16] = [
     "pressure",
     "processes",
     "cgroups",
+    "temperatures",
+    "filesystems",
     "findings",
 ];
 
@@ -110,11 +112,11 @@ impl Pane {
     /// The JSON keys whose values this pane shows.
     pub fn json_keys(self) -> &'static [&'static str] {
         match self {
-            Pane::Cpu => &["cpus", "policies"],
+            Pane::Cpu => &["cpus", "policies", "temperatures"],
             Pane::Numa => &["nodes"],
             Pane::Huge => &["hugepages"],
             Pane::Dirty => &["dirty"],
-            Pane::Disks => &["disks"],
+            Pane::Disks => &["disks", "filesystems"],
             Pane::Softirq => &["softirq_cpus", "irq_queues", "nics", "interrupts"],
             Pane::Pressure => &["memory", "pressure"],
             Pane::Procs => &["processes", "cgroups"],
@@ -187,8 +189,11 @@ mod tests {
 
     #[test]
     fn pane_names_and_aliases_resolve() {
-        assert_eq!(keys_for("CPU").ok(), Some(vec!["cpus", "policies"]));
-        assert_eq!(keys_for("iostat").ok(), Some(vec!["disks"]));
+        assert_eq!(
+            keys_for("CPU").ok(),
+            Some(vec!["cpus", "policies", "temperatures"])
+        );
+        assert_eq!(keys_for("iostat").ok(), Some(vec!["disks", "filesystems"]));
         assert_eq!(keys_for("thp").ok(), Some(vec!["hugepages"]));
         assert_eq!(
             keys_for("mem").ok(),

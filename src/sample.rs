@@ -5,11 +5,13 @@
 //! never 0. Lists are sorted by their kernel id so derive can pair prev/cur by id.
 
 mod cgroups;
+mod filesystems;
 mod interrupts;
 mod processes;
 mod zone;
 
 pub use cgroups::{CgroupIo, CgroupPressure, CgroupSample, CgroupVersion, Cgroups, Limit};
+pub use filesystems::{Filesystem, Filesystems, ReadAt, Sensor, Temperatures};
 pub use interrupts::{ArchRow, Interrupts, IrqLine};
 pub use processes::{Processes, Task, TaskCounters};
 pub use zone::Zone;
@@ -62,6 +64,12 @@ pub struct Sample {
     /// Control groups (`None` in recordings made before perftop read them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cgroups: Option<Cgroups>,
+    /// Filesystem space and temperatures from the sysinfo thread: live root only (`None` for a
+    /// fixture root and in older recordings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filesystems: Option<Filesystems>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperatures: Option<Temperatures>,
     /// Files that exist but could not be read or parsed (missing optional files are not listed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<Problem>,

@@ -392,5 +392,7 @@ pub fn derive_host(
         cgroup_version: None,
         cgroups_unknown: None,
         cgroups_left_out: None,
+        // Filled by `derive` from the sysinfo thread's reads.
+        ..HostMetrics::default()
     }
 }

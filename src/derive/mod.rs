@@ -7,6 +7,7 @@
 pub mod cgroups;
 pub mod cpu;
 pub mod disk;
+pub mod filesystems;
 pub mod irq;
 pub mod memory;
 pub mod net;
@@ -20,6 +21,7 @@ use std::collections::BTreeMap;
 pub use cgroups::CgroupMetrics;
 pub use cpu::{CpuMetrics, PolicyMetrics, StateMetrics};
 pub use disk::DiskMetrics;
+pub use filesystems::{FsMetrics, TempMetrics};
 pub use irq::{InterruptMetrics, IrqCpuMetrics, IrqKind, IrqLineMetrics, IrqType};
 pub use memory::{DirtyMetrics, HugePageMetrics, MemoryMetrics, NodeMetrics};
 pub use net::{IrqQueueMetrics, NicMetrics, SoftirqCpuMetrics};
@@ -56,6 +58,11 @@ pub struct Derived {
     pub processes: Vec<ProcessMetrics>,
     /// Control groups: CPU, throttling, memory, PSI and I/O per group, in path order.
     pub cgroups: Vec<CgroupMetrics>,
+    /// hwmon temperature sensors (live host only); the CPU headline shows the hottest CPU one.
+    pub temperatures: Vec<TempMetrics>,
+    /// Mounted filesystems' space (live host only; `host.filesystems_unknown` says why none or
+    /// why old).
+    pub filesystems: Vec<FsMetrics>,
 }
 
 /// The load averages as the decimals the kernel wrote (`2.7`, not `2.700000047683716`): the
@@ -107,6 +114,16 @@ pub struct HostMetrics {
     pub cgroups_unknown: Option<String>,
     /// Groups in the scanned set left out of `cgroups` (more than perftop reads per sample).
     pub cgroups_left_out: Option<u32>,
+    /// Why `filesystems` is empty or old: a `--root` fixture, a first read under way, a mount
+    /// that is not answering. Absent when the list is a fresh read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filesystems_unknown: Option<String>,
+    /// The hottest CPU or package sensor of a fresh read, °C, and its label.
+    pub temperature_c: Option<f64>,
+    pub temperature_sensor: Option<String>,
+    /// Why `temperature_c` is unknown (no sensor: most VMs; a fixture; a stale read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature_unknown: Option<String>,
 }
 
 /// Shortest interval rates are computed over (see `Interval::between`).
@@ -203,6 +220,11 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
         .filter(|c| c.version.is_some())
         .map(|c| c.left_out);
     let interrupts = irq::derive_interrupts(iv, prev, cur, &host);
+    let (filesystems, fs_unknown) = filesystems::derive_filesystems(cur);
+    let (temperatures, hottest) = filesystems::derive_temperatures(cur);
+    host.filesystems_unknown = fs_unknown;
+    (host.temperature_sensor, host.temperature_c) = hottest.sensor.unzip();
+    host.temperature_unknown = hottest.unknown;
     Derived {
         interval_s: iv.secs,
         since_boot: iv.since_boot,
@@ -219,6 +241,8 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
         pressure: pressure::derive_pressure(iv, prev, cur),
         processes,
         cgroups: cgroups::derive_cgroups(iv, prev, cur),
+        temperatures,
+        filesystems,
         cpus,
         policies,
     }

@@ -31,6 +31,17 @@ pub struct Thresholds {
     pub disk_baseline_alpha: f64,
     /// Samples a device's baseline needs before it replaces the absolute await thresholds.
     pub disk_baseline_min_samples: u32,
+    /// fs.full: a writable filesystem at or above this % used (used / (used + avail), df's
+    /// Use%), or of its inodes ...
+    pub fs_full_pct: f64,
+    /// ... crit at or above this % (or nothing left for unprivileged writers at all).
+    pub fs_full_pct_crit: f64,
+    /// fs.full also: less than this many GiB available ...
+    pub fs_full_avail_gib: f64,
+    /// ... on a filesystem of at least this many GiB (where that is at most a tenth of it).
+    pub fs_full_avail_min_size_gib: f64,
+    /// fs.full ignores filesystems smaller than this many MiB (firmware partitions, /run/lock).
+    pub fs_min_size_mib: f64,
     /// softirq.hotspot: the busiest CPU's share of softnet-processed packets (NET_RX runs when
     /// softnet_stat is unknown) ...
     pub softirq_hotspot_share: f64,
@@ -138,6 +149,11 @@ impl Default for Thresholds {
             disk_await_ssd_ms: 2.0,
             disk_baseline_alpha: 0.1,
             disk_baseline_min_samples: 5,
+            fs_full_pct: 95.0,
+            fs_full_pct_crit: 99.0,
+            fs_full_avail_gib: 1.0,
+            fs_full_avail_min_size_gib: 10.0,
+            fs_min_size_mib: 32.0,
             softirq_hotspot_share: 0.5,
             softirq_hotspot_vs_peers: 4.0,
             softirq_hotspot_min_per_s: 5000.0,
@@ -226,6 +242,7 @@ impl Thresholds {
             &mut t.disk_await_min_ms,
             &mut t.disk_await_rotational_ms,
             &mut t.disk_await_ssd_ms,
+            &mut t.fs_full_pct,
             &mut t.softirq_hotspot_share,
             &mut t.softirq_hotspot_vs_peers,
             &mut t.softirq_soft_pct,
@@ -257,6 +274,10 @@ impl Thresholds {
             &mut t.cgroup_memory_max_pct,
         ] {
             *v *= k;
+        }
+        // A floor is relaxed the other way: a raised fs.full holds until 1.11 GiB is free.
+        if k > 0.0 {
+            t.fs_full_avail_gib /= k;
         }
         t
     }

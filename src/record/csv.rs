@@ -192,8 +192,10 @@ fn push_csv(out: &mut Vec<u8>, s: &str) {
 }
 
 /// Columns that identify a CSV row, put first.
-const ID_COLUMNS: [&str; 9] = [
+const ID_COLUMNS: [&str; 11] = [
     "interval_s",
+    "mount",
+    "label",
     "cpu",
     "node",
     "irq",

@@ -106,6 +106,8 @@ impl Serialize for JsonPanes<'_> {
                     m.serialize_entry(key, &crate::derive::processes::Top(&d.processes))?
                 }
                 "cgroups" => m.serialize_entry(key, &d.cgroups)?,
+                "temperatures" => m.serialize_entry(key, &d.temperatures)?,
+                "filesystems" => m.serialize_entry(key, &d.filesystems)?,
                 "findings" => m.serialize_entry(key, &d.findings)?,
                 _ => {}
             }

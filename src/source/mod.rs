@@ -29,6 +29,7 @@
 pub mod cgroups;
 pub mod cpu;
 pub mod disk;
+pub mod filesystems;
 pub mod host;
 pub mod interrupts;
 pub mod kthreads;
@@ -98,12 +99,13 @@ pub struct Reader {
     page: Option<(u64, PageKbFrom)>,
     procs: processes::ProcState,
     cgroups: cgroups::CgroupCache,
+    /// Filesystems and temperatures, read on their own thread (live root only).
+    feed: Option<filesystems::Feed>,
 }
 
 impl Reader {
     pub fn new(root: Root) -> Reader {
         Reader {
-            probe: Probe::new(root),
             samples_read: 0,
             last_sample: None,
             kthread_pids: None,
@@ -112,6 +114,11 @@ impl Reader {
             page: None,
             procs: processes::ProcState::default(),
             cgroups: cgroups::CgroupCache::default(),
+            // Started with the reader, so its first read overlaps the first sample's.
+            feed: root
+                .is_live()
+                .then(|| filesystems::Feed::start(filesystems::PERIOD)),
+            probe: Probe::new(root),
         }
     }
 
@@ -176,6 +183,16 @@ impl Reader {
         ));
         let mem_total = memory.meminfo.mem_total;
         let cgroups = Some(cgroups::read_cgroups(probe, &mut self.cgroups, mem_total));
+        let (filesystems, temperatures) = match &mut self.feed {
+            Some(feed) => {
+                if let Some(why) = feed.failed() {
+                    probe.note("sysinfo", why.to_string());
+                }
+                let (f, t) = feed.latest();
+                (Some(f), Some(t))
+            }
+            None => (None, None),
+        };
         Sample {
             version: SAMPLE_VERSION,
             time,
@@ -188,6 +205,8 @@ impl Reader {
             pressure,
             processes,
             cgroups,
+            filesystems,
+            temperatures,
             problems: std::mem::take(&mut probe.problems),
         }
     }

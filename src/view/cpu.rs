@@ -48,11 +48,30 @@ fn headline(d: &Derived, x: &Ctx) -> Cells {
             s.push(cell(format!(" {avg:.0}MHz"), Level::Text));
         }
     }
+    // Context for low MHz: a hot package throttles whatever the governor asks for.
+    if let Some(t) = temperature(d) {
+        s.push(cell(format!("  {t}"), Level::Text));
+    }
     let offline = d.cpus.iter().filter(|c| !c.online).count();
     if offline > 0 {
         s.push(cell(format!("  {offline} offline"), Level::Warn));
     }
     s
+}
+
+/// `pkg 87°C` (Intel package, AMD Tctl/Tdie) or `cpu 61°C`, from the hottest CPU sensor.
+fn temperature(d: &Derived) -> Option<String> {
+    let (label, c) = (d.host.temperature_sensor.as_deref()?, d.host.temperature_c?);
+    let l = label.to_ascii_lowercase();
+    let what = if ["package", "tctl", "tdie", "x86_pkg"]
+        .iter()
+        .any(|k| l.contains(k))
+    {
+        "pkg"
+    } else {
+        "cpu"
+    };
+    Some(format!("{what} {c:.0}°C"))
 }
 
 /// Governor names shortened for the headline (the zoomed view spells them out).
@@ -237,6 +256,18 @@ fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
     }
     if d.cpus.iter().any(|c| c.mhz_stale) {
         out.push(Block::Note("? = MHz of an idle CPU (stale)".into()));
+    }
+    if x.detail && d.host.temperature_c.is_none() {
+        // The headline shows a known temperature; zoomed, say why there is none.
+        let why = d
+            .host
+            .temperature_unknown
+            .as_deref()
+            .unwrap_or("temperatures");
+        out.push(Block::Note(format!(
+            "temperature: - ({})",
+            why.trim_start_matches("temperatures: ")
+        )));
     }
     if x.detail {
         out.push(policies(d, x));

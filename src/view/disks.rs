@@ -1,11 +1,16 @@
 //! Disks pane: iostat -x columns per device, stalled then busiest first; %util is bracketed for
 //! devices that serve requests in parallel (NVMe, dm, md), where aqu-sz and await tell the story.
+//! Zoomed, the mounted filesystems' space below (`filesystems`); the headline names the fullest
+//! one from 90% used.
 
-use super::model::{cell, col, lcol, xcol, Block, Cells, Level, Order, PaneView, Row, Table};
+use super::levels::display::FS_HEADLINE_PCT;
+use super::model::{
+    cell, col, lcol, xcol, xlcol, Block, Cells, Level, Order, PaneView, Row, Table,
+};
 use super::Ctx;
 use crate::derive::{Derived, DiskMetrics};
-use crate::findings::disk_await;
-use crate::units::{num, num_fit};
+use crate::findings::{disk_await, fs_watched};
+use crate::units::{kb, num, num_fit};
 
 pub fn view(d: &Derived, x: &Ctx) -> PaneView {
     PaneView {
@@ -48,6 +53,26 @@ fn load(m: &DiskMetrics) -> f64 {
 }
 
 fn headline(d: &Derived, x: &Ctx) -> Cells {
+    let mut s = devices_headline(d, x);
+    // The fullest filesystem fs.full watches, once it is near full: a full disk is an
+    // incident no latency figure shows.
+    let fullest = d
+        .filesystems
+        .iter()
+        .filter(|f| fs_watched(f, x.levels.t))
+        .filter_map(|f| Some((f, f.used_pct?)))
+        .filter(|(_, p)| *p >= FS_HEADLINE_PCT)
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    if let Some((f, p)) = fullest {
+        s.push(cell(
+            format!("  {} {p:.0}% full", f.mount),
+            x.levels.fs_used(f, Some(p)),
+        ));
+    }
+    s
+}
+
+fn devices_headline(d: &Derived, x: &Ctx) -> Cells {
     let l = &x.levels;
     let whole: Vec<&DiskMetrics> = d.disks.iter().filter(|m| !m.partition).collect();
     if whole.is_empty() {
@@ -194,5 +219,57 @@ fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
             "(%util): parallel device, read aqu-sz/await".into(),
         ));
     }
+    if x.detail {
+        filesystems(d, x, &mut out);
+    }
     out
+}
+
+fn bytes(b: u64) -> String {
+    kb(Some(b / 1024))
+}
+
+/// The filesystems table (df's figures), then why it is empty or old when it is.
+fn filesystems(d: &Derived, x: &Ctx, out: &mut Vec<Block>) {
+    let l = &x.levels;
+    let cols = vec![
+        lcol("Mount", 20),
+        lcol("Type", 8),
+        col("Size", 6),
+        col("Used%", 6),
+        col("Avail", 6),
+        xlcol("Device", 16),
+        xcol("Inode%", 6),
+    ];
+    let mut t = Table::new(cols, "filesystems", Order::Natural);
+    for (i, f) in d.filesystems.iter().enumerate() {
+        let ro = if f.read_only { " ro" } else { "" };
+        t.rows.push(Row {
+            name: f.mount.clone(),
+            load: f.used_pct.unwrap_or(0.0),
+            natural: i as u64,
+            cells: vec![
+                cell(f.mount.clone(), Level::Text),
+                cell(format!("{}{ro}", f.fstype), Level::Dim),
+                cell(bytes(f.size_bytes), Level::Text),
+                cell(num(f.used_pct, 1), l.fs_used(f, f.used_pct)),
+                cell(bytes(f.avail_bytes), l.fs_avail(f)),
+                cell(f.device.clone(), Level::Dim),
+                cell(num(f.inodes_used_pct, 1), l.fs_used(f, f.inodes_used_pct)),
+            ],
+            quiet: false,
+        });
+    }
+    if !t.rows.is_empty() {
+        out.push(Block::Table(t));
+    }
+    let Some(why) = &d.host.filesystems_unknown else {
+        return;
+    };
+    if d.filesystems.is_empty() {
+        out.push(Block::Note(why.clone()));
+    } else {
+        // Old figures are shown, and said to be old.
+        out.push(Block::Alert(cell(why.clone(), Level::Warn)));
+    }
 }

@@ -3,7 +3,8 @@
 //! in one table, so no renderer hard-codes a number.
 
 use super::model::Level;
-use crate::findings::Thresholds;
+use crate::derive::FsMetrics;
+use crate::findings::{fs_low_avail, fs_watched, Thresholds};
 
 /// Cut-offs (warn, crit) for values that colour but raise no finding.
 pub mod display {
@@ -21,6 +22,9 @@ pub mod display {
     pub const UTIL_PCT: (f64, f64) = (60.0, 90.0);
     /// numa_miss pages/s of a node.
     pub const NUMA_MISS_PER_S: (f64, f64) = (1000.0, 100_000.0);
+    /// The Disks headline names the fullest watched filesystem from this % used (fs.full's
+    /// own levels colour it).
+    pub const FS_HEADLINE_PCT: f64 = 90.0;
 }
 
 /// Level of `v` against (warn, crit): unknown is dim, never a colour of health.
@@ -63,6 +67,25 @@ impl Levels<'_> {
     }
     pub fn numa_miss_per_s(&self, v: Option<f64>) -> Level {
         pair(v, display::NUMA_MISS_PER_S)
+    }
+
+    /// fs.full: a filesystem's (or its inodes') used %; dim where the rule does not look
+    /// (read-only, tiny).
+    pub fn fs_used(&self, f: &FsMetrics, pct: Option<f64>) -> Level {
+        if !fs_watched(f, self.t) {
+            return Level::Dim;
+        }
+        level(pct, self.t.fs_full_pct, self.t.fs_full_pct_crit)
+    }
+
+    /// fs.full's free-space leg.
+    pub fn fs_avail(&self, f: &FsMetrics) -> Level {
+        match (fs_watched(f, self.t), f.avail_bytes) {
+            (false, _) => Level::Dim,
+            (true, 0) => Level::Crit,
+            (true, _) if fs_low_avail(f, self.t) => Level::Warn,
+            _ => Level::Text,
+        }
     }
 
     /// numa.misses: a node's miss ratio in %.

@@ -14,6 +14,7 @@ mod cgroups;
 mod cpu;
 mod dirty;
 mod disks;
+mod filesystems;
 mod irq;
 mod memory;
 mod net;

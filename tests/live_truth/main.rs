@@ -20,6 +20,7 @@ mod cgroups;
 mod cpu;
 mod dirty;
 mod disk;
+mod filesystems;
 mod frozen;
 mod hugepages;
 mod irq;
