@@ -197,20 +197,10 @@ mod tests {
         assert_eq!(keys_for("thp").ok(), Some(vec!["hugepages"]));
         assert_eq!(
             keys_for("mem").ok(),
-            Some(vec![
-                "nodes",
-                "hugepages",
-                "dirty",
-                "memory",
-                "pressure",
-                "cgroups"
-            ])
+            Some(vec!["nodes", "hugepages", "dirty", "memory", "pressure"])
         );
         assert_eq!(keys_for("memory").ok(), Some(vec!["memory"]));
-        assert_eq!(
-            keys_for("psi").ok(),
-            Some(vec!["memory", "pressure", "cgroups"])
-        );
+        assert_eq!(keys_for("psi").ok(), Some(vec!["memory", "pressure"]));
         assert_eq!(keys_for("irq_queues").ok(), Some(vec!["irq_queues"]));
         let e = keys_for("bogus")
             .err()

@@ -127,7 +127,7 @@ fn v2_fixture_rates_limits_names_and_findings() {
 
     let f = d.findings.iter().find(|f| f.id == "cgroup.throttled");
     let f = f.expect("cgroup.throttled");
-    assert_eq!((f.severity, f.pane.as_str()), (Severity::Crit, "pressure"));
+    assert_eq!((f.severity, f.pane.as_str()), (Severity::Crit, "procs"));
     assert_eq!(
         f.message,
         "docker:3f4e5d6c7b8a throttled 80% of periods, 400 ms/s: uses 0.5 of 0.5 CPU"
