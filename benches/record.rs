@@ -92,6 +92,31 @@ fn live(path: &str) {
         (total - header) / n,
         total / n
     );
+    // What each part costs: the samples encoded again without it (same writer, same keyframe
+    // spacing), as bytes/sample.
+    let mut dec = Decoder::default();
+    let samples: Vec<Sample> = (0..rec.len())
+        .filter_map(|i| rec.decode(i, &mut dec).ok())
+        .collect();
+    if samples.is_empty() {
+        return;
+    }
+    let per = |v: &[Sample]| encode(v).0.len() / v.len();
+    let all = per(&samples);
+    let without = |f: fn(&mut Sample)| {
+        let mut v = samples.clone();
+        v.iter_mut().for_each(f);
+        all.saturating_sub(per(&v))
+    };
+    println!(
+        "re-encoded: {all} bytes/sample; of which processes {}, cgroups {}, filesystems and temperatures {}",
+        without(|s| s.processes = None),
+        without(|s| s.cgroups = None),
+        without(|s| {
+            s.filesystems = None;
+            s.temperatures = None;
+        }),
+    );
 }
 
 fn main() {

@@ -234,7 +234,11 @@ pub fn read_processes(
             }
         }
     }
-    let keep = choose(&seen);
+    let secs = state
+        .last_wall_ms
+        .map_or(1.0, |t| (wall_ms - t) as f64 / 1000.0)
+        .clamp(0.001, 3600.0);
+    let keep = choose(&seen, secs);
     let mut next = HashMap::with_capacity(seen.len());
     for (i, s) in seen.iter().enumerate() {
         let c = TaskCounters {
@@ -360,24 +364,29 @@ fn read_io(probe: &mut Probe, state: &ProcState, seen: &mut [Seen], out: &mut Pr
     };
 }
 
-/// Marks the processes this pass keeps (see the `KEEP_*` constants).
-fn choose(seen: &[Seen]) -> Vec<bool> {
+/// Marks the processes this pass keeps (see the `KEEP_*` constants): the top of each list
+/// among those above its floor over the `secs` since the previous pass. The floors keep an
+/// idle host's recording small (a kworker's odd tick is not activity) and sit under what
+/// names a culprit (`findings::culprits`): 2% of a CPU, 64 KiB/s of I/O, a major fault,
+/// 64 kB/s of RSS growth.
+fn choose(seen: &[Seen], secs: f64) -> Vec<bool> {
+    let floor = |per_s: f64| ((per_s * secs).ceil() as u64).max(1);
     let mut keep = vec![false; seen.len()];
     let mut idx: Vec<usize> = (0..seen.len()).collect();
-    let mut top = |key: &dyn Fn(&Seen) -> u64, n: usize, active_only: bool| {
+    let mut top = |key: &dyn Fn(&Seen) -> u64, n: usize, least: u64| {
         idx.sort_unstable_by(|&a, &b| key(&seen[b]).cmp(&key(&seen[a])));
         for &i in idx.iter().take(n) {
-            if !active_only || key(&seen[i]) > 0 {
+            if key(&seen[i]) >= least {
                 keep[i] = true;
             }
         }
     };
-    top(&|s| s.d_ticks, KEEP_CPU, true);
-    top(&|s| s.d_io, KEEP_IO, true);
-    top(&|s| s.d_majflt, KEEP_FAULTS, true);
-    top(&|s| s.d_rss, KEEP_GROWTH, true);
-    top(&|s| s.stat.rss_pages, KEEP_RSS, true);
-    top(&|s| u64::from(s.stat.state == 'D'), KEEP_BLOCKED, true);
+    top(&|s| s.d_ticks, KEEP_CPU, floor(2.0));
+    top(&|s| s.d_io, KEEP_IO, floor(65_536.0));
+    top(&|s| s.d_majflt, KEEP_FAULTS, floor(1.0));
+    top(&|s| s.d_rss, KEEP_GROWTH, floor(16.0));
+    top(&|s| s.stat.rss_pages, KEEP_RSS, 1);
+    top(&|s| u64::from(s.stat.state == 'D'), KEEP_BLOCKED, 1);
     keep
 }
 
