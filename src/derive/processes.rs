@@ -113,13 +113,15 @@ pub fn derive_processes(
     (out, Some(counts))
 }
 
-/// The interval a since-boot average of a process covers: its lifetime.
+/// The interval a since-boot average of a process covers: its lifetime, at least a second.
 fn lifetime(cur: &Sample, t: &Task) -> Interval {
     let secs = cur
         .time
         .uptime_s
         .map(|up| up - t.start as f64 / USER_HZ)
-        .filter(|s| s.is_finite() && *s >= super::MIN_INTERVAL_S);
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        // A process younger than a second: its exec's reads over 10 ms are not 600 MB/s.
+        .map(|s| s.max(1.0));
     Interval {
         secs,
         since_boot: true,

@@ -36,8 +36,9 @@ pub struct ProcState {
     prev: HashMap<u32, Prev>,
     /// Per pid: (start time, cgroup path) of the processes kept so far.
     cgroups: HashMap<u32, (u64, Option<String>)>,
-    /// The previous pass's wall time.
+    /// The previous pass's wall time and uptime.
     last_wall_ms: Option<i64>,
+    last_uptime_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -234,10 +235,19 @@ pub fn read_processes(
             }
         }
     }
-    let secs = state
-        .last_wall_ms
-        .map_or(1.0, |t| (wall_ms - t) as f64 / 1000.0)
-        .clamp(0.001, 3600.0);
+    // The root's own clock (`/proc/uptime`, as derive's intervals), so a fixture tree written
+    // one tick apart reads as a second apart whenever it is read.
+    let secs = match (state.last_uptime_s, uptime_s) {
+        (Some(a), Some(b)) => b - a,
+        _ => state
+            .last_wall_ms
+            .map_or(1.0, |t| (wall_ms - t) as f64 / 1000.0),
+    };
+    let secs = if secs.is_finite() {
+        secs.clamp(0.001, 3600.0)
+    } else {
+        1.0
+    };
     let keep = choose(&seen, secs);
     let mut next = HashMap::with_capacity(seen.len());
     for (i, s) in seen.iter().enumerate() {
@@ -281,6 +291,7 @@ pub fn read_processes(
     state.prev = next;
     state.cgroups.retain(|pid, _| state.prev.contains_key(pid));
     state.last_wall_ms = Some(wall_ms);
+    state.last_uptime_s = uptime_s;
     out
 }
 
