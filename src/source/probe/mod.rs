@@ -194,20 +194,7 @@ impl Probe {
     /// regular file, empty or not text, which no vanishing process explains (reading a
     /// process that is gone fails with ESRCH).
     pub fn quiet_text(&mut self, dir: &str, name: &str) -> Option<Cow<'_, str>> {
-        match self.root.read_into(dir, name, &mut self.buf) {
-            Ok(false) => match damage(self.buf.bytes()) {
-                None => Some(self.buf.text()),
-                Some(what) => {
-                    self.note(&join(dir, name), what);
-                    None
-                }
-            },
-            Err(e @ (ReadError::NotAFile | ReadError::Special)) => {
-                self.note(&join(dir, name), e.to_string());
-                None
-            }
-            _ => None,
-        }
+        self.quiet(dir, name, false)
     }
 
     /// Whole file `dir/name` or why it could not be read; nothing is noted (the caller
@@ -220,8 +207,13 @@ impl Probe {
     /// `quiet_text` of a table that may be empty (a cgroup's `io.stat` before its first I/O):
     /// empty is an empty text, not damage.
     pub fn quiet_table(&mut self, dir: &str, name: &str) -> Option<Cow<'_, str>> {
+        self.quiet(dir, name, true)
+    }
+
+    /// `quiet_text`, with an empty file an empty text when `empty_ok`.
+    fn quiet(&mut self, dir: &str, name: &str, empty_ok: bool) -> Option<Cow<'_, str>> {
         match self.root.read_into(dir, name, &mut self.buf) {
-            Ok(false) if self.buf.bytes().is_empty() => Some(Cow::Borrowed("")),
+            Ok(false) if empty_ok && self.buf.bytes().is_empty() => Some(Cow::Borrowed("")),
             Ok(false) => match damage(self.buf.bytes()) {
                 None => Some(self.buf.text()),
                 Some(what) => {
