@@ -106,6 +106,7 @@ fn live(args: &[String]) {
     let mut per: Vec<Duration> = Vec::with_capacity(n);
     let mut problems = first.problems.len();
     let (w0, c0) = (Instant::now(), process_cpu_time());
+    let opened0 = reader.root().opened();
     let mut busy = Duration::ZERO;
     for _ in 0..n {
         std::thread::sleep(sleep);
@@ -116,6 +117,7 @@ fn live(args: &[String]) {
         problems = problems.max(s.problems.len());
     }
     let total = process_cpu_time().saturating_sub(c0);
+    let opened = reader.root().opened().since(opened0);
     per.sort_unstable();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!(
@@ -131,6 +133,12 @@ fn live(args: &[String]) {
         ms(per[n / 10]),
         ms(per[n * 9 / 10]),
         ms(busy) / n as f64,
+    );
+    println!(
+        "per sample: {:.1} files opened ({:.1} missing), {:.1} other lookups",
+        opened.files as f64 / n as f64,
+        opened.missing as f64 / n as f64,
+        opened.lookups as f64 / n as f64
     );
 }
 
@@ -173,21 +181,27 @@ fn write(args: &[String]) {
 fn warm_runs(label: &str, runs: usize, reader: &mut Reader, prev: &Sample) {
     let mut wall = Vec::with_capacity(runs);
     let mut cpu = Vec::with_capacity(runs);
+    let before = reader.root().opened();
     for _ in 0..runs {
         let (w, c) = (Instant::now(), process_cpu_time());
         black_box(one(reader, prev));
         wall.push(w.elapsed());
         cpu.push(process_cpu_time().saturating_sub(c));
     }
+    let opened = reader.root().opened().since(before);
     wall.sort_unstable();
     cpu.sort_unstable();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let per = |n: u64| n as f64 / runs as f64;
     println!(
-        "{label}, {runs} warm read+derive: wall median {:.1} ms, best {:.1}, worst {:.1}; process CPU median {:.1} ms",
+        "{label}, {runs} warm read+derive: wall median {:.1} ms, best {:.1}, worst {:.1}; process CPU median {:.1} ms; per sample {:.0} files opened ({:.0} missing), {:.0} other lookups",
         ms(wall[runs / 2]),
         ms(wall[0]),
         ms(wall[runs - 1]),
-        ms(cpu[runs / 2])
+        ms(cpu[runs / 2]),
+        per(opened.files),
+        per(opened.missing),
+        per(opened.lookups),
     );
 }
 

@@ -20,6 +20,7 @@ use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 pub mod trace;
@@ -101,6 +102,39 @@ pub struct Root {
     /// What the readers touched, when tracing (shared by the clones handed to reader threads).
     /// Off, it costs one `Option` check per access.
     trace: Option<Arc<Mutex<Trace>>>,
+    /// Files opened, found missing and directories listed through this root and its clones.
+    count: Arc<Count>,
+}
+
+/// How many files a root opened: what a sample costs the kernel, counted where it is paid
+/// (the benchmark's files/sample column). Relaxed atomics: a counter, not a lock.
+#[derive(Debug, Default)]
+pub struct Count {
+    opened: AtomicU64,
+    missing: AtomicU64,
+    listed: AtomicU64,
+}
+
+/// A reading of `Count`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Opened {
+    /// Files opened (and read, or found unreadable).
+    pub files: u64,
+    /// Opens that found nothing (ENOENT).
+    pub missing: u64,
+    /// Other lookups: directory listings (`getdents` walks), existence checks, symlink reads.
+    pub lookups: u64,
+}
+
+impl Opened {
+    /// What was opened since `before`.
+    pub fn since(self, before: Opened) -> Opened {
+        Opened {
+            files: self.files.saturating_sub(before.files),
+            missing: self.missing.saturating_sub(before.missing),
+            lookups: self.lookups.saturating_sub(before.lookups),
+        }
+    }
 }
 
 impl Default for Root {
@@ -114,6 +148,7 @@ impl Root {
         Root {
             base: base.into(),
             trace: None,
+            count: Arc::default(),
         }
     }
 
@@ -122,7 +157,21 @@ impl Root {
         Root {
             base: self.base.clone(),
             trace: Some(trace),
+            count: self.count.clone(),
         }
+    }
+
+    /// Files opened and directories listed so far through this root and its clones.
+    pub fn opened(&self) -> Opened {
+        Opened {
+            files: self.count.opened.load(Ordering::Relaxed),
+            missing: self.count.missing.load(Ordering::Relaxed),
+            lookups: self.count.listed.load(Ordering::Relaxed),
+        }
+    }
+
+    fn listed(&self) {
+        self.count.listed.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Records one access when tracing. A poisoned lock means a reader thread panicked, which
@@ -150,6 +199,7 @@ impl Root {
     }
 
     pub fn exists(&self, rel: &str) -> bool {
+        self.listed();
         let yes = self.path(rel).exists();
         if yes {
             self.note(|t| t.existing(rel));
@@ -158,6 +208,7 @@ impl Root {
     }
 
     pub fn is_dir(&self, rel: &str) -> bool {
+        self.listed();
         let yes = self.path(rel).is_dir();
         if yes {
             self.note(|t| t.dir(rel));
@@ -197,6 +248,7 @@ impl Root {
             path.push(name);
         }
         let opened = open_nonblocking(Path::new(&buf.path));
+        self.count.opened.fetch_add(1, Ordering::Relaxed);
         // Unreadable files are traced too: a capture lists them as skipped.
         if self.trace.is_some()
             && !matches!(&opened, Err(e) if e.kind() == std::io::ErrorKind::NotFound)
@@ -205,24 +257,26 @@ impl Root {
         }
         let mut file = match opened {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadError::Missing),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                self.count.missing.fetch_add(1, Ordering::Relaxed);
+                return Err(ReadError::Missing);
+            }
             Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
                 return Err(ReadError::Denied)
             }
             Err(e) => return Err(ReadError::Io(e.to_string())),
         };
-        match file.metadata() {
-            Ok(m) if m.is_file() => {}
-            Ok(m) if m.is_dir() => return Err(ReadError::NotAFile),
-            Ok(_) => return Err(ReadError::Special),
-            Err(e) => return Err(ReadError::Io(e.to_string())),
-        }
         let data = &mut buf.data;
         if data.len() < FIRST_READ {
             data.resize(FIRST_READ, 0);
         }
         let cap = max as usize + 1;
         let mut len = 0;
+        // `fstat` only where a special file could be: a first read that came back empty,
+        // failed or filled the whole first buffer. A short first read is a sysfs or procfs
+        // attribute (or a small regular file); `O_NONBLOCK` already keeps a FIFO, a socket or
+        // a terminal from blocking, and the 100k small files of a big host skip one syscall.
+        let mut checked = false;
         loop {
             if len == data.len() {
                 if len >= cap {
@@ -233,7 +287,17 @@ impl Root {
             // The first read asks for FIRST_READ bytes only, whatever the buffer's size: a
             // sysctl read allocates (and zeroes) a kernel buffer as large as the request.
             let want = if len == 0 { FIRST_READ } else { data.len() };
-            match file.read(&mut data[len..want]) {
+            let got = file.read(&mut data[len..want]);
+            if !checked && !matches!(got, Ok(n) if n > 0 && len + n < FIRST_READ) {
+                checked = true;
+                match file.metadata() {
+                    Ok(m) if m.is_file() => {}
+                    Ok(m) if m.is_dir() => return Err(ReadError::NotAFile),
+                    Ok(_) => return Err(ReadError::Special),
+                    Err(e) => return Err(ReadError::Io(e.to_string())),
+                }
+            }
+            match got {
                 Ok(0) => break,
                 Ok(n) => {
                     len += n;
@@ -307,6 +371,7 @@ impl Root {
 
     /// Names in a directory, sorted; empty when the directory is missing.
     pub fn list_dir(&self, rel: &str) -> Vec<String> {
+        self.listed();
         let Ok(rd) = fs::read_dir(self.path(rel)) else {
             return Vec::new();
         };
@@ -325,6 +390,7 @@ impl Root {
     /// empty when it is missing. One `getdents` walk, no `stat` per entry: a cgroup directory
     /// holds dozens of control files beside its few child groups.
     pub fn subdirs(&self, rel: &str) -> Vec<String> {
+        self.listed();
         let Ok(rd) = fs::read_dir(self.path(rel)) else {
             return Vec::new();
         };
@@ -370,6 +436,7 @@ impl Root {
 
     /// Target file name of a symlink (e.g. the driver behind `sys/class/net/eth0/device/driver`).
     pub fn link_name(&self, rel: &str) -> Option<String> {
+        self.listed();
         let target = fs::read_link(self.path(rel)).ok()?;
         self.note(|t| t.link(rel));
         Some(target.file_name()?.to_string_lossy().into_owned())
