@@ -106,6 +106,20 @@ pub struct Root {
     count: Arc<Count>,
 }
 
+/// Writes perftop made to kernel files (tweaks, undo, rollback) in this process.
+static WRITES: AtomicU64 = AtomicU64::new(0);
+
+/// Counts one write to a kernel file: readers that read a tweakable file in turns read it
+/// on their next sample instead (so a tweak shows on the next frame on any host).
+pub fn note_write() {
+    WRITES.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Writes noted so far (see `note_write`).
+pub fn writes() -> u64 {
+    WRITES.load(Ordering::Relaxed)
+}
+
 /// How many files a root opened: what a sample costs the kernel, counted where it is paid
 /// (the benchmark's files/sample column). Relaxed atomics: a counter, not a lock.
 #[derive(Debug, Default)]

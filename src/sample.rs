@@ -125,6 +125,11 @@ pub struct CpuSample {
     pub procs_blocked: Option<u64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ksoftirqd: Vec<KernelThread>,
+    /// On a host with more per-CPU detail than a sample's file budget (`source::turns`): each
+    /// CPU's idle-state counters and each cpufreq policy's frequency, governor and EPP are read
+    /// every this many samples, in turns (absent: every sample).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail_every: Option<u32>,
 }
 
 /// `/proc/stat` times in USER_HZ ticks (100/s on every Linux ABI).
@@ -156,6 +161,52 @@ pub struct CpuEntry {
     pub node: Option<u32>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub idle_states: Vec<IdleState>,
+    /// When idle states are read in turns: the time of the read `idle_states` hold (perhaps
+    /// an earlier sample's) and the read before it, so rates are over the CPU's own interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_turn: Option<IdleTurn>,
+}
+
+/// The two latest reads of one CPU's idle states when they are read in turns.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IdleTurn {
+    /// When the read in `CpuEntry::idle_states` was taken, and the CPU's `/proc/stat` times
+    /// then (the idle envelope of the interval).
+    pub at: SampleTime,
+    pub times: Option<CpuTimes>,
+    /// The read before it (`None` until the CPU has been read twice).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<IdleRead>,
+}
+
+/// One earlier read of a CPU's idle-state counters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IdleRead {
+    pub at: SampleTime,
+    pub times: Option<CpuTimes>,
+    pub states: Vec<IdleCounters>,
+}
+
+/// The cumulative counters of one idle state (by `IdleState::index`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IdleCounters {
+    pub index: u32,
+    pub usage: Option<u64>,
+    pub time_us: Option<u64>,
+    pub above: Option<u64>,
+    pub below: Option<u64>,
+}
+
+impl IdleCounters {
+    pub fn of(s: &IdleState) -> IdleCounters {
+        IdleCounters {
+            index: s.index,
+            usage: s.usage,
+            time_us: s.time_us,
+            above: s.above,
+            below: s.below,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -208,8 +259,12 @@ pub struct FreqPolicy {
 pub struct KernelThread {
     pub cpu: u32,
     pub pid: u32,
-    /// utime + stime in USER_HZ ticks.
+    /// utime + stime in USER_HZ ticks (as last read: an idle thread is read in turns).
     pub ticks: u64,
+    /// Read this sample after an earlier read than the previous sample's (in turns): its
+    /// growth is over the interval since this time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<SampleTime>,
 }
 
 // ---------------------------------------------------------------- memory

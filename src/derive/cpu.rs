@@ -2,8 +2,9 @@
 //! envelope, wakeups and misses; per-policy frequency and governor; the header's power facts.
 
 use super::{finite, ratio, HostMetrics, Interval, USER_HZ};
-use crate::sample::{CpuEntry, CpuTimes, FreqPolicy, IdleState, Sample};
+use crate::sample::{CpuEntry, CpuTimes, FreqPolicy, IdleCounters, IdleState, Sample};
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// A CPU whose C0 is below this is "idle" for the stale-frequency flag: `scaling_cur_freq` is
@@ -189,15 +190,54 @@ fn derive_cpu(
         ..CpuMetrics::default()
     };
     // Idle time the kernel accounted to this CPU over the interval, in µs.
-    let envelope_us = td.map(|t| (t.idle + t.iowait) / USER_HZ * 1e6);
-    derive_states(
-        iv,
-        prev.map(|p| p.idle_states.as_slice()),
-        cur,
-        envelope_us,
-        &mut m,
-    );
+    let envelope = |td: Option<TimesDelta>| td.map(|t| (t.idle + t.iowait) / USER_HZ * 1e6);
+    match &cur.idle_turn {
+        // Read in turns: over the CPU's own interval, between its two latest reads (the
+        // first sample of a recording: since boot, like every other rate of that sample).
+        Some(turn) => {
+            let (states_iv, before_times, before) = match &turn.before {
+                Some(b) => (
+                    Interval::of_times(Some(&b.at), &turn.at),
+                    b.times.as_ref(),
+                    Some(Cow::Owned(before_states(&b.states, &cur.idle_states))),
+                ),
+                None if iv.since_boot => (iv, None, None),
+                None => (Interval::default(), None, None),
+            };
+            let td = turn.times.as_ref().and_then(|t| {
+                states_iv
+                    .secs
+                    .and(times_delta(before_times, t, states_iv.since_boot))
+            });
+            derive_states(states_iv, before.as_deref(), cur, envelope(td), &mut m);
+        }
+        None => derive_states(
+            iv,
+            prev.map(|p| p.idle_states.as_slice()),
+            cur,
+            envelope(td),
+            &mut m,
+        ),
+    }
     m
+}
+
+/// An earlier read's counters as idle states named like the latest read's (derive pairs
+/// states by index and name).
+fn before_states(before: &[IdleCounters], latest: &[IdleState]) -> Vec<IdleState> {
+    before
+        .iter()
+        .filter_map(|c| {
+            let s = latest.iter().find(|s| s.index == c.index)?;
+            Some(IdleState {
+                usage: c.usage,
+                time_us: c.time_us,
+                above: c.above,
+                below: c.below,
+                ..s.clone()
+            })
+        })
+        .collect()
 }
 
 fn derive_states(

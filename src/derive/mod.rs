@@ -14,7 +14,7 @@ pub mod net;
 pub mod pressure;
 pub mod processes;
 
-use crate::sample::Sample;
+use crate::sample::{Sample, SampleTime};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -130,7 +130,7 @@ pub struct HostMetrics {
 pub const MIN_INTERVAL_S: f64 = 1e-3;
 
 /// The interval between two samples and how counters are differenced over it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Interval {
     pub secs: Option<f64>,
     pub since_boot: bool,
@@ -138,11 +138,17 @@ pub struct Interval {
 
 impl Interval {
     pub fn between(prev: Option<&Sample>, cur: &Sample) -> Interval {
+        Interval::of_times(prev.map(|p| &p.time), &cur.time)
+    }
+
+    /// The interval between two reads' times (`None`: since boot): boot clock when both have
+    /// it, else `/proc/uptime`.
+    pub fn of_times(prev: Option<&SampleTime>, cur: &SampleTime) -> Interval {
         let secs = match prev {
-            None => cur.time.uptime_s,
-            Some(p) => match (p.time.boottime_ns, cur.time.boottime_ns) {
+            None => cur.uptime_s,
+            Some(p) => match (p.boottime_ns, cur.boottime_ns) {
                 (Some(a), Some(b)) => Some((b as f64 - a as f64) / 1e9),
-                _ => match (p.time.uptime_s, cur.time.uptime_s) {
+                _ => match (p.uptime_s, cur.uptime_s) {
                     (Some(a), Some(b)) => Some(b - a),
                     _ => None,
                 },

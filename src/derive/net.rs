@@ -96,6 +96,12 @@ pub fn derive_softirq_cpus(
             .map(|k| (k.cpu, (k.pid, k.ticks)))
             .collect()
     };
+    let since: HashMap<u32, &crate::sample::SampleTime> = cur
+        .cpu
+        .ksoftirqd
+        .iter()
+        .filter_map(|k| Some((k.cpu, k.since.as_ref()?)))
+        .collect();
     let cur_ksoft = ksoft(cur);
     let prev_ksoft = prev.map(ksoft).unwrap_or_default();
     ids.into_iter()
@@ -144,7 +150,12 @@ pub fn derive_softirq_cpus(
                     .get(&id)
                     .filter(|(ppid, _)| *ppid == pid)
                     .map(|&(_, t)| t);
-                m.ksoftirqd_pct = iv
+                // Read in turns: the growth since its last read is over that longer interval.
+                let own = match since.get(&id) {
+                    Some(at) if !iv.since_boot => Interval::of_times(Some(at), &cur.time),
+                    _ => iv,
+                };
+                m.ksoftirqd_pct = own
                     .rate(iv.d64(prev_ticks, ticks))
                     .map(|r| r / USER_HZ * 100.0);
             }

@@ -92,7 +92,12 @@ pub fn derive_processes(
                     let x = &pp.tasks[i];
                     (x.start == t.start).then_some(x.counters)
                 });
-                (same.or(t.base.filter(|_| adjacent)), iv)
+                match (same, &t.base_time) {
+                    (Some(same), _) => (Some(same), iv),
+                    // Its base was read a few passes ago (an idle process read in turns).
+                    (None, Some(at)) => (t.base, Interval::of_times(Some(at), &cur.time)),
+                    (None, None) => (t.base.filter(|_| adjacent), iv),
+                }
             };
             let mut m = metrics(t, base.as_ref(), iv, page_kb);
             m.activity = activity(&m);

@@ -60,6 +60,10 @@ pub struct Task {
     /// its rates are known from the first sample it is kept in).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<TaskCounters>,
+    /// When `base` was read, where that was before the previous pass (an idle process is
+    /// read in turns, `source::processes`): its rates are over its own interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_time: Option<super::SampleTime>,
 }
 
 /// The counters rates are computed from.

@@ -2,9 +2,13 @@
 //! cpufreq policies (both `cpufreq/policyX/` and the older `cpuN/cpufreq/`), boost, ksoftirqd time.
 
 use super::parse::dec;
+use super::turns;
 use super::{Cached, Probe};
 use crate::cpulist::CpuList;
-use crate::sample::{CpuEntry, CpuSample, CpuTimes, FreqPolicy, FreqSample, IdleState, NodeSample};
+use crate::sample::{
+    CpuEntry, CpuSample, CpuTimes, FreqPolicy, FreqSample, IdleCounters, IdleRead, IdleState,
+    IdleTurn, NodeSample, SampleTime,
+};
 use std::collections::BTreeMap;
 
 const CPU_DIR: &str = "sys/devices/system/cpu";
@@ -17,6 +21,16 @@ pub(crate) struct CpuStatic {
     core: Option<u32>,
     /// Idle states that have a name; listed the first time the CPU is read online.
     idle: Option<Vec<StateStatic>>,
+    /// Read in turns: the latest read of the idle states (when, the CPU's times then, the
+    /// states) and the counters of the read before it.
+    last: Option<(SampleTime, Option<CpuTimes>, Vec<IdleState>)>,
+    before: Option<IdleRead>,
+}
+
+/// Files one CPU's detail costs a sample: 4 counters per idle state, and `scaling_cur_freq`,
+/// governor and EPP of its policy (one per CPU with intel_pstate, the big-host case).
+fn detail_files(states: usize) -> usize {
+    4 * states + 3
 }
 
 #[derive(Debug, Clone)]
@@ -30,7 +44,7 @@ struct StateStatic {
     disable: Option<Cached<u64>>,
 }
 
-pub fn read_cpu(probe: &mut Probe, nodes: &[NodeSample]) -> CpuSample {
+pub fn read_cpu(probe: &mut Probe, nodes: &[NodeSample], time: &SampleTime) -> CpuSample {
     let mut out = CpuSample {
         online: nonempty_cpu_list(probe, &format!("{CPU_DIR}/online")),
         possible: possible_cpus(probe),
@@ -88,15 +102,62 @@ pub fn read_cpu(probe: &mut Probe, nodes: &[NodeSample]) -> CpuSample {
             (id, online, times, node_of(id), cached)
         })
         .collect();
-    let read = probe.par_map(known, |probe, (id, online, times, node, cached)| {
+    // Per-CPU detail in turns when it exceeds the budget (see `turns`); the states per CPU of
+    // the first CPU listed (they are the same on every CPU of one idle driver).
+    let states = known
+        .iter()
+        .find_map(|k| k.4.as_ref()?.idle.as_ref().map(Vec::len))
+        .unwrap_or(4);
+    let every = turns::every(
+        known.len(),
+        detail_files(states),
+        turns::DETAIL_FILES_PER_SAMPLE,
+    );
+    let in_turns = every > 1 || probe.cache.detail_every.is_some_and(|e| e > 1);
+    probe.cache.detail_every = Some(every);
+    if every > 1 {
+        out.detail_every = Some(every);
+    }
+    let sample_no = probe.tier.sample_no;
+    let known: Vec<_> = known.into_iter().enumerate().collect();
+    let read = probe.par_map(known, |probe, (i, (id, online, times, node, cached))| {
         let dir = format!("{CPU_DIR}/cpu{id}");
         let fresh = cached.is_none();
         let mut st = cached.unwrap_or_default();
-        let idle_states = if online {
+        // A CPU not read yet (the first sample, one just online) is read at once.
+        let due = st.last.is_none() || turns::due(i, sample_no, every);
+        let mut idle_turn = None;
+        let idle_states = if !online {
+            st.last = None;
+            st.before = None;
+            Vec::new()
+        } else if !in_turns {
             let states = st.idle.get_or_insert_with(|| idle_state_names(probe, &dir));
+            st.last = None;
+            st.before = None;
             read_idle_states(probe, id, states)
         } else {
-            Vec::new()
+            if due {
+                let states = st.idle.get_or_insert_with(|| idle_state_names(probe, &dir));
+                let read = read_idle_states(probe, id, states);
+                st.before = st.last.take().map(|(at, times, states)| IdleRead {
+                    at,
+                    times,
+                    states: states.iter().map(IdleCounters::of).collect(),
+                });
+                st.last = Some((time.clone(), times, read));
+            }
+            match &st.last {
+                Some((at, times, states)) => {
+                    idle_turn = Some(IdleTurn {
+                        at: at.clone(),
+                        times: *times,
+                        before: st.before.clone(),
+                    });
+                    states.clone()
+                }
+                None => Vec::new(),
+            }
         };
         if fresh {
             st.package = small_id(quiet_u64(probe, &dir, "topology/physical_package_id"));
@@ -112,6 +173,7 @@ pub fn read_cpu(probe: &mut Probe, nodes: &[NodeSample]) -> CpuSample {
             core: st.core,
             node,
             idle_states,
+            idle_turn,
         };
         (entry, st)
     });
@@ -120,7 +182,7 @@ pub fn read_cpu(probe: &mut Probe, nodes: &[NodeSample]) -> CpuSample {
         probe.cache.cpus.insert(entry.id, st);
         out.cpus.push(entry);
     }
-    out.freq = read_freq(probe, &out.cpus);
+    out.freq = read_freq(probe, &out.cpus, in_turns.then_some(every));
     out
 }
 
@@ -318,8 +380,17 @@ fn read_idle_states(probe: &mut Probe, cpu: u32, states: &mut [StateStatic]) -> 
         .collect()
 }
 
-fn read_freq(probe: &mut Probe, cpus: &[CpuEntry]) -> FreqSample {
+/// The cpufreq policies. `every`: policies' frequency, governor and EPP are read in turns,
+/// each every that many samples (all of them on the sample after a perftop tweak wrote one).
+fn read_freq(probe: &mut Probe, cpus: &[CpuEntry], every: Option<u32>) -> FreqSample {
     let base = format!("{CPU_DIR}/cpufreq");
+    let writes = crate::root::writes();
+    let tweaked = std::mem::replace(&mut probe.cache.writes_seen, writes) != writes;
+    let sample_no = probe.tier.sample_no;
+    let due = |i: usize| match every {
+        Some(every) if !tweaked => turns::due(i, sample_no, every),
+        _ => true,
+    };
     // Read first: switching intel_pstate/amd_pstate between active and passive re-creates the
     // policies with other governors, so a change drops what is cached about them. The status
     // itself is a setting (an administrator's), seen within SETTINGS_REFRESH_SAMPLES.
@@ -341,14 +412,15 @@ fn read_freq(probe: &mut Probe, cpus: &[CpuEntry]) -> FreqSample {
         // intel_pstate has one policy per CPU: as many directories as CPUs.
         let items: Vec<_> = policy_ids
             .into_iter()
-            .map(|id| {
+            .enumerate()
+            .map(|(i, id)| {
                 let dir = format!("{base}/policy{id}");
                 let cached = probe.cache.policies.remove(&dir);
-                (format!("policy{id}"), dir, cached)
+                (format!("policy{id}"), dir, cached, due(i))
             })
             .collect();
-        let read = probe.par_map(items, |probe, (id, dir, cached)| {
-            read_policy(probe, id, dir, cached)
+        let read = probe.par_map(items, |probe, (id, dir, cached, due)| {
+            read_policy(probe, id, dir, cached, due)
         });
         for (p, st) in read {
             probe.cache.policies.insert(p.dir.clone(), st);
@@ -357,13 +429,13 @@ fn read_freq(probe: &mut Probe, cpus: &[CpuEntry]) -> FreqSample {
     } else {
         // Older kernels: a cpufreq directory per CPU, shared CPUs listed in affected_cpus.
         let mut covered = CpuList::default();
-        for c in cpus {
+        for (i, c) in cpus.iter().enumerate() {
             let dir = format!("{CPU_DIR}/cpu{}/cpufreq", c.id);
             if covered.contains(c.id) || !probe.static_is_dir(&dir) {
                 continue;
             }
             let cached = probe.cache.policies.remove(&dir);
-            let (p, st) = read_policy(probe, format!("cpu{}", c.id), dir, cached);
+            let (p, st) = read_policy(probe, format!("cpu{}", c.id), dir, cached, due(i));
             if let Some(aff) = &p.affected_cpus {
                 let mut ids = covered.ids().to_vec();
                 ids.extend(aff.ids());
@@ -399,6 +471,9 @@ pub(crate) struct PolicyStatic {
     max_khz: Option<Cached<u64>>,
     /// `None`: not read yet (or dropped by a hotplug); kept only when the file was readable.
     pub(crate) affected_cpus: Option<Option<CpuList>>,
+    /// Governor, EPP and frequency as last read: what a sample that is not this policy's
+    /// turn shows (`read_freq`).
+    last: Option<(Option<String>, Option<String>, Option<u64>)>,
 }
 
 /// `0 1 2 3` (affected_cpus, related_cpus are space separated, unlike cpulist files).
@@ -407,13 +482,15 @@ fn spaced_list(line: &str) -> Option<CpuList> {
 }
 
 /// One policy. Files are read in the same order whether cached or not, so the problems of a
-/// first sample are listed in a stable order. Governor and EPP are read every sample: perftop's
-/// own tweaks change them and expect to see the change on the next frame.
+/// first sample are listed in a stable order. Governor, EPP and frequency are read every
+/// sample (`due`) unless the host reads them in turns: perftop's own tweaks change them and
+/// expect to see the change on the next frame, which `read_freq` sees to on any host.
 fn read_policy(
     probe: &mut Probe,
     id: String,
     dir: String,
     cached: Option<PolicyStatic>,
+    due: bool,
 ) -> (FreqPolicy, PolicyStatic) {
     let fresh = cached.is_none();
     let mut st = cached.unwrap_or_default();
@@ -440,15 +517,26 @@ fn read_policy(
             .and_then(|l| spaced_list(&l));
         st.driver = probe.line_in(&dir, "scaling_driver");
     }
-    let governor = probe.line_in(&dir, "scaling_governor");
+    let due = due || st.last.is_none();
+    let mut governor = None;
+    if due {
+        governor = probe.line_in(&dir, "scaling_governor");
+    }
     if fresh {
         st.available_governors = words(probe, "scaling_available_governors");
     }
-    let epp = probe.line_in(&dir, "energy_performance_preference");
+    let mut epp = None;
+    if due {
+        epp = probe.line_in(&dir, "energy_performance_preference");
+    }
     if fresh {
         st.available_epp = words(probe, "energy_performance_available_preferences");
     }
-    let cur_khz = probe.u64_in(&dir, "scaling_cur_freq");
+    let (governor, epp, cur_khz) = match (&st.last, due) {
+        (Some(last), false) => last.clone(),
+        _ => (governor, epp, probe.u64_in(&dir, "scaling_cur_freq")),
+    };
+    st.last = Some((governor.clone(), epp.clone(), cur_khz));
     let spread = super::spread_of(&dir);
     let min_khz = probe.setting_in(
         &mut st.min_khz,

@@ -1,10 +1,40 @@
 //! Kernel threads whose CPU time perftop reports: `ksoftirqd/N` (softirq work deferred out of
 //! interrupt context) and the memory threads (kswapd, kcompactd, khugepaged), found by one scan
-//! of `proc/` and then read by pid, one small `stat` read each per sample.
+//! of `proc/` and then read by pid: the process pass reads their `stat` every sample
+//! (`ProcState::always`) and hands over what it read, so each costs one read per sample.
 
 use super::parse::dec;
+use super::processes::{ProcState, ThreadRead};
 use super::Probe;
 use crate::sample::{KernelThread, MemoryThread};
+
+impl KthreadPids {
+    /// The memory threads' pids: the process pass reads them every sample.
+    pub fn memory_pids(&self) -> Vec<u32> {
+        self.memory.iter().map(|(pid, _)| *pid).collect()
+    }
+
+    /// Every pid this module reports, for the process pass to hand over.
+    pub fn all(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self.ksoftirqd.iter().map(|&(_, pid)| pid).collect();
+        v.extend(self.memory_pids());
+        v
+    }
+}
+
+/// A thread as the process pass saw it, else read now.
+fn comm_ticks(probe: &mut Probe, procs: &ProcState, pid: u32) -> Option<ThreadRead> {
+    if let Some(t) = procs.thread(pid) {
+        return Some(t);
+    }
+    let text = probe.quiet_text(&format!("proc/{pid}"), "stat")?;
+    let (comm, ticks) = stat_comm_ticks(&text)?;
+    Some(ThreadRead {
+        comm: comm.to_string(),
+        ticks,
+        since: None,
+    })
+}
 
 /// Kernel threads found by one scan of `proc/` (cached, and redone when one vanishes), so each
 /// sample costs one small read per thread.
@@ -22,20 +52,27 @@ pub fn is_memory_thread(comm: &str) -> bool {
 }
 
 /// utime+stime of each `ksoftirqd/N`.
-pub fn read_ksoftirqd(probe: &mut Probe, pids: &mut Option<KthreadPids>) -> Vec<KernelThread> {
+pub fn read_ksoftirqd(
+    probe: &mut Probe,
+    pids: &mut Option<KthreadPids>,
+    procs: &ProcState,
+) -> Vec<KernelThread> {
     let found = pids
         .get_or_insert_with(|| scan_kthreads(probe))
         .ksoftirqd
         .clone();
-    let read = probe.par_map(found, |probe, (cpu, pid)| {
-        let text = probe.quiet_text(&format!("proc/{pid}"), "stat")?;
-        match stat_comm_ticks(&text) {
-            Some((comm, ticks)) if is_ksoftirqd_of(comm, cpu) => {
-                Some(KernelThread { cpu, pid, ticks })
-            }
+    let read: Vec<Option<KernelThread>> = found
+        .into_iter()
+        .map(|(cpu, pid)| match comm_ticks(probe, procs, pid) {
+            Some(t) if is_ksoftirqd_of(&t.comm, cpu) => Some(KernelThread {
+                cpu,
+                pid,
+                ticks: t.ticks,
+                since: t.since,
+            }),
             _ => None,
-        }
-    });
+        })
+        .collect();
     // A thread that vanished (CPU offlined, pid reused): find them all again next time.
     if read.iter().any(Option::is_none) {
         *pids = None;
@@ -44,22 +81,26 @@ pub fn read_ksoftirqd(probe: &mut Probe, pids: &mut Option<KthreadPids>) -> Vec<
 }
 
 /// utime+stime of each memory-management thread.
-pub fn read_memory_threads(probe: &mut Probe, pids: &mut Option<KthreadPids>) -> Vec<MemoryThread> {
+pub fn read_memory_threads(
+    probe: &mut Probe,
+    pids: &mut Option<KthreadPids>,
+    procs: &ProcState,
+) -> Vec<MemoryThread> {
     let found = pids
         .get_or_insert_with(|| scan_kthreads(probe))
         .memory
         .clone();
-    let read = probe.par_map(found, |probe, (pid, want)| {
-        let text = probe.quiet_text(&format!("proc/{pid}"), "stat")?;
-        match stat_comm_ticks(&text) {
-            Some((comm, ticks)) if comm == want => Some(MemoryThread {
+    let read: Vec<Option<MemoryThread>> = found
+        .into_iter()
+        .map(|(pid, want)| match comm_ticks(probe, procs, pid) {
+            Some(t) if t.comm == want => Some(MemoryThread {
                 comm: want,
                 pid,
-                ticks,
+                ticks: t.ticks,
             }),
             _ => None,
-        }
-    });
+        })
+        .collect();
     if read.iter().any(Option::is_none) {
         *pids = None;
     }
@@ -85,7 +126,7 @@ fn stat_comm_ticks(text: &str) -> Option<(&str, u64)> {
     Some((comm, utime.saturating_add(stime)))
 }
 
-fn scan_kthreads(probe: &mut Probe) -> KthreadPids {
+pub fn scan_kthreads(probe: &mut Probe) -> KthreadPids {
     let mut found = KthreadPids::default();
     for name in probe.root.list_dir("proc") {
         let Some(pid) = dec(&name).and_then(|p| u32::try_from(p).ok()) else {

@@ -39,6 +39,7 @@ pub mod parse;
 pub mod pressure;
 mod probe;
 pub mod processes;
+pub mod turns;
 pub mod zoneinfo;
 
 pub(crate) use probe::settings::{spread_of, Cached};
@@ -83,6 +84,11 @@ pub(crate) struct Cache {
     setting_links: TierMap<Option<String>>,
     /// Settings tier, read quietly: a cgroup's limits (the group can vanish at any time).
     quiet_settings: TierMap<Option<String>>,
+    /// The last sample's `turns::every` for per-CPU detail (1: all every sample).
+    pub(crate) detail_every: Option<u32>,
+    /// `root::writes()` as of the last sample: a perftop tweak since makes the next sample
+    /// read every policy's governor and EPP, not just those whose turn it is.
+    pub(crate) writes_seen: u64,
     /// Threads `par_map` may use. `available_parallelism` reads five cgroup files each call.
     threads: Option<usize>,
 }
@@ -148,11 +154,24 @@ impl Reader {
         let host = host::read_host(probe, &mut self.cpuinfo);
         let nodes = memory::read_nodes(probe);
         probe.cpus_seen = 0;
-        let mut cpu = cpu::read_cpu(probe, &nodes);
+        let mut cpu = cpu::read_cpu(probe, &nodes, &time);
         probe.cpus_seen = cpu.cpus.len();
-        cpu.ksoftirqd = kthreads::read_ksoftirqd(probe, &mut self.kthread_pids);
+        // Processes before the kernel threads: the pass reads their `stat` and hands it over.
+        let kpids = self
+            .kthread_pids
+            .get_or_insert_with(|| kthreads::scan_kthreads(probe));
+        self.procs.always = kpids.memory_pids();
+        self.procs.watch = kpids.all();
+        let busy = processes::busy_ticks(cpu.total.as_ref());
+        let processes = Some(processes::read_processes(
+            probe,
+            &mut self.procs,
+            &time,
+            busy,
+        ));
+        cpu.ksoftirqd = kthreads::read_ksoftirqd(probe, &mut self.kthread_pids, &self.procs);
         let mut memory = memory::read_memory(probe);
-        memory.kthreads = kthreads::read_memory_threads(probe, &mut self.kthread_pids);
+        memory.kthreads = kthreads::read_memory_threads(probe, &mut self.kthread_pids, &self.procs);
         let watermarks = (memory.vm.min_free_kbytes, memory.vm.watermark_scale_factor);
         memory.zones = self.zones.zones(probe, watermarks);
         let (page_kb, from) = *self.page.get_or_insert_with(|| {
@@ -175,12 +194,6 @@ impl Reader {
         let disks = disk::read_disks(probe);
         let net = net::read_net(probe, cpu.online.as_ref());
         let pressure = Some(pressure::read_pressure(probe));
-        let processes = Some(processes::read_processes(
-            probe,
-            &mut self.procs,
-            time.wall_ms,
-            time.uptime_s,
-        ));
         let mem_total = memory.meminfo.mem_total;
         let cgroups = Some(cgroups::read_cgroups(probe, &mut self.cgroups, mem_total));
         let (filesystems, temperatures) = match &mut self.feed {

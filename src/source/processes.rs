@@ -7,7 +7,7 @@
 use super::parse::dec;
 use super::Probe;
 use crate::root::ReadError;
-use crate::sample::{Processes, Task, TaskCounters};
+use crate::sample::{Processes, SampleTime, Task, TaskCounters};
 use std::collections::HashMap;
 
 /// Up to this many processes every `io` file is read; above it, only those of the
@@ -29,23 +29,54 @@ const KEEP_BLOCKED: usize = 8;
 /// PF_KTHREAD in `stat`'s flags: the task is a kernel thread.
 const PF_KTHREAD: u64 = 0x0020_0000;
 
+/// An idle process (no CPU, I/O, faults or RSS change, not R or D, not shown, when last
+/// read) is read every this many passes, in turns; an active one every pass. Its counters are
+/// cumulative, so when it is read its rates over its own interval are exact.
+pub const IDLE_EVERY: u32 = 8;
+
+/// CPU time (`/proc/stat` user + nice + system) the processes read this pass must account
+/// for, within this many ticks per second: more unexplained than that and the pass reads the
+/// idle processes too (a long-idle process that started working shows at once).
+const UNEXPLAINED_TICKS_PER_S: f64 = 5.0;
+
 /// What one pass remembers for the next.
 #[derive(Debug, Default)]
 pub struct ProcState {
-    /// Per pid: its start time, counters and whether the pass kept it.
+    /// Per pid: what it was when last read, and when.
     prev: HashMap<u32, Prev>,
     /// Per pid: (start time, cgroup path) of the processes kept so far.
     cgroups: HashMap<u32, (u64, Option<String>)>,
-    /// The previous pass's wall time and uptime.
-    last_wall_ms: Option<i64>,
-    last_uptime_s: Option<f64>,
+    /// The previous pass's time, and the host's busy ticks (`/proc/stat`) then.
+    last: Option<SampleTime>,
+    last_busy: Option<u64>,
+    passes: u64,
+    /// Kernel threads read every pass for the other panes (kswapd, kcompactd, khugepaged).
+    pub(crate) always: Vec<u32>,
+    /// Kernel threads whose `comm` and CPU ticks the other panes take from this pass
+    /// (`kthreads`): the `always` ones and the ksoftirqd threads, read like any process.
+    pub(crate) watch: Vec<u32>,
+    read_now: HashMap<u32, ThreadRead>,
 }
 
-#[derive(Debug, Clone, Copy)]
+/// A watched kernel thread as the last pass read it (or, not its turn, as last read).
+#[derive(Debug, Clone)]
+pub struct ThreadRead {
+    pub comm: String,
+    pub ticks: u64,
+    /// Read this pass, and read before that on an earlier pass than the previous one: its
+    /// growth since then is over this longer interval.
+    pub since: Option<SampleTime>,
+}
+
+#[derive(Debug, Clone)]
 struct Prev {
-    start: u64,
+    stat: Stat,
     c: TaskCounters,
     kept: bool,
+    /// Did something (CPU, I/O, faults, RSS) since the read before, or runs or waits (R, D).
+    active: bool,
+    /// When it was read.
+    at: SampleTime,
 }
 
 impl ProcState {
@@ -53,10 +84,36 @@ impl ProcState {
     pub fn forget(&mut self) {
         self.cgroups.clear();
     }
+
+    /// A watched kernel thread (`watch`) as this pass saw it: read now, or as last read.
+    pub fn thread(&self, pid: u32) -> Option<ThreadRead> {
+        if let Some(t) = self.read_now.get(&pid) {
+            return Some(t.clone());
+        }
+        self.prev.get(&pid).map(|p| ThreadRead {
+            comm: p.stat.comm.clone(),
+            ticks: p.c.ticks,
+            since: None,
+        })
+    }
+
+    /// True when `pid` must be read this pass: new, active or shown last time it was read,
+    /// wanted by another pane, or its turn among the idle.
+    fn wanted(&self, pid: u32, pass: u64) -> bool {
+        match self.prev.get(&pid) {
+            None => true,
+            Some(p) => {
+                p.active
+                    || p.kept
+                    || self.always.binary_search(&pid).is_ok()
+                    || super::turns::due(pid as usize, pass, IDLE_EVERY)
+            }
+        }
+    }
 }
 
 /// The fields of `/proc/PID/stat` perftop uses.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Stat {
     pub comm: String,
     pub state: char,
@@ -153,26 +210,39 @@ pub fn parse_cgroup(text: &str) -> Option<String> {
     best.map(|(_, p)| p.to_string())
 }
 
-/// One process read this pass, before the pass decides whether to keep it.
+/// One process this pass: read now, or (idle, not its turn) as last read.
 struct Seen {
     pid: u32,
     stat: Stat,
     io: Option<(u64, u64)>,
-    /// Growth since the previous pass (same process): ticks, I/O bytes, major faults, RSS.
+    /// Read this pass; a process that is not is only counted.
+    fresh: bool,
+    /// Growth since it was last read (same process), scaled to this pass's interval: ticks,
+    /// I/O bytes, major faults, RSS pages.
     d_ticks: u64,
     d_io: u64,
     d_majflt: u64,
     d_rss: u64,
+    /// RSS changed either way since the last read.
+    rss_moved: bool,
 }
 
-/// Reads every process: counts, and the kept ones with their counters.
+/// The host's busy CPU ticks so far (`/proc/stat` user + nice + system, all CPUs): what the
+/// processes' own ticks are checked against.
+pub fn busy_ticks(total: Option<&crate::sample::CpuTimes>) -> Option<u64> {
+    total.map(|t| t.user.saturating_add(t.nice).saturating_add(t.system))
+}
+
+/// Reads the processes (every one that is active, new, shown or wanted by another pane, the
+/// idle ones in turns): counts, and the kept ones with their counters. `busy`: the host's
+/// busy ticks now (`busy_ticks`).
 pub fn read_processes(
     probe: &mut Probe,
     state: &mut ProcState,
-    wall_ms: i64,
-    uptime_s: Option<f64>,
+    time: &SampleTime,
+    busy: Option<u64>,
 ) -> Processes {
-    let now_ticks = uptime_s.map(|u| (u * 100.0) as u64);
+    let now_ticks = time.uptime_s.map(|u| (u * 100.0) as u64);
     let mut pids: Vec<u32> = probe
         .root
         .list_dir("proc")
@@ -180,119 +250,236 @@ pub fn read_processes(
         .filter_map(|n| dec(n).and_then(|p| u32::try_from(p).ok()))
         .collect();
     pids.sort_unstable();
+    state.always.sort_unstable();
+    state.watch.sort_unstable();
+    state.read_now.clear();
+    let pass = state.passes;
+    state.passes += 1;
+    // The root's own clock (`/proc/uptime`, as derive's intervals), so a fixture tree written
+    // one tick apart reads as a second apart whenever it is read.
+    let secs = match &state.last {
+        Some(last) => crate::derive::Interval::of_times(Some(last), time).secs,
+        None => None,
+    }
+    .map_or(1.0, |s| s.clamp(0.001, 3600.0));
     let mut out = Processes {
-        base_wall_ms: state.last_wall_ms,
+        base_wall_ms: state.last.as_ref().map(|t| t.wall_ms),
         ..Processes::default()
     };
     let mut seen: Vec<Seen> = Vec::with_capacity(pids.len());
-    for pid in pids {
-        let dir = format!("proc/{pid}");
-        // Gone since the listing (ENOENT/ESRCH) or garbled: not a process this pass.
-        let Some(stat) = probe.quiet_text(&dir, "stat").and_then(|t| parse_stat(&t)) else {
+    let mut skipped: Vec<u32> = Vec::new();
+    for &pid in &pids {
+        if !state.wanted(pid, pass) {
+            skipped.push(pid);
             continue;
-        };
+        }
+        if let Some(s) = read_one(probe, state, pid, now_ticks, time, secs) {
+            seen.push(s);
+        }
+    }
+    // Everything the processes read did on the CPU, against what the host did: a gap means
+    // an idle process woke up (or one exited), so the idle ones are read this pass too.
+    let explained: u64 = seen.iter().map(|s| s.d_ticks).sum();
+    let unexplained = match (state.last_busy, busy) {
+        (Some(a), Some(b)) if state.last.is_some() => b.saturating_sub(a).saturating_sub(explained),
+        _ => 0,
+    };
+    let read_idle = unexplained as f64 > UNEXPLAINED_TICKS_PER_S * secs;
+    for pid in skipped {
+        if read_idle {
+            if let Some(s) = read_one(probe, state, pid, now_ticks, time, secs) {
+                seen.push(s);
+            }
+        } else if let Some(p) = state.prev.get(&pid) {
+            seen.push(Seen {
+                pid,
+                stat: p.stat.clone(),
+                io: p.c.read_bytes.zip(p.c.write_bytes),
+                fresh: false,
+                d_ticks: 0,
+                d_io: 0,
+                d_majflt: 0,
+                d_rss: 0,
+                rss_moved: false,
+            });
+        }
+    }
+    seen.sort_unstable_by_key(|s| s.pid);
+    for s in &seen {
         out.total += 1;
-        match stat.state {
+        match s.stat.state {
             'R' => out.running += 1,
             'D' => out.blocked += 1,
             'Z' => out.zombies += 1,
             _ => {}
         }
-        if stat.flags & PF_KTHREAD != 0 {
+        if s.stat.flags & PF_KTHREAD != 0 {
             out.kernel_threads += 1;
         }
-        out.threads += u64::from(stat.threads);
-        let prev = state.prev.get(&pid).filter(|p| p.start == stat.start);
-        let d_ticks = match prev {
-            Some(p) => stat.ticks.saturating_sub(p.c.ticks),
-            None => per_second_of_life(stat.ticks, stat.start, now_ticks),
-        };
-        seen.push(Seen {
-            pid,
-            stat,
-            io: None,
-            d_ticks,
-            d_io: 0,
-            d_majflt: 0,
-            d_rss: 0,
-        });
+        out.threads += u64::from(s.stat.threads);
     }
     read_io(probe, state, &mut seen, &mut out);
-    for s in &mut seen {
-        match state.prev.get(&s.pid).filter(|p| p.start == s.stat.start) {
+    for s in seen.iter_mut().filter(|s| s.fresh) {
+        match state
+            .prev
+            .get(&s.pid)
+            .filter(|p| p.stat.start == s.stat.start)
+        {
             Some(p) => {
-                s.d_majflt = s.stat.majflt.saturating_sub(p.c.majflt);
-                s.d_rss = s.stat.rss_pages.saturating_sub(p.c.rss_pages);
+                let scale = own_scale(&p.at, time, secs);
+                s.d_majflt = scaled(s.stat.majflt.saturating_sub(p.c.majflt), scale);
+                s.d_rss = scaled(s.stat.rss_pages.saturating_sub(p.c.rss_pages), scale);
+                s.rss_moved = s.stat.rss_pages != p.c.rss_pages;
                 if let (Some((r, w)), Some(pr), Some(pw)) = (s.io, p.c.read_bytes, p.c.write_bytes)
                 {
-                    s.d_io = r.saturating_sub(pr).saturating_add(w.saturating_sub(pw));
+                    let d = r.saturating_sub(pr).saturating_add(w.saturating_sub(pw));
+                    s.d_io = scaled(d, scale);
                 }
             }
             None => {
                 let life = |v| per_second_of_life(v, s.stat.start, now_ticks);
                 s.d_majflt = life(s.stat.majflt);
                 s.d_io = life(s.io.map_or(0, |(r, w)| r.saturating_add(w)));
+                s.rss_moved = true;
             }
         }
     }
-    // The root's own clock (`/proc/uptime`, as derive's intervals), so a fixture tree written
-    // one tick apart reads as a second apart whenever it is read.
-    let secs = match (state.last_uptime_s, uptime_s) {
-        (Some(a), Some(b)) => b - a,
-        _ => state
-            .last_wall_ms
-            .map_or(1.0, |t| (wall_ms - t) as f64 / 1000.0),
-    };
-    let secs = if secs.is_finite() {
-        secs.clamp(0.001, 3600.0)
-    } else {
-        1.0
-    };
     let keep = choose(&seen, secs);
     let mut next = HashMap::with_capacity(seen.len());
-    for (i, s) in seen.iter().enumerate() {
+    for (i, s) in seen.into_iter().enumerate() {
+        let Seen { pid, stat, io, .. } = s;
         let c = TaskCounters {
-            ticks: s.stat.ticks,
-            majflt: s.stat.majflt,
-            rss_pages: s.stat.rss_pages,
-            read_bytes: s.io.map(|io| io.0),
-            write_bytes: s.io.map(|io| io.1),
+            ticks: stat.ticks,
+            majflt: stat.majflt,
+            rss_pages: stat.rss_pages,
+            read_bytes: io.map(|io| io.0),
+            write_bytes: io.map(|io| io.1),
         };
-        let base = state
-            .prev
-            .get(&s.pid)
-            .filter(|p| p.start == s.stat.start && !p.kept)
-            .map(|p| p.c);
+        if !s.fresh {
+            if let Some(p) = state.prev.remove(&pid) {
+                next.insert(pid, p);
+            }
+            continue;
+        }
+        let before = state.prev.get(&pid).filter(|p| p.stat.start == stat.start);
+        let base = before.filter(|p| !p.kept).map(|p| p.c);
+        // Read before the previous pass: the base's own time goes with it.
+        let base_time = before
+            .filter(|p| {
+                !p.kept
+                    && state
+                        .last
+                        .as_ref()
+                        .is_some_and(|l| l.wall_ms != p.at.wall_ms)
+            })
+            .map(|p| p.at.clone());
+        let active = s.d_ticks > 0
+            || s.d_io > 0
+            || s.d_majflt > 0
+            || s.rss_moved
+            || matches!(stat.state, 'R' | 'D');
         if keep[i] {
-            let cgroup = cgroup_of(probe, &mut state.cgroups, s.pid, s.stat.start);
+            let cgroup = cgroup_of(probe, &mut state.cgroups, pid, stat.start);
             out.tasks.push(Task {
-                pid: s.pid,
-                ppid: s.stat.ppid,
-                start: s.stat.start,
-                comm: s.stat.comm.clone(),
-                state: s.stat.state,
-                kernel: s.stat.flags & PF_KTHREAD != 0,
-                threads: s.stat.threads,
-                cpu: s.stat.cpu,
+                pid,
+                ppid: stat.ppid,
+                start: stat.start,
+                comm: stat.comm.clone(),
+                state: stat.state,
+                kernel: stat.flags & PF_KTHREAD != 0,
+                threads: stat.threads,
+                cpu: stat.cpu,
                 counters: c,
                 cgroup,
                 base,
+                base_time,
             });
         }
         next.insert(
-            s.pid,
+            pid,
             Prev {
-                start: s.stat.start,
+                stat,
                 c,
                 kept: keep[i],
+                active,
+                at: time.clone(),
             },
         );
     }
     state.prev = next;
     state.cgroups.retain(|pid, _| state.prev.contains_key(pid));
-    state.last_wall_ms = Some(wall_ms);
-    state.last_uptime_s = uptime_s;
+    state.last = Some(time.clone());
+    state.last_busy = busy;
     out
+}
+
+/// Reads one process's `stat` (`None`: gone since the listing, or garbled), with its CPU
+/// ticks since it was last read scaled to this pass's `secs`.
+fn read_one(
+    probe: &mut Probe,
+    state: &mut ProcState,
+    pid: u32,
+    now_ticks: Option<u64>,
+    time: &SampleTime,
+    secs: f64,
+) -> Option<Seen> {
+    let dir = format!("proc/{pid}");
+    // Gone since the listing (ENOENT/ESRCH) or garbled: not a process this pass.
+    let stat = probe
+        .quiet_text(&dir, "stat")
+        .and_then(|t| parse_stat(&t))?;
+    let prev = state.prev.get(&pid).filter(|p| p.stat.start == stat.start);
+    if state.watch.binary_search(&pid).is_ok() {
+        let since = prev
+            .filter(|p| {
+                state
+                    .last
+                    .as_ref()
+                    .is_some_and(|l| l.wall_ms != p.at.wall_ms)
+            })
+            .map(|p| p.at.clone());
+        let comm = stat.comm.clone();
+        let ticks = stat.ticks;
+        state
+            .read_now
+            .insert(pid, ThreadRead { comm, ticks, since });
+    }
+    let d_ticks = match state.prev.get(&pid).filter(|p| p.stat.start == stat.start) {
+        Some(p) => scaled(
+            stat.ticks.saturating_sub(p.c.ticks),
+            own_scale(&p.at, time, secs),
+        ),
+        None => per_second_of_life(stat.ticks, stat.start, now_ticks),
+    };
+    Some(Seen {
+        pid,
+        stat,
+        io: None,
+        fresh: true,
+        d_ticks,
+        d_io: 0,
+        d_majflt: 0,
+        d_rss: 0,
+        rss_moved: false,
+    })
+}
+
+/// What a delta over a process's own interval (since `at`) is over this pass's `secs`: 1
+/// for a process read last pass, less for one read in turns.
+fn own_scale(at: &SampleTime, now: &SampleTime, secs: f64) -> f64 {
+    match crate::derive::Interval::of_times(Some(at), now).secs {
+        Some(own) if own > secs => secs / own,
+        _ => 1.0,
+    }
+}
+
+/// `v` scaled, rounded up so that any growth stays growth.
+fn scaled(v: u64, scale: f64) -> u64 {
+    if scale >= 1.0 || v == 0 {
+        v
+    } else {
+        ((v as f64 * scale).ceil() as u64).max(1)
+    }
 }
 
 /// A process the previous pass did not see (the first pass, a new process, a reused pid)
@@ -311,21 +498,26 @@ fn per_second_of_life(v: u64, start: u64, now_ticks: Option<u64>) -> u64 {
 /// Reads `io` for every process on a small host; on a big one for the busiest by CPU, the
 /// blocked and those kept last pass. Notes why I/O is unknown when it is.
 fn read_io(probe: &mut Probe, state: &ProcState, seen: &mut [Seen], out: &mut Processes) {
-    let wanted: Vec<bool> = if seen.len() <= IO_ALL_MAX {
-        vec![true; seen.len()]
+    let fresh = seen.iter().filter(|s| s.fresh).count();
+    // A kernel thread that used no CPU did no I/O (its `io` is all zeros but for writeback
+    // flushers, which work on CPU): on a big host thousands of per-CPU threads are skipped.
+    let wanted: Vec<bool> = if fresh <= IO_ALL_MAX {
+        seen.iter()
+            .map(|s| s.fresh && (s.stat.flags & PF_KTHREAD == 0 || s.d_ticks > 0))
+            .collect()
     } else {
         let mut by_cpu: Vec<usize> = (0..seen.len()).collect();
         by_cpu.sort_unstable_by(|&a, &b| seen[b].d_ticks.cmp(&seen[a].d_ticks));
         let mut w = vec![false; seen.len()];
         for &i in by_cpu.iter().take(IO_TOP_CPU) {
-            w[i] = true;
+            w[i] = seen[i].fresh;
         }
         for (i, s) in seen.iter().enumerate() {
             let kept = state
                 .prev
                 .get(&s.pid)
-                .is_some_and(|p| p.kept && p.start == s.stat.start);
-            if s.stat.state == 'D' || kept {
+                .is_some_and(|p| p.kept && p.stat.start == s.stat.start);
+            if s.fresh && (s.stat.state == 'D' || kept) {
                 w[i] = true;
             }
         }
@@ -334,6 +526,7 @@ fn read_io(probe: &mut Probe, state: &ProcState, seen: &mut [Seen], out: &mut Pr
     let (mut denied, mut missing, mut read) = (0u32, 0u32, 0u32);
     let mut buf_dir = String::new();
     for (s, want) in seen.iter_mut().zip(wanted) {
+        // Not read: a process not read this pass keeps its last read's counters.
         if !want || s.stat.state == 'Z' {
             continue;
         }
@@ -364,7 +557,7 @@ fn read_io(probe: &mut Probe, state: &ProcState, seen: &mut [Seen], out: &mut Pr
         ))
     } else if read == 0 && missing > 0 {
         Some("no /proc/PID/io: kernel without task I/O accounting".to_string())
-    } else if seen.len() > IO_ALL_MAX {
+    } else if fresh > IO_ALL_MAX {
         Some(format!(
             "{} of {} processes: I/O read for the {IO_TOP_CPU} busiest, the blocked and those shown",
             read,
@@ -383,7 +576,8 @@ fn read_io(probe: &mut Probe, state: &ProcState, seen: &mut [Seen], out: &mut Pr
 fn choose(seen: &[Seen], secs: f64) -> Vec<bool> {
     let floor = |per_s: f64| ((per_s * secs).ceil() as u64).max(1);
     let mut keep = vec![false; seen.len()];
-    let mut idx: Vec<usize> = (0..seen.len()).collect();
+    // Only what this pass read: a process seen as last read has no fresh counters to show.
+    let mut idx: Vec<usize> = (0..seen.len()).filter(|&i| seen[i].fresh).collect();
     let mut top = |key: &dyn Fn(&Seen) -> u64, n: usize, least: u64| {
         idx.sort_unstable_by(|&a, &b| key(&seen[b]).cmp(&key(&seen[a])));
         for &i in idx.iter().take(n) {

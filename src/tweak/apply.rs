@@ -23,7 +23,11 @@ impl Writer for FsWriter {
             .write(true)
             .truncate(true)
             .open(path)?;
-        f.write_all(format!("{value}\n").as_bytes())
+        let written = f.write_all(format!("{value}\n").as_bytes());
+        // Counted after the write (a reader thread must not read before it lands), and
+        // when it failed too: the kernel may have taken part of it.
+        crate::root::note_write();
+        written
     }
 }
 

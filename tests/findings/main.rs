@@ -114,6 +114,7 @@ impl Pair {
                 cpu: id,
                 pid: 10 + id,
                 ticks: 50,
+                since: None,
             });
         }
         a.net.devices = vec![NetDevice {

@@ -1,0 +1,59 @@
+//! Turns: which members of a big set (CPUs' idle-state counters and cpufreq files, idle
+//! processes) a sample reads, so the files one sample opens stay within a budget however
+//! many CPUs or processes the host has.
+//!
+//! Member `i` of a set read every `every` samples is read on the samples where
+//! `sample_no % every == i % every`: each one exactly every `every` samples, and about the
+//! same number of files every sample. What is read in turns is cumulative (idle-state
+//! counters, process CPU and I/O) or a gauge, so a rate over a member's own interval is
+//! exact; the sample says how often (`CpuSample::detail_every`).
+
+/// Files a sample may spend on per-CPU detail (idle-state counters, `scaling_cur_freq`,
+/// governor, EPP): a host with more is read in turns. 4 idle states x 4 counters + 3 cpufreq
+/// files is 19 per CPU, so up to 96 CPUs read everything every sample.
+pub const DETAIL_FILES_PER_SAMPLE: usize = 1824;
+
+/// How many samples apart each member of a set of `members`, costing `files_each` files,
+/// is read within `budget` files per sample (1: every sample).
+pub fn every(members: usize, files_each: usize, budget: usize) -> u32 {
+    let files = members.saturating_mul(files_each.max(1));
+    let every = files.div_ceil(budget.max(1)).max(1);
+    u32::try_from(every).unwrap_or(u32::MAX)
+}
+
+/// True when member `i` is read on sample `sample_no` (every member on every sample when
+/// `every` is 1).
+pub fn due(i: usize, sample_no: u64, every: u32) -> bool {
+    let every = u64::from(every.max(1));
+    i as u64 % every == sample_no % every
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_member_once_per_period_and_even_load() {
+        for (members, each, budget) in [(4096, 19, 1824), (512, 19, 1824), (2, 19, 1824)] {
+            let n = every(members, each, budget);
+            assert!(members * each <= n as usize * budget, "{members}: {n}");
+            let mut count = vec![0u32; members];
+            let mut per_sample = Vec::new();
+            for s in 0..u64::from(n) {
+                let k = (0..members).filter(|&i| due(i, s, n)).count();
+                per_sample.push(k);
+                for (i, c) in count.iter_mut().enumerate() {
+                    *c += u32::from(due(i, s, n));
+                }
+            }
+            assert!(count.iter().all(|&c| c == 1), "{members}: each once");
+            // Within one member of an even split: no sample pays for two.
+            let most = per_sample.iter().max().copied().unwrap_or(0);
+            assert!(most * each <= budget + each, "{members}: {most} per sample");
+        }
+        assert_eq!(every(96, 19, 1824), 1);
+        assert_eq!(every(97, 19, 1824), 2);
+        assert_eq!(every(4096, 19, 1824), 43);
+        assert_eq!(every(0, 19, 1824), 1);
+    }
+}
