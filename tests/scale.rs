@@ -1,0 +1,292 @@
+//! Scale: what a big host's sample reads in turns (`source::turns`), pinned against the
+//! synthetic host's rates worked out by hand (`tests/support/synth/mod.rs`, one tick = one
+//! second) and the synthetic processes' (`support::synth::procs`).
+
+mod support;
+
+use perftop::derive::derive;
+use perftop::root::Root;
+use perftop::source::processes::IDLE_EVERY;
+use perftop::source::Reader;
+use std::fs;
+use std::path::Path;
+use support::synth::cpu::cpu_rates;
+use support::synth::{write_host, SynthSpec, BOOT_AGE_S};
+
+#[track_caller]
+fn close(got: Option<f64>, want: f64, what: &str) {
+    let g = got.unwrap_or_else(|| panic!("{what}: expected {want}, got None"));
+    assert!(
+        (g - want).abs() <= 1e-9 * want.abs().max(1.0),
+        "{what}: got {g}, want {want}"
+    );
+}
+
+/// 256 CPUs with 4 idle states each: 19 detail files per CPU, 4,864 in all, read in three
+/// turns within the 1,824-file budget. Every CPU's detail is at most two samples old, its
+/// C-state rates are the synthetic host's exactly (over its own three-second interval, not
+/// the sample's one second), and a sample opens about a third of the detail files.
+#[test]
+fn per_cpu_detail_in_turns_is_fresh_within_its_period_and_exact() {
+    let spec = SynthSpec {
+        cpus: 256,
+        nodes: 4,
+        disks: 8,
+        queues: 8,
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_host(dir.path(), &spec, 0).expect("tick 0");
+    let mut reader = Reader::new(Root::new(dir.path()));
+    let mut prev = reader.sample();
+    let every = prev.cpu.detail_every.expect("256 CPUs are read in turns");
+    assert_eq!(every, 3, "256 x 19 files over a 1,824-file budget");
+    let mut files = Vec::new();
+    for tick in 1..=4 * u64::from(every) {
+        write_host(dir.path(), &spec, tick).expect("tick");
+        let before = reader.root().opened();
+        let cur = reader.sample();
+        files.push(reader.root().opened().since(before).files);
+        assert!(cur.problems.is_empty(), "{:?}", cur.problems);
+        assert_eq!(cur.cpu.detail_every, Some(every));
+        let d = derive(Some(&prev), &cur);
+        let mut read_now = 0;
+        for (c, m) in cur.cpu.cpus.iter().zip(&d.cpus) {
+            let i = u64::from(c.id);
+            let turn = c.idle_turn.as_ref().expect("every CPU's detail says when");
+            let at = turn.at.uptime_s.expect("uptime") as u64 - BOOT_AGE_S;
+            assert!(
+                tick - at < u64::from(every),
+                "cpu{i} at tick {tick}: read at {at}"
+            );
+            read_now += u64::from(at == tick);
+            match &turn.before {
+                Some(b) => {
+                    let b_at = b.at.uptime_s.expect("uptime") as u64 - BOOT_AGE_S;
+                    // The first turn after the all-CPU first sample can be shorter.
+                    let own = at - b_at;
+                    assert!(own >= 1 && own <= u64::from(every), "cpu{i}: {own} s");
+                    let r = cpu_rates(i);
+                    let wakeups = 20 + (100 + 10 * (i % 5)) + 50 + (30 + i % 8);
+                    close(m.wakeups_per_s, wakeups as f64, &format!("cpu{i} wakeups"));
+                    // C1 is a tenth of the idle + iowait envelope.
+                    let c1 = (r[3] + r[4]) as f64 / 10.0;
+                    close(m.states[1].residency_pct, c1, &format!("cpu{i} C1"));
+                }
+                // Not read twice yet: unknown, never 0 or a since-boot average.
+                None => {
+                    assert!(tick < u64::from(every), "cpu{i} read once by tick {tick}");
+                    assert_eq!(m.wakeups_per_s, None, "cpu{i} at tick {tick}");
+                }
+            }
+            // /proc/stat-based busy stays per sample for every CPU.
+            let r = cpu_rates(i);
+            close(
+                m.c0_pct,
+                (100 - r[3] - r[4]) as f64,
+                &format!("cpu{i} busy"),
+            );
+        }
+        assert!(
+            read_now.abs_diff(256 / u64::from(every)) <= 1,
+            "tick {tick}: {read_now} CPUs read"
+        );
+        // ksoftirqd/i: 4 ticks/s when i % 10 = 3, idle otherwise; idle ones are read in
+        // turns and still show 0, busy ones every sample.
+        for s in &d.softirq_cpus {
+            let want = if s.cpu % 10 == 3 { 4.0 } else { 0.0 };
+            close(s.ksoftirqd_pct, want, &format!("ksoftirqd/{}", s.cpu));
+        }
+        prev = cur;
+    }
+    // A sample in turns opens a bounded number of files, about the same every time.
+    let (lo, hi) = (files.iter().min(), files.iter().max());
+    let (Some(&lo), Some(&hi)) = (lo, hi) else {
+        panic!("no samples")
+    };
+    assert!(hi - lo <= 200, "files per sample {files:?}");
+    assert!(hi < 256 * 19, "files per sample {files:?}");
+}
+
+/// A governor perftop writes shows on the next sample on any host, not on its policy's turn.
+#[test]
+fn a_tweak_is_seen_on_the_next_sample_even_in_turns() {
+    let spec = SynthSpec {
+        cpus: 256,
+        nodes: 4,
+        disks: 8,
+        queues: 8,
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_host(dir.path(), &spec, 0).expect("tick 0");
+    let mut reader = Reader::new(Root::new(dir.path()));
+    let first = reader.sample();
+    assert_eq!(first.cpu.detail_every, Some(3));
+    let gov = |s: &perftop::sample::Sample, id: &str| {
+        s.cpu
+            .freq
+            .policies
+            .iter()
+            .find(|p| p.id == id)
+            .and_then(|p| p.governor.clone())
+    };
+    // Every policy in turn: one of them is not due on the next sample.
+    for n in 0..3 {
+        let id = format!("policy{n}");
+        let path = dir.path().join(format!(
+            "sys/devices/system/cpu/cpufreq/{id}/scaling_governor"
+        ));
+        let before = gov(&reader.sample(), &id);
+        let other = if before.as_deref() == Some("performance") {
+            "powersave"
+        } else {
+            "performance"
+        };
+        fs::write(&path, format!("{other}\n")).expect("write");
+        perftop::root::note_write();
+        assert_eq!(gov(&reader.sample(), &id).as_deref(), Some(other), "{id}");
+    }
+}
+
+/// Synthetic processes as the kernel shows them: pid, comm, CPU ticks, write_bytes.
+fn write_procs(dir: &Path, tick: u64, procs: &[(u32, &str, u64, u64)], busy: u64) {
+    let proc = dir.join("proc");
+    fs::create_dir_all(&proc).expect("mkdir");
+    let age = BOOT_AGE_S + tick;
+    fs::write(proc.join("uptime"), format!("{age}.00 {}.00\n", age * 2)).expect("uptime");
+    // /proc/stat's busy ticks: what the processes account for, plus `busy` unexplained.
+    let total: u64 = procs.iter().map(|p| p.2).sum::<u64>() + busy;
+    fs::write(
+        proc.join("stat"),
+        format!(
+            "cpu  {total} 0 0 {} 0 0 0 0 0 0\ncpu0 {total} 0 0 {} 0 0 0 0 0 0\n",
+            age * 100,
+            age * 100
+        ),
+    )
+    .expect("stat");
+    for &(pid, comm, ticks, wbytes) in procs {
+        let d = proc.join(pid.to_string());
+        fs::create_dir_all(&d).expect("mkdir");
+        fs::write(
+            d.join("stat"),
+            format!(
+                "{pid} ({comm}) S 1 {pid} {pid} 0 -1 4194560 0 0 0 0 {ticks} 0 0 0 20 0 1 0 100 \
+                 1000000 250 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 \
+                 0 0 0 0\n"
+            ),
+        )
+        .expect("stat");
+        fs::write(
+            d.join("io"),
+            format!(
+                "rchar: 0\nwchar: {wbytes}\nsyscr: 0\nsyscw: 0\nread_bytes: 0\n\
+                 write_bytes: {wbytes}\ncancelled_write_bytes: 0\n"
+            ),
+        )
+        .expect("io");
+        fs::write(d.join("cgroup"), "0::/test.slice\n").expect("cgroup");
+    }
+}
+
+/// 100 processes, 8 busy: the busy ones are read every pass, the idle ones every
+/// `IDLE_EVERY` passes. An idle process that starts using CPU is named on the very pass it
+/// does (the host's busy ticks are unexplained, so the idle ones are read too); one that
+/// writes without CPU ticks is named on its turn, its rate over its own interval.
+#[test]
+fn idle_processes_are_read_in_turns_and_a_waking_one_is_named_at_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let names: Vec<String> = (0..100).map(|k| format!("p{k}")).collect();
+    let at = |tick: u64| -> Vec<(u32, &str, u64, u64)> {
+        (0..100u64)
+            .map(|k| {
+                let busy = if k < 8 { 10 * tick } else { 0 };
+                // p50 wakes after tick 20: 30 ticks/s from then on.
+                let wake = if k == 50 {
+                    30 * tick.saturating_sub(20)
+                } else {
+                    0
+                };
+                // p60 writes 8 MiB/s from tick 5 on, with no CPU tick (a flusher's account).
+                let w = if k == 60 { 8 << 20 } else { 0 } * tick.saturating_sub(5);
+                (
+                    2000 + k as u32,
+                    names[k as usize].as_str(),
+                    1000 + busy + wake,
+                    w,
+                )
+            })
+            .collect()
+    };
+    write_procs(dir.path(), 0, &at(0), 0);
+    let mut reader = Reader::new(Root::new(dir.path()));
+    let mut prev = reader.sample();
+    let mut stat_reads = Vec::new();
+    let mut p60_named = None;
+    for tick in 1..=24 {
+        write_procs(dir.path(), tick, &at(tick), 0);
+        let before = reader.root().opened();
+        let cur = reader.sample();
+        // Files found (the other readers' files are absent from this tree).
+        let opened = reader.root().opened().since(before);
+        stat_reads.push(opened.files - opened.missing);
+        let d = derive(Some(&prev), &cur);
+        let p = |comm: &str| d.processes.iter().find(|m| m.comm == comm);
+        assert_eq!(
+            d.host.tasks.as_ref().map(|t| t.total),
+            Some(100),
+            "tick {tick}"
+        );
+        // The busy ones, every pass, exact.
+        for k in 0..8 {
+            close(
+                p(&format!("p{k}")).and_then(|m| m.cpu_pct),
+                10.0,
+                &format!("p{k} at {tick}"),
+            );
+        }
+        // When a kept process's base was read (ticks after boot): the previous pass unless
+        // it was read in turns before that.
+        let base_tick = |comm: &str| {
+            cur.processes
+                .as_ref()
+                .and_then(|ps| ps.tasks.iter().find(|t| t.comm == comm))
+                .and_then(|t| t.base_time.as_ref()?.uptime_s)
+                .map_or(tick - 1, |u| u as u64 - BOOT_AGE_S)
+        };
+        if tick == 21 {
+            // 30 ticks since tick 20, averaged over its own interval since it was last read.
+            let m = p("p50").expect("p50 named the pass it woke");
+            let since = base_tick("p50");
+            close(m.cpu_pct, 30.0 / (tick - since) as f64, "p50 on waking");
+        }
+        if tick == 22 {
+            close(p("p50").and_then(|m| m.cpu_pct), 30.0, "p50 after waking");
+        }
+        if let Some(m) = p("p60") {
+            if p60_named.is_none() {
+                // Its first read since it started: 8 MiB/s over its own interval, however
+                // long; the turn came within IDLE_EVERY passes.
+                p60_named = Some(tick);
+                let since = base_tick("p60");
+                let want = (8 << 10) as f64 * (tick - 5.max(since)) as f64 / (tick - since) as f64;
+                close(m.write_kb_per_s, want, "p60 over its own interval");
+            }
+        }
+        prev = cur;
+    }
+    let named = p60_named.expect("p60 named");
+    assert!(
+        named <= 5 + u64::from(IDLE_EVERY),
+        "p60 named at tick {named}"
+    );
+    // 8 busy + 92 idle / 8 per pass, `stat` and `io` each: far from 200 files a pass.
+    let steady = &stat_reads[2..20];
+    assert!(
+        steady
+            .iter()
+            .all(|&n| n <= 2 * (8 + 92 / u64::from(IDLE_EVERY) + 2) + 8),
+        "files per pass {stat_reads:?}"
+    );
+    // Tick 21: p50's 30 ticks are unexplained, so every process is read that pass.
+    assert!(stat_reads[20] >= 100, "files at the wake {stat_reads:?}");
+}
