@@ -22,10 +22,10 @@ fn close(got: Option<f64>, want: f64, what: &str) {
     );
 }
 
-/// 256 CPUs with 4 idle states each: 19 detail files per CPU, 4,864 in all, read in three
-/// turns within the 1,824-file budget. Every CPU's detail is at most two samples old, its
-/// C-state rates are the synthetic host's exactly (over its own three-second interval, not
-/// the sample's one second), and a sample opens about a third of the detail files.
+/// 256 CPUs with 4 idle states each: 19 detail files per CPU, 4,864 in all, read in four
+/// turns within the 1,280-file budget. Every CPU's detail is at most three samples old, its
+/// C-state rates are the synthetic host's exactly (over its own four-second interval, not
+/// the sample's one second), and a sample opens about a quarter of the detail files.
 #[test]
 fn per_cpu_detail_in_turns_is_fresh_within_its_period_and_exact() {
     let spec = SynthSpec {
@@ -39,7 +39,7 @@ fn per_cpu_detail_in_turns_is_fresh_within_its_period_and_exact() {
     let mut reader = Reader::new(Root::new(dir.path()));
     let mut prev = reader.sample();
     let every = prev.cpu.detail_every.expect("256 CPUs are read in turns");
-    assert_eq!(every, 3, "256 x 19 files over a 1,824-file budget");
+    assert_eq!(every, 4, "256 x 19 files over a 1,280-file budget");
     let mut files = Vec::new();
     for tick in 1..=4 * u64::from(every) {
         write_host(dir.path(), &spec, tick).expect("tick");
@@ -120,7 +120,7 @@ fn a_tweak_is_seen_on_the_next_sample_even_in_turns() {
     write_host(dir.path(), &spec, 0).expect("tick 0");
     let mut reader = Reader::new(Root::new(dir.path()));
     let first = reader.sample();
-    assert_eq!(first.cpu.detail_every, Some(3));
+    assert_eq!(first.cpu.detail_every, Some(4));
     let gov = |s: &perftop::sample::Sample, id: &str| {
         s.cpu
             .freq
@@ -130,7 +130,7 @@ fn a_tweak_is_seen_on_the_next_sample_even_in_turns() {
             .and_then(|p| p.governor.clone())
     };
     // Every policy in turn: one of them is not due on the next sample.
-    for n in 0..3 {
+    for n in 0..4 {
         let id = format!("policy{n}");
         let path = dir.path().join(format!(
             "sys/devices/system/cpu/cpufreq/{id}/scaling_governor"

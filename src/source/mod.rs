@@ -135,7 +135,8 @@ impl Reader {
     /// Reads one complete sample. Never fails: what could not be read is unknown and listed.
     pub fn sample(&mut self) -> Sample {
         let probe = &mut self.probe;
-        if self.samples_read % STATIC_REFRESH_SAMPLES == 0 {
+        probe.parallel = self.samples_read % STATIC_REFRESH_SAMPLES == 0;
+        if probe.parallel {
             probe.forget_caches();
             self.kthread_pids = None;
             self.zones.forget();

@@ -65,6 +65,12 @@ pub struct Probe {
     /// CPUs the sample has seen so far (0 before `/proc/stat`): per-CPU tables are read up to
     /// a size relative to it (see `table_cap`).
     pub(crate) cpus_seen: usize,
+    /// `par_map` may use several threads: only on a cold sample (the reader's first, or one
+    /// that re-reads the static files), which reads every CPU's detail at once. A warm sample
+    /// reads within its file budget on one thread, so its CPU does not grow with the cores
+    /// (more threads cost more CPU for little wall time: the kernel contends on the same
+    /// directories).
+    pub(crate) parallel: bool,
     /// Buffer for small files (one value each).
     buf: ReadBuf,
     /// Buffer for whole tables (`with_text`), kept apart so a table can be parsed while small
@@ -83,6 +89,7 @@ impl Probe {
             cache: Cache::default(),
             tier: Tier::default(),
             cpus_seen: 0,
+            parallel: true,
             buf: ReadBuf::default(),
             big: ReadBuf::default(),
         }

@@ -38,7 +38,7 @@ impl Probe {
         min_items: usize,
         f: impl Fn(&mut Probe, I) -> T + Sync,
     ) -> Vec<T> {
-        if items.len() < min_items.max(2) {
+        if !self.parallel || items.len() < min_items.max(2) {
             return items.into_iter().map(|i| f(self, i)).collect();
         }
         let threads = *self.cache.threads.get_or_insert_with(|| {
@@ -84,6 +84,7 @@ impl Probe {
                             cache: Cache::default(),
                             tier,
                             cpus_seen,
+                            parallel: false,
                             buf: shard.buf,
                             big: ReadBuf::default(),
                         };
