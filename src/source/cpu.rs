@@ -384,8 +384,7 @@ fn read_idle_states(probe: &mut Probe, cpu: u32, states: &mut [StateStatic]) -> 
 /// each every that many samples (all of them on the sample after a perftop tweak wrote one).
 fn read_freq(probe: &mut Probe, cpus: &[CpuEntry], every: Option<u32>) -> FreqSample {
     let base = format!("{CPU_DIR}/cpufreq");
-    let writes = crate::root::writes();
-    let tweaked = std::mem::replace(&mut probe.cache.writes_seen, writes) != writes;
+    let tweaked = probe.tier.tweaked;
     let sample_no = probe.tier.sample_no;
     let due = |i: usize| match every {
         Some(every) if !tweaked => turns::due(i, sample_no, every),

@@ -50,6 +50,11 @@ pub fn read_disks(probe: &mut Probe) -> Vec<DiskSample> {
         if d.name.starts_with("dm-") {
             d.dm_name = probe.static_line(&format!("{dir}/dm/name"));
         }
+        // The read/write split of what is in flight. `diskstats` counts the same requests
+        // (the same kernel counters, read microseconds before): none there, none to split.
+        if d.in_flight == 0 {
+            continue;
+        }
         d.inflight = probe.line_in(&dir, "inflight").and_then(|l| {
             let mut it = l.split_whitespace().map(dec);
             Some([it.next()??, it.next()??])

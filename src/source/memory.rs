@@ -56,12 +56,19 @@ pub fn read_memory(probe: &mut Probe) -> MemorySample {
     };
     let mut hugepage_sizes = Vec::new();
     for (size_kb, dir) in size_dirs(probe, HUGE_DIR) {
+        let total = probe.u64_in(&dir, "nr_hugepages");
+        // The kernel's count of huge pages includes the free, reserved and surplus ones
+        // (each a subset of it): an empty pool has none to read.
+        let pool = |probe: &mut Probe, f: &str| match total {
+            Some(0) => Some(0),
+            _ => probe.u64_in(&dir, f),
+        };
         hugepage_sizes.push(HugePageSize {
             size_kb,
-            total: probe.u64_in(&dir, "nr_hugepages"),
-            free: probe.u64_in(&dir, "free_hugepages"),
-            rsvd: probe.u64_in(&dir, "resv_hugepages"),
-            surp: probe.u64_in(&dir, "surplus_hugepages"),
+            total,
+            free: pool(probe, "free_hugepages"),
+            rsvd: pool(probe, "resv_hugepages"),
+            surp: pool(probe, "surplus_hugepages"),
             overcommit: probe.u64_in(&dir, "nr_overcommit_hugepages"),
         });
     }
@@ -129,11 +136,17 @@ pub fn read_nodes(probe: &mut Probe) -> Vec<NodeSample> {
             })
             .unwrap_or_default();
         for (size_kb, hdir) in size_dirs(probe, &format!("{dir}/hugepages")) {
+            let total = probe.u64_in(&hdir, "nr_hugepages");
+            // Free and surplus pages are counted in the node's total: none when it is 0.
+            let pool = |probe: &mut Probe, f: &str| match total {
+                Some(0) => Some(0),
+                _ => probe.u64_in(&hdir, f),
+            };
             node.hugepages.push(NodeHugePages {
                 size_kb,
-                total: probe.u64_in(&hdir, "nr_hugepages"),
-                free: probe.u64_in(&hdir, "free_hugepages"),
-                surplus: probe.u64_in(&hdir, "surplus_hugepages"),
+                total,
+                free: pool(probe, "free_hugepages"),
+                surplus: pool(probe, "surplus_hugepages"),
             });
         }
         nodes.push(node);

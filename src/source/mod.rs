@@ -20,11 +20,18 @@
 //!   `SETTINGS_REFRESH_SAMPLES` samples (10 s at the default interval), staggered, and every
 //!   sample when samples are `SETTINGS_EVERY_SAMPLE_GAP` or more apart. An IRQ's effective
 //!   affinity is also read again as soon as its `smp_affinity_list` changes;
+//! - an IRQ's `smp_affinity_list` (perftop's `irq.N` tweak and irqbalance write it) is a
+//!   setting too, read again on the sample after any perftop write (`root::note_write`);
+//! - a disk's `inflight` split only when `diskstats` counts requests in flight;
+//! - on a big host, per-CPU detail (idle-state counters, cpufreq frequency, governor, EPP) in
+//!   turns within a file budget (`turns`), every policy on the sample after a perftop write;
+//!   idle processes every `processes::IDLE_EVERY` samples (`processes`);
 //! - which control groups exist (a walk of the cgroup hierarchies, `source::cgroups`) is listed
 //!   again every `cgroups::RELIST_SAMPLES` samples, and on the next sample as soon as a listed
 //!   group is gone; the hierarchies' mount points with the static files;
-//! - everything a tweak or the kernel changes at run time (governor, EPP, current frequency,
-//!   sysctls, THP, huge page pools, IRQ affinity, counters, gauges) is read every sample.
+//! - everything else a tweak or the kernel changes at run time (governor, EPP and current
+//!   frequency on a host below the budget, sysctls, THP, huge page pools, counters, gauges)
+//!   is read every sample.
 
 pub mod cgroups;
 pub mod cpu;
@@ -150,6 +157,8 @@ impl Reader {
             .last_sample
             .replace(now)
             .is_none_or(|t| now.duration_since(t) >= SETTINGS_EVERY_SAMPLE_GAP);
+        let writes = crate::root::writes();
+        probe.tier.tweaked = std::mem::replace(&mut probe.cache.writes_seen, writes) != writes;
         probe.problems.clear();
         let time = host::read_time(probe);
         let host = host::read_host(probe, &mut self.cpuinfo);
@@ -251,7 +260,8 @@ mod tests {
         }
     }
 
-    /// What each cache tier promises: tweaked values on the next sample, hotplug at once,
+    /// What each cache tier promises: values perftop's tweaks write on the next sample,
+    /// hotplug at once,
     /// administrator settings within `SETTINGS_REFRESH_SAMPLES`, an IRQ's effective affinity
     /// as soon as its affinity moves.
     #[test]
@@ -299,6 +309,8 @@ mod tests {
         );
         w("proc/irq/124/smp_affinity_list", "2\n");
         w("proc/irq/124/effective_affinity_list", "2\n");
+        // As perftop's tweaks do: a write makes the next sample read what they write.
+        crate::root::note_write();
         // Administrator settings.
         w(
             "sys/block/nvme0n1/queue/scheduler",

@@ -11,8 +11,12 @@ use crate::sample::{NetDevice, NetSample, SoftirqRow, Softirqs, SoftnetRow};
 /// What a reader keeps about one IRQ between samples.
 #[derive(Debug, Default)]
 pub(crate) struct IrqCache {
-    /// `smp_affinity_list` as last read; `None` before the first read.
-    affinity: Option<Option<String>>,
+    /// `smp_affinity_list`: a setting, read again on the sample after a perftop tweak (its
+    /// `irq.N` tweak writes it) and within `SETTINGS_REFRESH_SAMPLES` otherwise (irqbalance
+    /// moves IRQs every 10 s).
+    affinity: Option<Cached<String>>,
+    /// The affinity as the last sample saw it; `None` before the first read.
+    last: Option<Option<String>>,
     effective: Option<Cached<String>>,
 }
 
@@ -31,13 +35,24 @@ pub fn read_net(probe: &mut Probe, online: Option<&CpuList>) -> NetSample {
             .map(|mut irqs| {
                 for irq in &mut irqs.irqs {
                     let dir = format!("proc/irq/{}", irq.irq);
-                    // Affinity is read every sample: perftop's irq.N tweak and irqbalance
-                    // move it. The effective affinity follows it (or CPU hotplug, which
-                    // drops this cache), so it is a setting read again when the affinity
-                    // changes. The node is the device's and fixed.
-                    let affinity = probe.line_in(&dir, "smp_affinity_list");
+                    // Affinity is a setting that perftop's irq.N tweak and irqbalance
+                    // write: read again after a tweak and within the settings tier. The
+                    // effective affinity follows it (or CPU hotplug, which drops this
+                    // cache): read again when the affinity changes. The node is fixed.
                     let mut c = probe.cache.irqs.remove(&irq.irq).unwrap_or_default();
-                    let moved = c.affinity.as_ref().is_some_and(|a| *a != affinity);
+                    if probe.tier.tweaked {
+                        if let Some(a) = &mut c.affinity {
+                            a.expire();
+                        }
+                    }
+                    let affinity = probe.setting_in(
+                        &mut c.affinity,
+                        &dir,
+                        "smp_affinity_list",
+                        u64::from(irq.irq),
+                        |l| Ok(l.to_string()),
+                    );
+                    let moved = c.last.as_ref().is_some_and(|a| *a != affinity);
                     if moved {
                         if let Some(e) = &mut c.effective {
                             e.expire();
@@ -59,7 +74,7 @@ pub fn read_net(probe: &mut Probe, online: Option<&CpuList>) -> NetSample {
                         }
                     }
                     irq.affinity = affinity.as_deref().and_then(CpuList::parse);
-                    c.affinity = Some(affinity);
+                    c.last = Some(affinity);
                     probe.cache.irqs.insert(irq.irq, c);
                     irq.node = probe
                         .static_i64(&format!("{dir}/node"))

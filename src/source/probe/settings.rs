@@ -22,6 +22,10 @@ pub(crate) struct Tier {
     pub(crate) sample_no: u64,
     /// Settings are read every sample (samples far apart; see `SETTINGS_EVERY_SAMPLE_GAP`).
     pub(crate) every_sample: bool,
+    /// perftop wrote a kernel file since the last sample (`root::note_write`): what its
+    /// tweaks write (governor, EPP, IRQ affinity) is read this sample wherever it is cached
+    /// or read in turns.
+    pub(crate) tweaked: bool,
 }
 
 impl Default for Tier {
@@ -30,6 +34,7 @@ impl Default for Tier {
         Tier {
             sample_no: 0,
             every_sample: true,
+            tweaked: false,
         }
     }
 }
