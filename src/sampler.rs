@@ -1,9 +1,13 @@
 //! The one sampling clock: `batch`, `record` and the live dashboard read a sample, then wait
 //! for the next tick of this clock. Deadlines, not sleeps, so the time spent reading does not
 //! drift the interval; a clock that fell behind (suspended, a slow root) starts again from now
-//! rather than bursting; a stop flag (signals) ends the wait within `SLICE`; the dashboard
-//! changes the interval through a channel.
+//! rather than bursting; a stop flag (signals) ends the wait within `SLICE`, or at once and with
+//! no slices at all when the signals also write to a wake socket (`wake_on`, the recorder: its
+//! idle wait is one blocked `read` per tick); the dashboard changes the interval through a
+//! channel.
 
+use std::io::Read;
+use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
@@ -16,6 +20,8 @@ pub struct Clock {
     interval: Duration,
     next: Instant,
     stop: Option<Arc<AtomicBool>>,
+    /// Written to by the signal handlers that set `stop`: a wait blocks on it until the tick.
+    wake: Option<UnixStream>,
     control: Option<Receiver<Duration>>,
 }
 
@@ -26,8 +32,18 @@ impl Clock {
             interval,
             next: Instant::now(),
             stop: None,
+            wake: None,
             control: None,
         }
+    }
+
+    /// Ends waits (and the clock) once `flag` is set, by signal handlers that also write to
+    /// `wake`'s peer (`signal_hook::low_level::pipe::register`): the wait blocks on `wake`
+    /// until the tick or the signal instead of looking at the flag every `SLICE`.
+    pub fn wake_on(mut self, flag: Arc<AtomicBool>, wake: UnixStream) -> Clock {
+        self.stop = Some(flag);
+        self.wake = Some(wake);
+        self
     }
 
     /// Ends waits (and the clock) once `flag` is set, e.g. by a signal handler.
@@ -67,6 +83,27 @@ impl Clock {
             let left = self.next.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return true;
+            }
+            if let Some(wake) = &mut self.wake {
+                // A byte: a signal came (the flag says whether it stops us); a timeout: the
+                // tick. An error (it cannot be set up): fall back to slices.
+                let got = wake
+                    .set_read_timeout(Some(left))
+                    .and_then(|()| wake.read(&mut [0u8; 16]));
+                match got {
+                    Ok(_) => continue,
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            std::io::ErrorKind::WouldBlock
+                                | std::io::ErrorKind::TimedOut
+                                | std::io::ErrorKind::Interrupted
+                        ) =>
+                    {
+                        continue
+                    }
+                    Err(_) => self.wake = None,
+                }
             }
             let slice = if self.stop.is_some() {
                 left.min(SLICE)
@@ -109,6 +146,31 @@ mod tests {
         let flag = Arc::new(AtomicBool::new(true));
         let mut c = Clock::new(Duration::from_secs(60)).stop_on(flag);
         assert!(!c.wait(), "a set stop flag ends the wait at once");
+    }
+
+    #[test]
+    fn a_wake_socket_waits_whole_ticks_and_ends_at_once() {
+        let (rx, tx) = UnixStream::pair().expect("socket pair");
+        let flag = Arc::new(AtomicBool::new(false));
+        let mut c = Clock::new(Duration::from_millis(30)).wake_on(Arc::clone(&flag), rx);
+        let started = Instant::now();
+        assert!(c.wait());
+        assert!(c.wait());
+        let took = started.elapsed();
+        assert!(took >= Duration::from_millis(60), "{took:?}");
+        // A signal: the flag set, then a byte written.
+        let mut c = c;
+        c.interval = Duration::from_secs(60);
+        let waker = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            flag.store(true, Ordering::Relaxed);
+            let mut tx = tx;
+            std::io::Write::write_all(&mut tx, b"x").expect("wake");
+        });
+        let started = Instant::now();
+        assert!(!c.wait(), "the signal stops the clock");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        waker.join().expect("waker");
     }
 
     #[test]

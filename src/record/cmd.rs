@@ -36,6 +36,10 @@ pub fn record(root: &Root, args: &RecordArgs) -> Result<()> {
         max_age: args.retain.as_deref().map(parse_duration).transpose()?,
     };
     let stop = Arc::new(AtomicBool::new(false));
+    // The handlers set the flag and write a byte the clock's wait blocks on: the idle wait
+    // between samples costs one `read`, not a wake-up every 50 ms.
+    let (wake, waker) = std::os::unix::net::UnixStream::pair().context("wake socket")?;
+    waker.set_nonblocking(true).context("wake socket")?;
     for sig in [
         signal_hook::consts::SIGTERM,
         signal_hook::consts::SIGINT,
@@ -43,13 +47,15 @@ pub fn record(root: &Root, args: &RecordArgs) -> Result<()> {
     ] {
         signal_hook::flag::register(sig, Arc::clone(&stop))
             .context("installing signal handlers")?;
+        let w = waker.try_clone().context("wake socket")?;
+        signal_hook::low_level::pipe::register(sig, w).context("installing signal handlers")?;
     }
     let mut reader = Reader::new(root.clone());
     let first = reader.sample();
     let mut rec = Recorder::create(&args.output, &first, args.interval, retention)?;
     eprintln!("perftop: recording to {}", rec.current_path().display());
     let start = Instant::now();
-    let mut clock = Clock::new(args.interval).stop_on(Arc::clone(&stop));
+    let mut clock = Clock::new(args.interval).wake_on(Arc::clone(&stop), wake);
     let mut sample = Some(first);
     let mut n = 0u64;
     let result = loop {
