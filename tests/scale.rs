@@ -49,6 +49,11 @@ fn per_cpu_detail_in_turns_is_fresh_within_its_period_and_exact() {
         assert!(cur.problems.is_empty(), "{:?}", cur.problems);
         assert_eq!(cur.cpu.detail_every, Some(every));
         let d = derive(Some(&prev), &cur);
+        assert_eq!(
+            d.host.cpu_detail_every,
+            Some(every),
+            "the JSON says how fresh"
+        );
         let mut read_now = 0;
         for (c, m) in cur.cpu.cpus.iter().zip(&d.cpus) {
             let i = u64::from(c.id);

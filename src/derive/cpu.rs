@@ -423,6 +423,7 @@ pub fn derive_host(
         procs_running: c.procs_running,
         procs_blocked: c.procs_blocked,
         tasks: None,
+        cpu_detail_every: c.detail_every,
         vm_hints,
         problems: cur
             .problems

@@ -104,6 +104,10 @@ pub struct HostMetrics {
     pub procs_blocked: Option<u64>,
     /// Processes by state, from `/proc/PID/stat` (unknown in recordings made before).
     pub tasks: Option<TaskCounts>,
+    /// A big host's per-CPU detail (C-state counters, MHz, governor, EPP) is read in turns:
+    /// each CPU every this many samples (absent: every sample).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_detail_every: Option<u32>,
     /// Plain-language hints that this is a VM (no cpufreq, haltpoll, steal).
     pub vm_hints: Vec<String>,
     /// What could not be read in the current sample ("path: reason").

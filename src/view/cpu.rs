@@ -257,6 +257,12 @@ fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
     if d.cpus.iter().any(|c| c.mhz_stale) {
         out.push(Block::Note("? = MHz of an idle CPU (stale)".into()));
     }
+    if let Some(n) = d.host.cpu_detail_every {
+        // A big host: C-states and MHz are each CPU's own latest interval, not this one.
+        out.push(Block::Note(format!(
+            "C-states, MHz: each CPU read every {n} samples"
+        )));
+    }
     if x.detail && d.host.temperature_c.is_none() {
         // The headline shows a known temperature; zoomed, say why there is none.
         let why = d
