@@ -1,0 +1,171 @@
+//! Parsers of the per-process files: `/proc/PID/stat` (comm is what lies between the first
+//! `(` and the last `)`), `io` and `cgroup`. Each returns `None` for a garbled file.
+
+use crate::source::parse::dec;
+
+/// PF_KTHREAD in `stat`'s flags: the task is a kernel thread.
+pub const PF_KTHREAD: u64 = 0x0020_0000;
+
+/// The fields of `/proc/PID/stat` perftop uses.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Stat {
+    pub comm: String,
+    pub state: char,
+    pub ppid: u32,
+    pub flags: u64,
+    pub majflt: u64,
+    pub ticks: u64,
+    pub threads: u32,
+    pub start: u64,
+    pub rss_pages: u64,
+    pub cpu: Option<u32>,
+}
+
+/// Parses a `/proc/PID/stat` line. `comm` is what lies between the first `(` and the last
+/// `)`: it may itself hold spaces, parentheses and newlines. `None` when garbled.
+pub fn parse_stat(text: &str) -> Option<Stat> {
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let comm = text.get(open + 1..close)?;
+    let mut f = text.get(close + 1..)?.split_ascii_whitespace();
+    let state = f.next()?.chars().next()?;
+    let ppid = u32::try_from(dec(f.next()?)?).ok()?;
+    // pgrp session tty_nr tpgid: signed, not used.
+    let flags = dec(f.nth(4)?)?;
+    // minflt cminflt
+    let majflt = dec(f.nth(2)?)?;
+    // cmajflt
+    let utime = dec(f.nth(1)?)?;
+    let stime = dec(f.next()?)?;
+    // cutime cstime priority nice: signed, not used.
+    let threads = u32::try_from(dec(f.nth(4)?)?).ok()?;
+    // itrealvalue
+    let start = dec(f.nth(1)?)?;
+    // vsize
+    let rss_pages = dec(f.nth(1)?)?;
+    // rsslim startcode endcode startstack kstkesp kstkeip signal blocked sigignore sigcatch
+    // wchan nswap cnswap exit_signal, then processor (absent on very old kernels).
+    let cpu = f.nth(14).and_then(dec).and_then(|c| u32::try_from(c).ok());
+    Some(Stat {
+        comm: comm.to_string(),
+        state,
+        ppid,
+        flags,
+        majflt,
+        ticks: utime.saturating_add(stime),
+        threads,
+        start,
+        rss_pages,
+        cpu,
+    })
+}
+
+/// `read_bytes` and `write_bytes` of a `/proc/PID/io` text.
+pub fn parse_io(text: &str) -> Option<(u64, u64)> {
+    let (mut read, mut write) = (None, None);
+    for line in text.lines() {
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        match key {
+            "read_bytes" => read = dec(value.trim()),
+            "write_bytes" => write = dec(value.trim()),
+            _ => {}
+        }
+    }
+    Some((read?, write?))
+}
+
+/// The cgroup path of a `/proc/PID/cgroup` text: v1's `name=systemd` hierarchy (on a hybrid
+/// host the unified one says only `/`), else v1 `memory`, else `cpu`, else the v2 line.
+pub fn parse_cgroup(text: &str) -> Option<String> {
+    let mut best: Option<(u8, &str)> = None;
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let rank = if controllers.split(',').any(|c| c == "name=systemd") {
+            0
+        } else if controllers.split(',').any(|c| c == "memory") {
+            1
+        } else if controllers.split(',').any(|c| c == "cpu") {
+            2
+        } else if controllers.is_empty() {
+            3
+        } else {
+            continue;
+        };
+        if best.is_none_or(|(r, _)| rank < r) {
+            best = Some((rank, path));
+        }
+    }
+    best.map(|(_, p)| p.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_fields_by_hand() {
+        // A real 6.18 line of `cat` with a comm holding spaces and parentheses.
+        let line = "4242 (a b) (c)) S 1 4242 4242 0 -1 4194560 120 0 3 0 25 17 0 0 20 0 2 0 \
+                    987654 5050368 321 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 \
+                    0 0 0 0 0 0 0 0 0 0 0";
+        let s = parse_stat(line).expect("parses");
+        assert_eq!(s.comm, "a b) (c)");
+        assert_eq!(s.state, 'S');
+        assert_eq!(s.ppid, 1);
+        assert_eq!(s.flags, 4_194_560);
+        assert_eq!(s.majflt, 3);
+        assert_eq!(s.ticks, 42);
+        assert_eq!(s.threads, 2);
+        assert_eq!(s.start, 987_654);
+        assert_eq!(s.rss_pages, 321);
+        assert_eq!(s.cpu, Some(1));
+        let kthread = "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 1 0 0 20 0 1 0 2 0 0 \
+                       18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 0 0 0 0 0 0 0 0 0 \
+                       0 0 0 0 0";
+        let k = parse_stat(kthread).expect("parses");
+        assert_ne!(k.flags & PF_KTHREAD, 0);
+        assert_eq!(k.cpu, Some(0));
+    }
+
+    #[test]
+    fn garbled_stat_is_none() {
+        for bad in [
+            "",
+            "12 (x",
+            "12 x) S",
+            "12 (x) S 1 2 3",
+            "12 (x) S -1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0",
+        ] {
+            assert_eq!(parse_stat(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn io_and_cgroup_files() {
+        let io = "rchar: 100\nwchar: 200\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\n\
+                  write_bytes: 8192\ncancelled_write_bytes: 0\n";
+        assert_eq!(parse_io(io), Some((4096, 8192)));
+        assert_eq!(parse_io("read_bytes: 1\n"), None);
+        let v1 = "12:pids:/user.slice\n4:memory:/user.slice/x\n\
+                  1:name=systemd:/user.slice/user-0.slice/session-1.scope\n0::/\n";
+        assert_eq!(
+            parse_cgroup(v1).as_deref(),
+            Some("/user.slice/user-0.slice/session-1.scope")
+        );
+        assert_eq!(
+            parse_cgroup("0::/system.slice/docker-ab.scope\n").as_deref(),
+            Some("/system.slice/docker-ab.scope")
+        );
+        assert_eq!(
+            parse_cgroup("3:cpu,cpuacct:/a\n0::/\n").as_deref(),
+            Some("/a")
+        );
+        assert_eq!(parse_cgroup("garbage\n"), None);
+    }
+}
