@@ -148,8 +148,9 @@ fn live(args: &[String]) {
         ms(busy) / n as f64,
     );
     println!(
-        "per sample: {:.1} files opened ({:.1} missing), {:.1} other lookups",
+        "per sample: {:.1} files read ({:.1} through kept descriptors, {:.1} missing), {:.1} other lookups",
         opened.files as f64 / n as f64,
+        opened.reread as f64 / n as f64,
         opened.missing as f64 / n as f64,
         opened.lookups as f64 / n as f64
     );

@@ -23,7 +23,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+mod kept;
 pub mod trace;
+use kept::Kept;
 pub use trace::Trace;
 
 /// Largest file perftop will read. Bigger files are read up to this size and flagged.
@@ -104,6 +106,8 @@ pub struct Root {
     trace: Option<Arc<Mutex<Trace>>>,
     /// Files opened, found missing and directories listed through this root and its clones.
     count: Arc<Count>,
+    /// Descriptors kept open between samples (the live root only; see `kept`).
+    kept: Option<Arc<Kept>>,
 }
 
 /// Writes perftop made to kernel files (tweaks, undo, rollback) in this process.
@@ -125,6 +129,7 @@ pub fn writes() -> u64 {
 #[derive(Debug, Default)]
 pub struct Count {
     opened: AtomicU64,
+    reread: AtomicU64,
     missing: AtomicU64,
     listed: AtomicU64,
 }
@@ -132,8 +137,11 @@ pub struct Count {
 /// A reading of `Count`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Opened {
-    /// Files opened (and read, or found unreadable).
+    /// Files read, or found unreadable: opened by path, or read again through a descriptor
+    /// kept open (`reread`).
     pub files: u64,
+    /// Of `files`, those read through a kept descriptor (no open, no path walk).
+    pub reread: u64,
     /// Opens that found nothing (ENOENT).
     pub missing: u64,
     /// Other lookups: directory listings (`getdents` walks), existence checks, symlink reads.
@@ -145,6 +153,7 @@ impl Opened {
     pub fn since(self, before: Opened) -> Opened {
         Opened {
             files: self.files.saturating_sub(before.files),
+            reread: self.reread.saturating_sub(before.reread),
             missing: self.missing.saturating_sub(before.missing),
             lookups: self.lookups.saturating_sub(before.lookups),
         }
@@ -159,10 +168,32 @@ impl Default for Root {
 
 impl Root {
     pub fn new(base: impl Into<PathBuf>) -> Root {
+        let base = base.into();
+        let live = base == Path::new("/");
         Root {
-            base: base.into(),
+            base,
             trace: None,
             count: Arc::default(),
+            kept: live.then(|| Arc::new(Kept::new())),
+        }
+    }
+
+    /// The same root keeping at most `cap` descriptors open between reads (0: none). The live
+    /// root keeps them already; tests turn it on for a tree whose files they rewrite in place.
+    pub fn keeping_files(mut self, cap: usize) -> Root {
+        self.kept = (cap > 0).then(|| Arc::new(Kept::with_cap(cap)));
+        self
+    }
+
+    /// Descriptors kept open now.
+    pub fn kept_files(&self) -> usize {
+        self.kept.as_ref().map_or(0, |k| k.len())
+    }
+
+    /// A sample starts: kept descriptors unread for a while are closed (see `kept`).
+    pub fn next_sample(&self) {
+        if let Some(k) = &self.kept {
+            k.next_sample();
         }
     }
 
@@ -172,6 +203,7 @@ impl Root {
             base: self.base.clone(),
             trace: Some(trace),
             count: self.count.clone(),
+            kept: self.kept.clone(),
         }
     }
 
@@ -179,6 +211,7 @@ impl Root {
     pub fn opened(&self) -> Opened {
         Opened {
             files: self.count.opened.load(Ordering::Relaxed),
+            reread: self.count.reread.load(Ordering::Relaxed),
             missing: self.count.missing.load(Ordering::Relaxed),
             lookups: self.count.listed.load(Ordering::Relaxed),
         }
@@ -261,6 +294,28 @@ impl Root {
             path.push("/");
             path.push(name);
         }
+        let data = &mut buf.data;
+        if data.len() < FIRST_READ {
+            data.resize(FIRST_READ, 0);
+        }
+        let cap = max as usize + 1;
+        if let Some(kept) = &self.kept {
+            if let Some(file) = kept.take(&buf.path) {
+                match reread(&file, data, cap) {
+                    Ok(len) if len > 0 => {
+                        self.count.opened.fetch_add(1, Ordering::Relaxed);
+                        self.count.reread.fetch_add(1, Ordering::Relaxed);
+                        self.note(|t| t.file(dir, name));
+                        kept.keep(&buf.path, file);
+                        buf.len = len.min(max as usize);
+                        return Ok(len as u64 > max);
+                    }
+                    // Gone (ESRCH, ENODEV), refused now, or empty: ask the path what is there.
+                    Ok(_) => kept.drop_file(&buf.path, false),
+                    Err(e) => kept.drop_file(&buf.path, e.raw_os_error() == Some(ESPIPE)),
+                }
+            }
+        }
         let opened = open_nonblocking(Path::new(&buf.path));
         self.count.opened.fetch_add(1, Ordering::Relaxed);
         // Unreadable files are traced too: a capture lists them as skipped.
@@ -280,11 +335,6 @@ impl Root {
             }
             Err(e) => return Err(ReadError::Io(e.to_string())),
         };
-        let data = &mut buf.data;
-        if data.len() < FIRST_READ {
-            data.resize(FIRST_READ, 0);
-        }
-        let cap = max as usize + 1;
         let mut len = 0;
         // `fstat` only where a special file could be: a first read that came back empty,
         // failed or filled the whole first buffer. A short first read is a sysfs or procfs
@@ -335,6 +385,13 @@ impl Root {
         }
         let too_large = len as u64 > max;
         buf.len = len.min(max as usize);
+        if let Some(kept) = &self.kept {
+            // Only a whole, non-empty file: an empty one (nothing to tell it from a
+            // vanished process's) is opened by path every time.
+            if len > 0 && !too_large && kept.keepable(&buf.path) {
+                kept.keep(&buf.path, file);
+            }
+        }
         Ok(too_large)
     }
 
@@ -455,6 +512,38 @@ impl Root {
         self.note(|t| t.link(rel));
         Some(target.file_name()?.to_string_lossy().into_owned())
     }
+}
+
+/// `pread` returns this for a file that cannot be read at an offset (a pipe, some special
+/// procfs files): such a file is never kept.
+const ESPIPE: i32 = 29;
+
+/// Reads a kept descriptor again from offset 0 (up to `cap` bytes), as `read_into_max` reads a
+/// fresh one: a short first read is the whole file.
+fn reread(file: &fs::File, data: &mut Vec<u8>, cap: usize) -> std::io::Result<usize> {
+    use std::os::unix::fs::FileExt;
+    let mut len = 0;
+    loop {
+        if len == data.len() {
+            if len >= cap {
+                break;
+            }
+            data.resize((len * 2).min(cap), 0);
+        }
+        let want = if len == 0 { FIRST_READ } else { data.len() };
+        match file.read_at(&mut data[len..want], len as u64) {
+            Ok(0) => break,
+            Ok(n) => {
+                len += n;
+                if len < FIRST_READ {
+                    break;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(len)
 }
 
 /// Opens `path` for reading without ever blocking: a FIFO with no writer would block `open`

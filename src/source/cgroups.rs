@@ -26,7 +26,7 @@ use crate::sample::{
 };
 use layout::{detect, mounted, Layout};
 use listing::list;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Most groups read per sample (each is ~10 small reads).
 pub const MAX_GROUPS: usize = 64;
@@ -48,6 +48,8 @@ pub struct CgroupCache {
     since_listing: Option<u32>,
     /// CPU usage (µs) of every candidate at the last listing, to rank by growth.
     usage_at_listing: HashMap<String, u64>,
+    /// `mount dir/group` of every group the last listing found, per hierarchy.
+    present: HashSet<String>,
 }
 
 impl CgroupCache {
@@ -94,7 +96,7 @@ pub fn read_cgroups(
     for rel in &cache.groups {
         let g = match &layout {
             Layout::V2(m) => read_v2(probe, m, rel, mem_total_kb),
-            Layout::V1(m) => read_v1(probe, m, rel, mem_total_kb),
+            Layout::V1(m) => read_v1(probe, m, rel, mem_total_kb, &cache.present),
             Layout::None => None,
         };
         match g {
@@ -321,7 +323,13 @@ fn read_v1(
     m: &Mounts,
     rel: &str,
     mem_total_kb: Option<u64>,
+    present: &HashSet<String>,
 ) -> Option<CgroupSample> {
+    // Only the hierarchies the listing found the group in (ENOENT costs as much as a read).
+    let at = |m: &Option<Mount>| {
+        let dir = format!("{}/{rel}", m.as_ref()?.dir);
+        present.contains(&dir).then_some(dir)
+    };
     let root = [&m.cpu, &m.cpuacct, &m.memory]
         .into_iter()
         .flatten()
@@ -331,12 +339,10 @@ fn read_v1(
         path: display_path(root, rel),
         ..CgroupSample::default()
     };
-    if let Some(acct) = &m.cpuacct {
-        let dir = format!("{}/{rel}", acct.dir);
+    if let Some(dir) = at(&m.cpuacct) {
         g.usage_us = number(probe, &dir, "cpuacct.usage").map(|ns| ns / 1000);
     }
-    if let Some(cpu) = &m.cpu {
-        let dir = format!("{}/{rel}", cpu.dir);
+    if let Some(dir) = at(&m.cpu) {
         g.quota_us = setting(probe, &dir, "cpu.cfs_quota_us", parse_cfs_quota);
         g.period_us = setting(probe, &dir, "cpu.cfs_period_us", dec).filter(|p| *p > 0);
         let keys = ["nr_periods", "nr_throttled", "throttled_time"];
@@ -345,8 +351,7 @@ fn read_v1(
             g.throttled_us = ns.map(|ns| ns / 1000);
         }
     }
-    if let Some(mem) = &m.memory {
-        let dir = format!("{}/{rel}", mem.dir);
+    if let Some(dir) = at(&m.memory) {
         g.mem_bytes = number(probe, &dir, "memory.usage_in_bytes");
         g.mem_max = setting(probe, &dir, "memory.limit_in_bytes", |l| {
             dec(l).map(Limit::Value)

@@ -142,6 +142,7 @@ impl Reader {
     /// Reads one complete sample. Never fails: what could not be read is unknown and listed.
     pub fn sample(&mut self) -> Sample {
         let probe = &mut self.probe;
+        probe.root.next_sample();
         probe.parallel = self.samples_read % STATIC_REFRESH_SAMPLES == 0;
         if probe.parallel {
             probe.forget_caches();

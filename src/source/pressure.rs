@@ -9,7 +9,12 @@ const DIR: &str = "proc/pressure";
 /// `psi=0`, where the files exist but reading them fails with EOPNOTSUPP) gives no resources:
 /// derive says "PSI not enabled", never 0%.
 pub fn read_pressure(probe: &mut Probe) -> Pressure {
+    // Which files there are is a boot-time fact (`irq` needs 6.1 and CONFIG_IRQ_TIME_ACCOUNTING):
+    // asked of the listing the static tier keeps, not with an ENOENT every sample.
     let mut one = |name: &str| -> Option<PsiResource> {
+        if !probe.static_list_dir(DIR).iter().any(|f| f == name) {
+            return None;
+        }
         let r = parse(&probe.quiet_text(DIR, name)?);
         if r.is_none() {
             probe.note(&format!("{DIR}/{name}"), "no some/full line");

@@ -10,8 +10,14 @@ use std::collections::HashMap;
 /// Lists the candidate groups of every hierarchy and keeps at most `MAX_GROUPS`.
 pub(super) fn list(probe: &mut Probe, cache: &mut CgroupCache, layout: &Layout) {
     let mut found: Vec<String> = Vec::new();
+    cache.present.clear();
     for m in dirs(layout) {
+        let from = found.len();
         walk(probe, &m.dir, "", 1, &mut found);
+        // v1 hierarchies hold different groups (a group made in `memory` only): remember where
+        // each is, so a sample does not ask the others for files that are not there.
+        let here = found[from..].iter().map(|rel| format!("{}/{rel}", m.dir));
+        cache.present.extend(here);
     }
     found.sort();
     found.dedup();
