@@ -110,6 +110,7 @@ fn process_cpu_time() -> Duration {
 fn live(args: &[String]) {
     let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(200);
     let sleep = Duration::from_millis(args.get(1).and_then(|a| a.parse().ok()).unwrap_or(100));
+    perftop::root::raise_open_files_limit();
     let mut reader = Reader::new(Root::new("/"));
     // The first sample fills the static caches and scans /proc for ksoftirqd; a recorder pays
     // that once, so it is left out (and reported on its own).

@@ -110,6 +110,23 @@ pub struct Root {
     kept: Option<Arc<Kept>>,
 }
 
+/// Raises the soft limit on open files to 4096 (or the hard limit, if lower), before any root
+/// is made: the live root keeps up to a quarter of it open (see `kept`), and a distribution's
+/// default soft limit of 1024 exists for `select()`, which perftop does not use.
+pub fn raise_open_files_limit() {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let now = getrlimit(Resource::Nofile);
+    let want = now.maximum.unwrap_or(u64::MAX).min(4096);
+    if now.current.is_some_and(|c| c < want) {
+        let raised = Rlimit {
+            current: Some(want),
+            maximum: now.maximum,
+        };
+        // Refused (a container's seccomp): keep the lower limit, and fewer kept files.
+        let _ = setrlimit(Resource::Nofile, raised);
+    }
+}
+
 /// Writes perftop made to kernel files (tweaks, undo, rollback) in this process.
 static WRITES: AtomicU64 = AtomicU64::new(0);
 

@@ -123,6 +123,9 @@ pub struct CpuSample {
     pub intr: Option<u64>,
     pub procs_running: Option<u64>,
     pub procs_blocked: Option<u64>,
+    /// `processes` of `/proc/stat`: tasks (processes and threads) created since boot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forks: Option<u64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ksoftirqd: Vec<KernelThread>,
     /// On a host with more per-CPU detail than a sample's file budget (`source::turns`): each

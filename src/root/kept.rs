@@ -14,16 +14,18 @@
 //! kept descriptor drops it and the file is opened again by path, which then says what is
 //! there now (ENOENT, the new process). A file the kernel will not `pread` is not kept again.
 //!
-//! Bounded: at most `cap` descriptors (512, or a quarter of `RLIMIT_NOFILE`), and a descriptor
-//! unused for `IDLE_SAMPLES` samples is closed, so turns over thousands of files on a big host
-//! or 20,000 processes keep only what is read often. Only the live root keeps descriptors: a
+//! Bounded: at most `cap` descriptors (512, or a quarter of `RLIMIT_NOFILE`); a file is kept
+//! only from its second read in two samples, so what is read in turns (idle processes, a big
+//! host's per-CPU detail) does not crowd out what is read every sample; a descriptor unused
+//! for `IDLE_SAMPLES` samples is closed. Each kept procfs/sysfs file holds a page of kernel
+//! memory (its seq_file buffer): 2 MiB at the cap. Only the live root keeps descriptors: a
 //! fixture tree's files are replaced between reads by tests, and a replaced file's old
 //! descriptor would read the old text.
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Samples a kept descriptor may go unread before it is closed (idle processes are read every
@@ -45,7 +47,11 @@ struct Entry {
 pub struct Kept {
     files: Mutex<HashMap<OsString, Entry>>,
     cap: usize,
+    /// Descriptors held in `files`.
+    held: AtomicUsize,
     sample: AtomicU64,
+    /// The sample in which `files` was last swept for room.
+    swept: AtomicU64,
 }
 
 impl Kept {
@@ -62,7 +68,9 @@ impl Kept {
         Kept {
             files: Mutex::new(HashMap::new()),
             cap,
+            held: AtomicUsize::new(0),
             sample: AtomicU64::new(0),
+            swept: AtomicU64::new(u64::MAX),
         }
     }
 
@@ -70,8 +78,11 @@ impl Kept {
     pub fn take(&self, path: &OsStr) -> Option<File> {
         let mut files = self.files.lock().ok()?;
         let e = files.get_mut(path)?;
+        // `used` of a path without a descriptor is when it was last read: `keep` asks it.
+        let f = e.file.take()?;
         e.used = self.sample.load(Ordering::Relaxed);
-        e.file.take()
+        self.held.fetch_sub(1, Ordering::Relaxed);
+        Some(f)
     }
 
     /// Whether `path` may be kept (not a file the kernel refused to `pread`).
@@ -82,26 +93,41 @@ impl Kept {
             .unwrap_or(false)
     }
 
-    /// Keeps `file`, just read whole, for the next read of `path`; beyond the cap it is closed.
+    /// Keeps `file`, just read whole, for the next read of `path` when `path` was read in
+    /// this sample or the one before too: a file read every sample is kept, one read in turns
+    /// (an idle process every 8 samples) is not, so it does not crowd out the rest. Beyond the
+    /// cap it is closed.
     pub fn keep(&self, path: &OsStr, file: File) {
         let Ok(mut files) = self.files.lock() else {
             return;
         };
         let now = self.sample.load(Ordering::Relaxed);
         if let Some(e) = files.get_mut(path) {
-            e.file = Some(file);
+            if e.unkeepable {
+                return;
+            }
+            let recent = e.file.is_some() || e.used + 1 >= now;
             e.used = now;
+            if recent && (e.file.is_some() || self.held.load(Ordering::Relaxed) < self.cap) {
+                if e.file.replace(file).is_none() {
+                    self.held.fetch_add(1, Ordering::Relaxed);
+                }
+            }
             return;
         }
-        if files.len() >= self.cap {
-            // Make room from files not read this sample or the one before.
-            files.retain(|_, e| e.unkeepable || e.used + 1 >= now);
-            if files.len() >= self.cap {
+        if files.len() >= self.cap * 4 {
+            // Paths seen once long ago (exited processes): forget them, at most once a sample.
+            if self.swept.swap(now, Ordering::Relaxed) == now {
+                return;
+            }
+            files.retain(|_, e| e.file.is_some() || e.unkeepable || e.used + 1 >= now);
+            if files.len() >= self.cap * 4 {
                 return;
             }
         }
+        drop(file);
         let entry = Entry {
-            file: Some(file),
+            file: None,
             used: now,
             unkeepable: false,
         };
@@ -112,6 +138,7 @@ impl Kept {
     /// on when the kernel refused `pread` (`unkeepable`), else on the next read only.
     pub fn drop_file(&self, path: &OsStr, unkeepable: bool) {
         if let Ok(mut files) = self.files.lock() {
+            // The caller took the descriptor out (`take`): nothing is held for `path` now.
             if unkeepable {
                 let now = self.sample.load(Ordering::Relaxed);
                 let e = Entry {
@@ -132,16 +159,15 @@ impl Kept {
         if now % IDLE_SAMPLES == 0 {
             if let Ok(mut files) = self.files.lock() {
                 files.retain(|_, e| e.used + IDLE_SAMPLES >= now);
+                let held = files.values().filter(|e| e.file.is_some()).count();
+                self.held.store(held, Ordering::Relaxed);
             }
         }
     }
 
     /// Descriptors held now.
     pub fn len(&self) -> usize {
-        self.files
-            .lock()
-            .map(|f| f.values().filter(|e| e.file.is_some()).count())
-            .unwrap_or(0)
+        self.held.load(Ordering::Relaxed)
     }
 }
 
@@ -159,6 +185,8 @@ mod tests {
         std::fs::write(&f, "1 2 3\n").expect("write");
         let root = Root::new(dir.path()).keeping_files(4);
         assert_eq!(root.read("proc_x").as_deref(), Ok("1 2 3\n"));
+        assert_eq!(root.kept_files(), 0, "kept from its second read on");
+        assert_eq!(root.read("proc_x").as_deref(), Ok("1 2 3\n"));
         assert_eq!(root.kept_files(), 1);
         let mut w = std::fs::OpenOptions::new()
             .write(true)
@@ -170,30 +198,32 @@ mod tests {
         assert_eq!(root.opened().since(before).reread, 1);
         w.set_len(0).expect("truncate");
         assert_eq!(root.read_line("proc_x"), None);
+        assert_eq!(root.kept_files(), 0);
         std::fs::remove_file(&f).expect("rm");
         assert_eq!(root.read("proc_x"), Err(ReadError::Missing));
     }
 
-    /// At most `cap` descriptors; one unread for a sample makes room for a new file.
+    /// At most `cap` descriptors; a file read once in two samples (in turns) is not kept.
     #[test]
-    fn the_cap_holds_and_stale_descriptors_make_room() {
+    fn the_cap_holds_and_files_read_in_turns_are_not_kept() {
         let dir = tempfile::tempdir().expect("tempdir");
         for n in 0..4 {
             std::fs::write(dir.path().join(format!("f{n}")), "1\n").expect("write");
         }
         let root = Root::new(dir.path()).keeping_files(2);
-        for n in 0..4 {
-            assert_eq!(root.read_u64(&format!("f{n}")), Some(1));
+        for _ in 0..2 {
+            for n in 0..4 {
+                assert_eq!(root.read_u64(&format!("f{n}")), Some(1));
+            }
         }
         assert_eq!(root.kept_files(), 2);
-        root.next_sample();
-        root.next_sample();
-        assert_eq!(root.read_u64("f3"), Some(1));
-        assert_eq!(
-            root.kept_files(),
-            1,
-            "f0 and f1 were unread for two samples"
-        );
+        let turns = Root::new(dir.path()).keeping_files(2);
+        for _ in 0..4 {
+            assert_eq!(turns.read_u64("f0"), Some(1));
+            turns.next_sample();
+            turns.next_sample();
+        }
+        assert_eq!(turns.kept_files(), 0, "read every other sample");
     }
 
     /// A kept `/proc/PID/stat` of a process that exited is not read as that process: the
@@ -206,12 +236,16 @@ mod tests {
             .expect("sleep(1) is on every Linux");
         let root = Root::new("/");
         let rel = format!("proc/{}/stat", child.id());
-        let text = root.read(&rel).expect("stat of a running child");
-        assert!(text.contains("(sleep)"), "{text}");
+        for _ in 0..2 {
+            let text = root.read(&rel).expect("stat of a running child");
+            assert!(text.contains("(sleep)"), "{text}");
+        }
+        let before = root.opened();
         assert!(root.read(&rel).is_ok());
-        assert!(
-            root.opened().reread >= 1,
-            "the second read used the kept descriptor"
+        assert_eq!(
+            root.opened().since(before).reread,
+            1,
+            "read through the kept descriptor"
         );
         child.kill().expect("kill");
         child.wait().expect("reap");

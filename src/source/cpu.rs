@@ -302,6 +302,7 @@ fn parse_stat(
             "intr" => out.intr = first,
             "procs_running" => out.procs_running = first,
             "procs_blocked" => out.procs_blocked = first,
+            "processes" => out.forks = first,
             _ => {}
         }
     }

@@ -179,6 +179,7 @@ impl Reader {
             &mut self.procs,
             &time,
             busy,
+            cpu.forks,
         ));
         cpu.ksoftirqd = kthreads::read_ksoftirqd(probe, &mut self.kthread_pids, &self.procs);
         let mut memory = memory::read_memory(probe);
