@@ -108,10 +108,9 @@ impl Kept {
             }
             let recent = e.file.is_some() || e.used + 1 >= now;
             e.used = now;
-            if recent && (e.file.is_some() || self.held.load(Ordering::Relaxed) < self.cap) {
-                if e.file.replace(file).is_none() {
-                    self.held.fetch_add(1, Ordering::Relaxed);
-                }
+            let room = e.file.is_some() || self.held.load(Ordering::Relaxed) < self.cap;
+            if recent && room && e.file.replace(file).is_none() {
+                self.held.fetch_add(1, Ordering::Relaxed);
             }
             return;
         }
