@@ -8,8 +8,9 @@
 //! * the sample just before `from` when no recorder gap lies between it and the first sample in
 //!   the window: an interval needs its previous sample, so the cut's first interval derives the
 //!   same values as in the original (`dump --from` opens its range with the same sample);
-//! * gap and action markers between those samples, at their times (and a marker just outside the
-//!   first or last sample but inside the window);
+//! * gap and action markers between those samples, at their times (one between the opener and
+//!   the first sample falls in the cut's first interval), and a marker before the first or after
+//!   the last kept sample when its own time is in the window;
 //! * the header facts (host, kernel, topology, interval) of the segment holding the first sample.
 //!
 //! A leading `start` marker names the original; an undecodable sample becomes an `error` gap,
@@ -51,10 +52,13 @@ pub fn window(rec: &Recording, from: Option<&str>, to: Option<&str>) -> Result<(
     let to_ms = to.map(|s| parse_time(s, first, last)).transpose()?;
     let (from_ms, to_ms) = (from_ms.unwrap_or(first), to_ms.unwrap_or(last));
     if from_ms > to_ms {
+        // Also where only --from was given and lies past the end: --to defaults to the end.
         bail!(
-            "--from {} is after --to {}",
+            "--from {} is after --to {} (the recording spans {} .. {})",
             format_rfc3339(from_ms),
-            format_rfc3339(to_ms)
+            format_rfc3339(to_ms),
+            format_rfc3339(first),
+            format_rfc3339(last)
         );
     }
     Ok((from_ms, to_ms))
