@@ -333,10 +333,15 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 force,
             })?;
             eprintln!(
-                "perftop: cut {} samples ({} .. {}), {} markers, {} bytes from {} to {}{}",
+                "perftop: cut {} samples ({} .. {}{}), {} markers, {} bytes from {} to {}{}",
                 s.samples,
                 crate::record::format_rfc3339(s.first_ms),
                 crate::record::format_rfc3339(s.last_ms),
+                if s.opener {
+                    ", and the one before, which opens the first interval"
+                } else {
+                    ""
+                },
                 s.markers,
                 s.bytes,
                 safe::line(&input.display().to_string()),

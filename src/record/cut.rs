@@ -31,7 +31,10 @@ use std::time::Duration;
 /// What a cut wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CutStats {
+    /// Samples written, the opener included.
     pub samples: u64,
+    /// True when the sample before the window was kept to open its first interval.
+    pub opener: bool,
     /// Gap and action markers copied (the leading `start` marker not counted).
     pub markers: u64,
     /// Samples that did not decode (each replaced by an `error` gap).
@@ -121,6 +124,7 @@ pub fn cut<W: Write>(
         opener.mono_ns,
     )?;
     let mut stats = CutStats {
+        opener: lo < first_in,
         first_ms: rec.samples[first_in].wall_ms,
         last_ms: rec.samples[end - 1].wall_ms,
         ..CutStats::default()

@@ -159,7 +159,7 @@ Restart=always
 RestartSec=10
 
 # It must not compete with the workload it watches: lower CPU priority and a memory bound far
-# above its use (6-13 MB measured). I/O stays best-effort (lowest level), not idle: the idle class
+# above its use (peak RSS 6-16 MB measured). I/O stays best-effort (lowest level), not idle: the idle class
 # could hold the once-a-minute fdatasync back for as long as an I/O storm lasts - the incident
 # the recording is for.
 Nice=10
