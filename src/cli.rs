@@ -3,6 +3,7 @@
 //! Errors surface here with context (`anyhow`) and become a one-line message and exit code 1.
 
 use crate::mode::{self, root_check};
+use crate::record::service::recording_or_system;
 use crate::root::Root;
 use crate::text::safe;
 use crate::text::MAX_WIDTH;
@@ -94,13 +95,19 @@ pub enum Command {
     /// marker, sync, exit status 0).
     Record {
         /// Recording path; an existing recording gets a new segment (PATH.1, PATH.2, ...).
-        #[arg(short, long)]
-        output: PathBuf,
+        /// Required unless --print-unit.
+        #[arg(short, long, required_unless_present = "print_unit")]
+        output: Option<PathBuf>,
+        /// Print a systemd unit that runs this binary as an always-on recorder into
+        /// /var/lib/perftop/perftop.ptrec (-d, --retain, --max-size, --config carry over), and
+        /// exit.
+        #[arg(long)]
+        print_unit: bool,
         /// Stop after this many samples.
-        #[arg(short = 'n', long)]
+        #[arg(short = 'n', long, conflicts_with = "print_unit")]
         count: Option<u64>,
         /// Stop after this long (30s, 10m, 2h, 1d).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "print_unit")]
         duration: Option<String>,
         /// Keep at most this much on disk (500k, 10M, 1G): segments roll over, oldest deleted.
         #[arg(long)]
@@ -111,7 +118,8 @@ pub enum Command {
     },
     /// Derived metrics from a recording, one entry per interval.
     Dump {
-        path: PathBuf,
+        /// The recording (default: the service's, /var/lib/perftop/perftop.ptrec).
+        path: Option<PathBuf>,
         /// text, csv, json (JSON Lines) or openmetrics.
         #[arg(long, default_value = "text")]
         format: String,
@@ -130,7 +138,8 @@ pub enum Command {
     },
     /// The dashboard over a recording: same panes, a timeline, play / step / jump.
     Replay {
-        path: PathBuf,
+        /// The recording (default: the service's, /var/lib/perftop/perftop.ptrec).
+        path: Option<PathBuf>,
         /// Start here: HH:MM[:SS] (UTC), YYYY-MM-DD HH:MM[:SS], "10m ago", +5m, @UNIX.
         #[arg(long)]
         at: Option<String>,
@@ -139,6 +148,25 @@ pub enum Command {
         speed: f64,
         #[command(flatten)]
         display: DisplayArgs,
+    },
+    /// Write a window of a recording (every segment it crosses) as a standalone recording,
+    /// to attach to a ticket: re-keyed at its start, markers kept, the sample before --from
+    /// kept so the first interval derives as in the original.
+    Cut {
+        /// The recording to cut from.
+        input: PathBuf,
+        /// Start time (same forms as dump --from; default: the first sample).
+        #[arg(long)]
+        from: Option<String>,
+        /// End time, inclusive (default: the last sample).
+        #[arg(long)]
+        to: Option<String>,
+        /// The new recording; an existing one (or its PATH.N segments) only with --force.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Replace an existing OUTPUT (and delete its later segments).
+        #[arg(long)]
+        force: bool,
     },
     /// Copy what perftop reads into a fixture root, twice, one interval (-d) apart:
     /// DIR/t0, DIR/t1 and DIR/capture.json, to attach to a bug report.
@@ -238,6 +266,26 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         ),
         Some(Command::Record {
             output,
+            print_unit: true,
+            max_size,
+            retain,
+            ..
+        }) => {
+            checked_interval(cli.interval)?;
+            let unit = crate::record::service::unit(&crate::record::service::UnitArgs {
+                bin: std::env::current_exe().context("finding this binary's path")?,
+                output,
+                interval_s: cli.interval,
+                retain,
+                max_size,
+                root: (cli.root.root != std::path::Path::new("/")).then_some(cli.root.root),
+                config: cli.config,
+            })?;
+            print(&unit)
+        }
+        Some(Command::Record {
+            output,
+            print_unit: false,
             count,
             duration,
             max_size,
@@ -245,7 +293,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }) => crate::record::cmd::record(
             &root,
             &crate::record::cmd::RecordArgs {
-                output,
+                // clap requires -o without --print-unit; checked again rather than trusted.
+                output: output.context("-o PATH is required (or --print-unit)")?,
                 interval: checked_interval(cli.interval)?,
                 count,
                 duration,
@@ -260,7 +309,51 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             to,
             pane,
             width,
-        }) => crate::record::cmd::dump_cmd(&path, &format, from, to, pane, width, &config.findings),
+        }) => crate::record::cmd::dump_cmd(
+            &recording_or_system(path)?,
+            &format,
+            from,
+            to,
+            pane,
+            width,
+            &config.findings,
+        ),
+        Some(Command::Cut {
+            input,
+            from,
+            to,
+            output,
+            force,
+        }) => {
+            let s = crate::record::cut::cut_cmd(&crate::record::cut::CutArgs {
+                input: input.clone(),
+                from,
+                to,
+                output: output.clone(),
+                force,
+            })?;
+            eprintln!(
+                "perftop: cut {} samples ({} .. {}{}), {} markers, {} bytes from {} to {}{}",
+                s.samples,
+                crate::record::format_rfc3339(s.first_ms),
+                crate::record::format_rfc3339(s.last_ms),
+                if s.opener {
+                    ", and the one before, which opens the first interval"
+                } else {
+                    ""
+                },
+                s.markers,
+                s.bytes,
+                safe::line(&input.display().to_string()),
+                safe::line(&output.display().to_string()),
+                if s.skipped > 0 {
+                    format!("; {} undecodable samples left out", s.skipped)
+                } else {
+                    String::new()
+                }
+            );
+            Ok(())
+        }
         Some(Command::Replay {
             path,
             at,
@@ -271,7 +364,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 bail!("--speed must be between 0.25 and 1024, got {speed}");
             }
             return crate::ui::run_replay(crate::ui::ReplayOptions {
-                path,
+                path: recording_or_system(path)?,
                 at,
                 speed,
                 look: look(display, &config)?,

@@ -1,6 +1,8 @@
-//! The user's config file: `--config FILE`, else `$XDG_CONFIG_HOME/perftop/config.toml` (or
-//! `~/.config/perftop/config.toml`). Absent is fine (defaults); present but wrong is an error
-//! that names the file and the field, so a typo never silently falls back to defaults.
+//! The config file, first found of: `--config FILE` (must exist), the user's
+//! `$XDG_CONFIG_HOME/perftop/config.toml` (or `~/.config/perftop/config.toml`), the system's
+//! `/etc/perftop/config.toml` (what the recorder service reads: it has no user config). One file
+//! is read whole, never merged with another. Absent is fine (defaults); present but wrong is an
+//! error that names the file and the field, so a typo never silently falls back to defaults.
 
 use crate::findings::Thresholds;
 use anyhow::{Context, Result};
@@ -24,14 +26,37 @@ pub fn default_path() -> Option<PathBuf> {
     Some(base.join("perftop/config.toml"))
 }
 
+/// Where `/` is for perftop's system files (`/etc/perftop`, `/var/lib/perftop`):
+/// `$PERFTOP_SYSTEM_ROOT` when set to an absolute path, so tests and packaging checks need not
+/// write under `/etc`; `/` otherwise.
+pub fn system_root() -> PathBuf {
+    std::env::var_os("PERFTOP_SYSTEM_ROOT")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// The system-wide config: `/etc/perftop/config.toml` (under [`system_root`]).
+pub fn system_path() -> PathBuf {
+    system_root().join("etc/perftop/config.toml")
+}
+
+/// The config file `load(None)` reads: the user's when it exists, else the system's when it
+/// exists, else none (built-in defaults).
+pub fn find() -> Option<PathBuf> {
+    default_path()
+        .filter(|p| p.is_file())
+        .or_else(|| Some(system_path()).filter(|p| p.is_file()))
+}
+
 /// A config file is a few hundred bytes; anything near this is not one.
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
-/// Loads `explicit` (must exist) or the default path (may be absent).
+/// Loads `explicit` (must exist), else the user's or the system's config (see [`find`]).
 pub fn load(explicit: Option<&Path>) -> Result<Config> {
     let path = match explicit {
         Some(p) => p.to_path_buf(),
-        None => match default_path().filter(|p| p.is_file()) {
+        None => match find() {
             Some(p) => p,
             None => return Ok(Config::default()),
         },

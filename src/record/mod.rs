@@ -38,11 +38,13 @@
 
 pub mod cmd;
 mod csv;
+pub mod cut;
 pub mod dump;
 pub mod format;
 pub mod live;
 mod openmetrics;
 pub mod reader;
+pub mod service;
 pub mod walk;
 pub mod writer;
 
