@@ -232,3 +232,43 @@ fn vanished_garbled_reused_and_hostile_processes() {
         .collect();
     assert!(procs.is_empty(), "{procs:?}");
 }
+
+/// Command lines of the kept processes: arguments parted by spaces, control characters
+/// escaped, at most 256 bytes, none for a kernel thread or an empty `cmdline`; the JSON and
+/// the zoomed pane's filter carry them.
+#[test]
+fn command_lines_of_the_kept_processes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let n = 300;
+    let long = "y".repeat(600);
+    let s = samples(dir.path(), &[0, 1], |d, t| {
+        write_procs(d, n, t).expect("write procs");
+        let p = |k: u64| d.join(format!("proc/{}", 1000 + k));
+        fs::write(p(49).join("cmdline"), b"java\0-Xmx4g\0-jar\0app.jar\0").expect("w");
+        fs::write(p(99).join("cmdline"), b"evil\n\x1b[2J\0arg").expect("w");
+        fs::write(p(149).join("cmdline"), long.as_bytes()).expect("w");
+        fs::write(p(199).join("cmdline"), b"").expect("w");
+    });
+    let d = derive(Some(&s[0]), &s[1]);
+    let of = |k: u64| {
+        d.processes
+            .iter()
+            .find(|m| k_of(m) == k)
+            .unwrap_or_else(|| panic!("k {k} kept"))
+            .cmdline
+            .clone()
+    };
+    assert_eq!(of(49).as_deref(), Some("java -Xmx4g -jar app.jar"));
+    assert_eq!(of(99).as_deref(), Some("evil\\n\\u{1b}[2J arg"));
+    assert_eq!(of(149), Some("y".repeat(256)));
+    assert_eq!(of(199), None, "empty cmdline");
+    assert_eq!(of(249), None, "no cmdline file");
+    let json = serde_json::to_value(&d).expect("json");
+    let java = json["processes"]
+        .as_array()
+        .expect("processes[]")
+        .iter()
+        .find(|p| p["pid"] == 1049)
+        .expect("k 49 in the JSON");
+    assert_eq!(java["cmdline"], "java -Xmx4g -jar app.jar");
+}

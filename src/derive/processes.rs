@@ -30,6 +30,9 @@ pub struct ProcessMetrics {
     /// RSS growth over the interval (negative: shrinking).
     pub rss_growth_kb_per_s: Option<f64>,
     pub cgroup: Option<String>,
+    /// The command line, `null` until read (it is read off the sampling thread: from the
+    /// sample after a process is first kept), for kernel threads and old recordings.
+    pub cmdline: Option<String>,
     /// The ranking key (see `activity`).
     #[serde(skip)]
     pub activity: f64,
@@ -167,6 +170,7 @@ fn metrics(
         rss_kb,
         rss_growth_kb_per_s: rss_growth,
         cgroup: t.cgroup.clone(),
+        cmdline: t.cmdline.clone(),
         activity: 0.0,
     }
 }

@@ -56,6 +56,11 @@ pub struct Task {
     /// else `cpu` controller's), `None` when it could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cgroup: Option<String>,
+    /// The command line (arguments parted by spaces, at most 256 bytes), `None` until read,
+    /// for kernel threads, and in recordings made before perftop read it (see
+    /// `source::processes::cmdline`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmdline: Option<String>,
     /// The counters at the previous pass, for a process the previous pass did not keep (so
     /// its rates are known from the first sample it is kept in).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,6 +1,6 @@
 //! Processes pane: who is doing it. The headline names the three busiest processes (so an
 //! 80x24 screen always says who); the table ranks the kept processes by activity, CPU, I/O,
-//! major faults or RSS; zoomed, parent, threads, last CPU, RSS growth and the cgroup.
+//! major faults or RSS; zoomed, parent, threads, last CPU, RSS growth, cgroup and command line.
 
 use super::model::{
     cell, col, lcol, xcol, xlcol, Block, Cells, Level, Order, PaneView, Row, Table,
@@ -183,6 +183,7 @@ fn table(d: &Derived, x: &Ctx) -> Table {
         xcol("CPU", 4),
         xcol("RSS+/s", 6),
         xlcol("CGROUP", 40),
+        xlcol("COMMAND", 60),
     ];
     let mut t = Table::new(cols, "processes", Order::Load);
     t.empty = Some("- (none busy, none resident)".into());
@@ -211,15 +212,23 @@ fn table(d: &Derived, x: &Ctx) -> Table {
                     .map_or("-".into(), |c| safe::line(c).into_owned()),
                 Level::Dim,
             ),
+            cell(
+                m.cmdline
+                    .as_deref()
+                    .map_or("-".into(), |c| safe::line(c).into_owned()),
+                Level::Dim,
+            ),
         ];
         let load = x.proc_sort.key(m);
         t.rows.push(Row {
-            // The filter matches the pid, the name and the cgroup (`/docker` keeps containers).
+            // The filter matches the pid, the name, the cgroup (`/docker` keeps containers)
+            // and the command line (`/-jar` keeps the JVMs).
             name: format!(
-                "{} {} {}",
+                "{} {} {} {}",
                 m.pid,
                 display_name(m),
-                m.cgroup.as_deref().unwrap_or("")
+                m.cgroup.as_deref().unwrap_or(""),
+                m.cmdline.as_deref().unwrap_or("")
             ),
             load,
             natural: u64::from(m.pid),

@@ -126,6 +126,18 @@ fn burner_and_writer_match_pidstat_and_are_the_culprits() {
     );
     let frames = Recording::start(1.0, N + 1).finish();
     let ps = live::output(pidstat);
+    // The kernel's own command lines, read while both still run.
+    let kernel_cmdline = |pid: u32| {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|b| {
+                String::from_utf8_lossy(&b)
+                    .replace('\0', " ")
+                    .trim()
+                    .to_string()
+            })
+            .unwrap_or_default()
+    };
+    let (bcmd, wcmd) = (kernel_cmdline(bp), kernel_cmdline(wp));
     // The text report while both still run.
     let batch = Command::new(env!("CARGO_BIN_EXE_perftop"))
         .args(["batch", "-d", "1", "-n", "2", "--width", "120"])
@@ -142,6 +154,22 @@ fn burner_and_writer_match_pidstat_and_are_the_culprits() {
         format!("{N}"),
         bref.len() == N as usize && wref.len() == N as usize,
     );
+    // Command lines are read off the sampling thread: from the second frame on they are
+    // there, and they are the kernel's.
+    for (i, fr) in frames.iter().enumerate().skip(1) {
+        for (p, want) in [
+            (process(fr, &burn_name), &bcmd),
+            (process(fr, &write_name), &wcmd),
+        ] {
+            let got = p.and_then(|p| p["cmdline"].as_str()).unwrap_or("-");
+            t.holds(
+                &format!("[{i}] cmdline"),
+                got.to_string(),
+                want.clone(),
+                !want.is_empty() && got == want.as_str(),
+            );
+        }
+    }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
     let (mut bcpu, mut wkb) = (Vec::new(), Vec::new());
     for (i, fr) in frames.iter().enumerate() {

@@ -4,6 +4,7 @@
 //! atop stopped reading it after it stalled Redis) and never `cmdline` (it takes the mm lock
 //! too, which a process stuck in a page fault holds).
 
+mod cmdline;
 mod parse;
 
 pub use parse::{parse_cgroup, parse_io, parse_stat, Stat, PF_KTHREAD};
@@ -59,6 +60,8 @@ pub struct ProcState {
     /// (`kthreads`): the `always` ones and the ksoftirqd threads, read like any process.
     pub(crate) watch: Vec<u32>,
     read_now: HashMap<u32, ThreadRead>,
+    /// Command lines of the processes kept, read off the sampling thread on the live host.
+    cmdlines: cmdline::Cmdlines,
     /// The pids of the last pass, `/proc/stat`'s fork count when `/proc` was last listed and
     /// the passes since: see `pids_now`.
     pids: Vec<u32>,
@@ -286,6 +289,14 @@ pub fn read_processes(
             || matches!(stat.state, 'R' | 'D');
         if keep[i] {
             let cgroup = cgroup_of(probe, &mut state.cgroups, pid, stat.start);
+            let kernel = stat.flags & PF_KTHREAD != 0;
+            let cmdline = if kernel {
+                None
+            } else {
+                state
+                    .cmdlines
+                    .get(&probe.root, (pid, stat.start), stat.state)
+            };
             out.tasks.push(Task {
                 pid,
                 ppid: stat.ppid,
@@ -297,6 +308,7 @@ pub fn read_processes(
                 cpu: stat.cpu,
                 counters: c,
                 cgroup,
+                cmdline,
                 base,
                 base_time,
             });
@@ -318,6 +330,24 @@ pub fn read_processes(
     state.pids.sort_unstable();
     state.prev = next;
     state.cgroups.retain(|pid, _| state.prev.contains_key(pid));
+    if state.last.is_none() {
+        state.cmdlines.settle_first();
+        for t in out
+            .tasks
+            .iter_mut()
+            .filter(|t| t.cmdline.is_none() && !t.kernel)
+        {
+            t.cmdline = state.cmdlines.get(&probe.root, (t.pid, t.start), t.state);
+        }
+    }
+    let prev = &state.prev;
+    state.cmdlines.retain(|(pid, start)| {
+        prev.get(pid)
+            .is_some_and(|p| p.kept && p.stat.start == *start)
+    });
+    if let Some(why) = state.cmdlines.trouble() {
+        probe.note("proc/PID/cmdline", why);
+    }
     state.last = Some(time.clone());
     state.last_busy = busy;
     out
