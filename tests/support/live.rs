@@ -236,6 +236,11 @@ impl Recording {
         }
     }
 
+    /// The recorder's pid (to read its own `/proc/PID/status` while it records).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Waits for the recorder; one derived JSON object per interval.
     pub fn finish(self) -> Vec<Value> {
         self.stop().dump(&[])

@@ -27,6 +27,8 @@ pub const MAX_LEN: usize = 256;
 const QUEUE: usize = 64;
 /// A request unanswered this long means the worker is stuck in the kernel.
 const STUCK_AFTER: Duration = Duration::from_secs(5);
+/// The worker's stack (Rust's default is 2 MiB).
+const WORKER_STACK: usize = 128 * 1024;
 /// The first sample waits at most this long for its command lines.
 const FIRST_WAIT: Duration = Duration::from_millis(200);
 
@@ -168,8 +170,11 @@ impl Cmdlines {
         let (tx, rx) = sync_channel::<Key>(QUEUE);
         let shared = self.shared.clone();
         let root = root.clone();
+        // A small stack: the worker reads into a heap buffer and parses one line, and every
+        // byte of stack counts in the host's Committed_AS that perftop itself reports.
         let spawned = std::thread::Builder::new()
             .name("perftop-cmdline".into())
+            .stack_size(WORKER_STACK)
             .spawn(move || worker(&root, &rx, &shared));
         match spawned {
             Ok(_) => self.ask = Some(tx),
