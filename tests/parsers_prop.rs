@@ -15,6 +15,7 @@ use perftop::source::disk::parse_line;
 use perftop::source::interrupts::parse_interrupts;
 use perftop::source::net::{parse_softirqs, parse_softnet};
 use perftop::source::parse::kv_lines;
+use perftop::source::processes::{parse_cgroup, parse_cmdline, parse_io, parse_stat};
 use perftop::source::{Probe, Reader};
 use proptest::prelude::*;
 use std::path::PathBuf;
@@ -100,6 +101,25 @@ fn mutated(rel: &'static str) -> impl Strategy<Value = String> {
         })
 }
 
+/// `base` (a real file's text) cut and spliced with noise, as `mutated` does with a fixture.
+fn mutated_text(base: &'static str) -> impl Strategy<Value = String> {
+    (
+        any::<usize>(),
+        any::<usize>(),
+        prop_oneof![soup().prop_map(String::into_bytes), any::<Vec<u8>>()],
+    )
+        .prop_map(move |(cut, at, noise)| {
+            String::from_utf8_lossy(&spliced(base.as_bytes(), cut, at, &noise)).into_owned()
+        })
+}
+
+/// This VM's `/proc/PID/stat`, `io` and `cgroup` of one process (a comm with a space).
+const STAT: &str = "1151 (tokio rt) S 1 1151 1151 0 -1 4194560 1363 0 2 0 54 31 0 0 20 0 3 0 1842 \
+                    10477568 1180 18446744073709551615 1 1 0 0 0 0 65536 4 65536 0 0 0 17 1 0 0 0 0 0\n";
+const IO: &str = "rchar: 3018\nwchar: 2\nsyscr: 12\nsyscw: 1\nread_bytes: 4096\n\
+                  write_bytes: 8192\ncancelled_write_bytes: 0\n";
+const CGROUP: &str = "12:memory:/process_api\n11:cpu,cpuacct:/\n1:name=systemd:/init.scope\n0::/\n";
+
 /// Text for a parser: arbitrary, token soup, or a damaged real file.
 fn input(rel: &'static str) -> impl Strategy<Value = String> {
     prop_oneof![any::<String>(), soup(), mutated(rel)]
@@ -157,6 +177,43 @@ proptest! {
         let bad = kv_lines(&text, |_, _| good += 1);
         let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
         prop_assert!(good + bad <= lines, "{} + {} > {}", good, bad, lines);
+    }
+
+    #[test]
+    fn process_stat(text in prop_oneof![any::<String>(), soup(), mutated_text(STAT)]) {
+        if let Some(s) = parse_stat(&text) {
+            // comm is what lies between the first `(` and the last `)`.
+            let (open, close) = (text.find('(').unwrap_or(0), text.rfind(')').unwrap_or(0));
+            prop_assert_eq!(Some(s.comm.as_str()), text.get(open + 1..close));
+            prop_assert!(s.state != ' ');
+        }
+    }
+
+    #[test]
+    fn process_io(text in prop_oneof![any::<String>(), soup(), mutated_text(IO)]) {
+        if let Some((r, w)) = parse_io(&text) {
+            // Only ever what a `read_bytes:` / `write_bytes:` line says.
+            for (k, v) in [("read_bytes", r), ("write_bytes", w)] {
+                let said = |l: &str| l.split_once(':').is_some_and(|(key, val)| key == k && val.trim() == v.to_string());
+                prop_assert!(text.lines().any(said), "{} {}", k, v);
+            }
+        }
+    }
+
+    #[test]
+    fn process_cgroup(text in prop_oneof![any::<String>(), soup(), mutated_text(CGROUP)]) {
+        if let Some(path) = parse_cgroup(&text) {
+            prop_assert!(text.contains(path.as_str()));
+        }
+    }
+
+    #[test]
+    fn process_cmdline(bytes in prop_oneof![any::<Vec<u8>>(), soup().prop_map(String::into_bytes)]) {
+        if let Some(line) = parse_cmdline(&bytes) {
+            prop_assert!(line.len() <= 256);
+            prop_assert!(!line.chars().any(char::is_control), "{:?}", line);
+            prop_assert_eq!(line.trim(), line.as_str());
+        }
     }
 
     #[test]
@@ -378,4 +435,17 @@ proptest! {
         let back: perftop::sample::Sample = serde_json::from_str(&json).expect("sample parses");
         prop_assert_eq!(back.disks.len(), b.disks.len());
     }
+}
+
+/// The unmutated process files the property tests start from parse as the kernel meant.
+#[test]
+fn process_bases_parse() {
+    let s = parse_stat(STAT).expect("stat");
+    assert_eq!((s.comm.as_str(), s.state, s.ppid), ("tokio rt", 'S', 1));
+    assert_eq!(
+        (s.ticks, s.threads, s.start, s.rss_pages),
+        (85, 3, 1842, 1180)
+    );
+    assert_eq!(parse_io(IO), Some((4096, 8192)));
+    assert!(parse_cgroup(CGROUP).is_some());
 }

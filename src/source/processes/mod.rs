@@ -7,6 +7,7 @@
 mod cmdline;
 mod parse;
 
+pub use cmdline::parse as parse_cmdline;
 pub use parse::{parse_cgroup, parse_io, parse_stat, Stat, PF_KTHREAD};
 
 use super::parse::dec;
