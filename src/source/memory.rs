@@ -38,21 +38,25 @@ pub fn read_memory(probe: &mut Probe) -> MemorySample {
     if vmstat.workingset_refault.is_none() {
         vmstat.workingset_refault = refault;
     }
+    // Sysctls change only when someone writes them: the settings tier (re-read within 10
+    // samples, every sample at intervals of 2 s or more, and on the sample after a perftop
+    // tweak). The dirty gauge's thresholds are the kernel's own (`nr_dirty_threshold` in
+    // vmstat, every sample); these say why they are what they are.
     let vm = VmSysctls {
-        swappiness: probe.u64("proc/sys/vm/swappiness"),
-        min_free_kbytes: probe.u64("proc/sys/vm/min_free_kbytes"),
-        watermark_scale_factor: probe.u64("proc/sys/vm/watermark_scale_factor"),
-        overcommit_memory: probe.u64("proc/sys/vm/overcommit_memory"),
-        overcommit_ratio: probe.u64("proc/sys/vm/overcommit_ratio"),
-        zone_reclaim_mode: probe.u64("proc/sys/vm/zone_reclaim_mode"),
+        swappiness: probe.setting_u64("proc/sys/vm/swappiness"),
+        min_free_kbytes: probe.setting_u64("proc/sys/vm/min_free_kbytes"),
+        watermark_scale_factor: probe.setting_u64("proc/sys/vm/watermark_scale_factor"),
+        overcommit_memory: probe.setting_u64("proc/sys/vm/overcommit_memory"),
+        overcommit_ratio: probe.setting_u64("proc/sys/vm/overcommit_ratio"),
+        zone_reclaim_mode: probe.setting_u64("proc/sys/vm/zone_reclaim_mode"),
     };
     let dirty = DirtySysctls {
-        ratio: probe.u64("proc/sys/vm/dirty_ratio"),
-        bytes: probe.u64("proc/sys/vm/dirty_bytes"),
-        background_ratio: probe.u64("proc/sys/vm/dirty_background_ratio"),
-        background_bytes: probe.u64("proc/sys/vm/dirty_background_bytes"),
-        expire_centisecs: probe.u64("proc/sys/vm/dirty_expire_centisecs"),
-        writeback_centisecs: probe.u64("proc/sys/vm/dirty_writeback_centisecs"),
+        ratio: probe.setting_u64("proc/sys/vm/dirty_ratio"),
+        bytes: probe.setting_u64("proc/sys/vm/dirty_bytes"),
+        background_ratio: probe.setting_u64("proc/sys/vm/dirty_background_ratio"),
+        background_bytes: probe.setting_u64("proc/sys/vm/dirty_background_bytes"),
+        expire_centisecs: probe.setting_u64("proc/sys/vm/dirty_expire_centisecs"),
+        writeback_centisecs: probe.setting_u64("proc/sys/vm/dirty_writeback_centisecs"),
     };
     let mut hugepage_sizes = Vec::new();
     for (size_kb, dir) in size_dirs(probe, HUGE_DIR) {
@@ -228,7 +232,8 @@ fn size_dirs(probe: &mut Probe, base: &str) -> Vec<(u64, String)> {
 }
 
 fn choice(probe: &mut Probe, rel: &str) -> (Option<String>, Vec<String>) {
-    let Some(text) = probe.text(rel) else {
+    // A setting (THP's mode), read in the settings tier like the sysctls.
+    let Some(text) = probe.setting_line(rel) else {
         return (None, Vec::new());
     };
     let (sel, all) = bracketed_choice(&text);

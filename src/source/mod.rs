@@ -357,5 +357,19 @@ mod tests {
             late += 1;
         }
         assert!(s.problems.is_empty(), "{:?}", s.problems);
+
+        // A sysctl an administrator changes shows within the tier's period; one perftop
+        // writes, on the next sample.
+        let ratio = |s: &Sample| s.memory.dirty.ratio;
+        w("proc/sys/vm/dirty_ratio", "33\n");
+        let mut late = 0;
+        while ratio(&s) != Some(33) {
+            assert!(late < SETTINGS_REFRESH_SAMPLES, "dirty_ratio after {late}");
+            s = r.sample();
+            late += 1;
+        }
+        w("proc/sys/vm/dirty_ratio", "34\n");
+        crate::root::note_write();
+        assert_eq!(ratio(&r.sample()), Some(34));
     }
 }

@@ -22,9 +22,9 @@ pub(crate) struct Tier {
     pub(crate) sample_no: u64,
     /// Settings are read every sample (samples far apart; see `SETTINGS_EVERY_SAMPLE_GAP`).
     pub(crate) every_sample: bool,
-    /// perftop wrote a kernel file since the last sample (`root::note_write`): what its
-    /// tweaks write (governor, EPP, IRQ affinity) is read this sample wherever it is cached
-    /// or read in turns.
+    /// perftop wrote a kernel file since the last sample (`root::note_write`): every setting
+    /// (a tweak's sysctl, THP mode, scheduler) is read again this sample, and what tweaks
+    /// write per CPU (governor, EPP, IRQ affinity) wherever it is read in turns.
     pub(crate) tweaked: bool,
 }
 
@@ -80,7 +80,7 @@ impl Tier {
         };
         if slot
             .as_ref()
-            .is_some_and(|c| self.every_sample || self.sample_no >= c.due)
+            .is_some_and(|c| self.every_sample || self.tweaked || self.sample_no >= c.due)
         {
             // Emptied so that `get_or_insert_with` below reads it again.
             *slot = None;
