@@ -23,8 +23,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+mod fill;
 mod kept;
 pub mod trace;
+use fill::{fill, Fresh, Stop, EISDIR, ESPIPE};
 use kept::Kept;
 pub use trace::Trace;
 
@@ -318,7 +320,7 @@ impl Root {
         let cap = max as usize + 1;
         if let Some(kept) = &self.kept {
             if let Some(file) = kept.take(&buf.path) {
-                match reread(&file, data, cap) {
+                match fill(&file, data, cap, Fresh::Kept) {
                     Ok(len) if len > 0 => {
                         self.count.opened.fetch_add(1, Ordering::Relaxed);
                         self.count.reread.fetch_add(1, Ordering::Relaxed);
@@ -329,7 +331,10 @@ impl Root {
                     }
                     // Gone (ESRCH, ENODEV), refused now, or empty: ask the path what is there.
                     Ok(_) => kept.drop_file(&buf.path, false),
-                    Err(e) => kept.drop_file(&buf.path, e.raw_os_error() == Some(ESPIPE)),
+                    Err(Stop::Io(e)) => {
+                        kept.drop_file(&buf.path, e.raw_os_error() == Some(ESPIPE));
+                    }
+                    Err(Stop::Not(_)) => kept.drop_file(&buf.path, true),
                 }
             }
         }
@@ -341,7 +346,7 @@ impl Root {
         {
             self.note(|t| t.file(dir, name));
         }
-        let mut file = match opened {
+        let file = match opened {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 self.count.missing.fetch_add(1, Ordering::Relaxed);
@@ -352,54 +357,19 @@ impl Root {
             }
             Err(e) => return Err(ReadError::Io(e.to_string())),
         };
-        let mut len = 0;
-        // `fstat` only where a special file could be: a first read that came back empty,
-        // failed or filled the whole first buffer. A short first read is a sysfs or procfs
-        // attribute (or a small regular file); `O_NONBLOCK` already keeps a FIFO, a socket or
-        // a terminal from blocking, and the 100k small files of a big host skip one syscall.
-        let mut checked = false;
-        loop {
-            if len == data.len() {
-                if len >= cap {
-                    break;
-                }
-                data.resize((len * 2).min(cap), 0);
+        let len = match fill(&file, data, cap, Fresh::Opened) {
+            Ok(len) => len,
+            Err(Stop::Not(e)) => return Err(e),
+            // EISDIR comes from read(), not open(), on Linux.
+            Err(Stop::Io(e)) if e.raw_os_error() == Some(EISDIR) => {
+                return Err(ReadError::NotAFile)
             }
-            // The first read asks for FIRST_READ bytes only, whatever the buffer's size: a
-            // sysctl read allocates (and zeroes) a kernel buffer as large as the request.
-            let want = if len == 0 { FIRST_READ } else { data.len() };
-            let got = file.read(&mut data[len..want]);
-            if !checked && !matches!(got, Ok(n) if n > 0 && len + n < FIRST_READ) {
-                checked = true;
-                match file.metadata() {
-                    Ok(m) if m.is_file() => {}
-                    Ok(m) if m.is_dir() => return Err(ReadError::NotAFile),
-                    Ok(_) => return Err(ReadError::Special),
-                    Err(e) => return Err(ReadError::Io(e.to_string())),
-                }
+            // procfs checks ptrace access at read time (`/proc/PID/io`).
+            Err(Stop::Io(e)) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                return Err(ReadError::Denied)
             }
-            match got {
-                Ok(0) => break,
-                Ok(n) => {
-                    len += n;
-                    // sysfs attributes, seq_file and regular files all fill the buffer as far
-                    // as they can, so a short first read is the whole file: that saves the
-                    // read() that would only return EOF, a third of the syscalls on a big
-                    // host's 100k small files.
-                    if len < FIRST_READ {
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                // EISDIR comes from read(), not open(), on Linux.
-                Err(e) if e.raw_os_error() == Some(21) => return Err(ReadError::NotAFile),
-                // procfs checks ptrace access at read time (`/proc/PID/io`).
-                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-                    return Err(ReadError::Denied)
-                }
-                Err(e) => return Err(ReadError::Io(e.to_string())),
-            }
-        }
+            Err(Stop::Io(e)) => return Err(ReadError::Io(e.to_string())),
+        };
         let too_large = len as u64 > max;
         buf.len = len.min(max as usize);
         if let Some(kept) = &self.kept {
@@ -529,38 +499,6 @@ impl Root {
         self.note(|t| t.link(rel));
         Some(target.file_name()?.to_string_lossy().into_owned())
     }
-}
-
-/// `pread` returns this for a file that cannot be read at an offset (a pipe, some special
-/// procfs files): such a file is never kept.
-const ESPIPE: i32 = 29;
-
-/// Reads a kept descriptor again from offset 0 (up to `cap` bytes), as `read_into_max` reads a
-/// fresh one: a short first read is the whole file.
-fn reread(file: &fs::File, data: &mut Vec<u8>, cap: usize) -> std::io::Result<usize> {
-    use std::os::unix::fs::FileExt;
-    let mut len = 0;
-    loop {
-        if len == data.len() {
-            if len >= cap {
-                break;
-            }
-            data.resize((len * 2).min(cap), 0);
-        }
-        let want = if len == 0 { FIRST_READ } else { data.len() };
-        match file.read_at(&mut data[len..want], len as u64) {
-            Ok(0) => break,
-            Ok(n) => {
-                len += n;
-                if len < FIRST_READ {
-                    break;
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(len)
 }
 
 /// Opens `path` for reading without ever blocking: a FIFO with no writer would block `open`
