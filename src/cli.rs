@@ -175,6 +175,19 @@ pub enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
+    /// The live feed for Prometheus: every interval's metrics and findings to a node_exporter
+    /// textfile and/or on /metrics (names as `dump --format openmetrics`).
+    Export {
+        /// Write DIR/perftop.prom each interval (atomically: temp file, fsync, rename).
+        #[arg(long, value_name = "DIR")]
+        textfile: Option<PathBuf>,
+        /// Serve GET /metrics on ADDR:PORT (e.g. 127.0.0.1:8427; there is no default port).
+        #[arg(long, value_name = "ADDR:PORT")]
+        listen: Option<String>,
+        /// Stop after this many intervals (default: until SIGTERM/SIGINT).
+        #[arg(short = 'n', long)]
+        count: Option<u64>,
+    },
     /// Safe, reversible kernel tweaks: list, set (preview, journal, rollback), undo.
     Tweak {
         #[command(subcommand)]
@@ -262,6 +275,20 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             checked_interval(cli.interval)?,
             count,
             width,
+            &config.findings,
+        ),
+        Some(Command::Export {
+            textfile,
+            listen,
+            count,
+        }) => crate::export::export(
+            &root,
+            &crate::export::ExportArgs {
+                textfile,
+                listen,
+                interval: checked_interval(cli.interval)?,
+                count,
+            },
             &config.findings,
         ),
         Some(Command::Record {

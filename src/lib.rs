@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod cpulist;
 pub mod derive;
+pub mod export;
 pub mod findings;
 pub mod mode;
 pub mod pagesize;

@@ -107,7 +107,7 @@ pub fn record(root: &Root, args: &RecordArgs) -> Result<()> {
 
 /// This process's CPU time (user + system, ms) and peak RSS (kB), from the live /proc/self
 /// (about the recorder itself, whatever `--root` says).
-fn self_cost() -> (f64, u64) {
+pub(crate) fn self_cost() -> (f64, u64) {
     let live = crate::root::Root::new("/");
     let cpu = live
         .read("proc/self/stat")

@@ -6,7 +6,7 @@
 //!   in its order (`--pane`: `time`, `interval_s` and the pane's keys).
 //! * csv: one section per pane (a header row, then one row per interval and entity, the first
 //!   column `time`), sections separated by a blank line.
-//! * openmetrics: one gauge family per numeric field (`perftop_<pane>_<field>`), entity ids and
+//! * openmetrics: one gauge family per numeric field (`perftop_<pane>_<field>_<unit>`, in base units: see `unit`), entity ids and
 //!   names as labels (empty strings are not labels), timestamps in seconds, each family and each
 //!   series contiguous, `# EOF` at the end — loadable with
 //!   `promtool tsdb create-blocks-from openmetrics` (checked by `cargo test --test record` when

@@ -42,7 +42,7 @@ pub mod cut;
 pub mod dump;
 pub mod format;
 pub mod live;
-mod openmetrics;
+pub(crate) mod openmetrics;
 pub mod reader;
 pub mod service;
 pub mod walk;

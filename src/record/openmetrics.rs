@@ -1,5 +1,5 @@
 //! `perftop dump --format openmetrics`: one gauge family per numeric field
-//! (`perftop_<pane>_<field>`), entity ids and names as labels (empty strings are not labels),
+//! (`perftop_<pane>_<field>_<unit>`, in base units: see `unit`), entity ids and names as labels (empty strings are not labels),
 //! timestamps in seconds, each family and each series contiguous, `# EOF` at the end. Points
 //! that outgrow a few MB go to an unnamed temporary file until the dump is read.
 
@@ -30,18 +30,8 @@ impl OpenMetrics {
         }
         self.last = Some(w);
         let v = serde_json::to_value(d)?;
-        let mut fam = String::with_capacity(96);
         let om = &mut self.series;
-        for key in keys {
-            if let Some(x) = v.get(*key) {
-                fam.clear();
-                fam.push_str("perftop_");
-                fam.push_str(key);
-                om_walk(&mut fam, x, &mut Vec::new(), "", &mut |f, l, val| {
-                    om.add(f, l, w, val)
-                })?;
-            }
-        }
+        points(&v, keys, &mut |f, l, val| om.add(f, l, w, val))?;
         if all {
             if let Some(s) = v.get("interval_s").and_then(Value::as_f64) {
                 om.add("perftop_interval_seconds", "", w, s)?;
@@ -75,6 +65,120 @@ const NOT_LABELS: [&str; 5] = [
     "mem_high_kb",
     "mem_max_kb",
 ];
+
+/// Every gauge of one interval's JSON `v` for the panes in `keys`, in base units: the
+/// generic walk (`om_walk`), and for `findings` one `perftop_finding_active{id,severity,pane}`
+/// per finding, for `dirty` its state as `perftop_dirty_state{state}`. `dump --format
+/// openmetrics` and `perftop export` both name their series here.
+pub(crate) fn points(v: &Value, keys: &[&str], sink: &mut OmSink) -> Result<()> {
+    let mut fam = String::with_capacity(96);
+    let mut text = String::new();
+    for key in keys {
+        let Some(x) = v.get(*key) else { continue };
+        if *key == "findings" {
+            for f in x.as_array().into_iter().flatten() {
+                let label = |k: &str| (k.to_string(), f[k].as_str().unwrap_or("").to_string());
+                let labels: Vec<(String, String)> = ["id", "severity", "pane"]
+                    .into_iter()
+                    .map(label)
+                    .filter(|(_, v)| !v.is_empty())
+                    .collect();
+                render_labels(&labels, &mut text);
+                sink("perftop_finding_active", &text, 1.0)?;
+            }
+            continue;
+        }
+        if let Some(state) = x.get("state").and_then(Value::as_str) {
+            render_labels(&[("state".into(), state.to_string())], &mut text);
+            sink(&format!("perftop_{key}_state"), &text, 1.0)?;
+        }
+        fam.clear();
+        fam.push_str("perftop_");
+        fam.push_str(key);
+        om_walk(&mut fam, x, &mut Vec::new(), "", 1.0, sink)?;
+    }
+    Ok(())
+}
+
+/// A numeric field's name and factor in Prometheus' base units: `_kb` becomes `_bytes`
+/// (x1024), `_pct`, the PSI averages and `util` a `_ratio` (/100), `/s` and `_per_s` `_per_second`, the iostat
+/// awaits (ms) and `_ms`, `_us`, `_centisecs`, `_s` `_seconds`, `_mhz` `_hertz`, `_c`
+/// `_celsius`; anything else keeps its name.
+fn unit(key: &str) -> (String, f64) {
+    let k = key.to_ascii_lowercase();
+    // Sysctls whose names would read as a base unit they are not in (`dirty_ratio` is a
+    // percentage) or collide with a converted field (`dirty_kb` becomes `dirty_bytes`).
+    if SYSCTLS.contains(&k.as_str()) {
+        let factor = if k.ends_with("_ratio") { 0.01 } else { 1.0 };
+        return (format!("sysctl_{}", sanitize(&k)), factor);
+    }
+    let (stem, suffix, factor) = if let Some(st) = k.strip_suffix("kb/s") {
+        (st, "bytes_per_second", 1024.0)
+    } else if let Some(st) = k.strip_suffix("/s") {
+        (st, "per_second", 1.0)
+    } else if let Some(st) = k.strip_suffix("_kb_per_s") {
+        (st, "_bytes_per_second", 1024.0)
+    } else if let Some(st) = k.strip_suffix("_per_s") {
+        (st, "_per_second", 1.0)
+    } else if let Some(st) = k.strip_suffix("_kb") {
+        (st, "_bytes", 1024.0)
+    } else if let Some(st) = k.strip_suffix("req-sz") {
+        // iostat's average request size, in kB.
+        return (sanitize(&format!("{st}req_sz_bytes")), 1024.0);
+    } else if let Some(st) = k.strip_suffix("_pct") {
+        (st, "_ratio", 0.01)
+    } else if k.ends_with("_avg10") || k.ends_with("_avg60") || k.ends_with("_avg300") {
+        // The kernel's PSI averages are percentages.
+        (k.as_str(), "_ratio", 0.01)
+    } else if k == "util" {
+        ("util", "_ratio", 0.01)
+    } else if k.ends_with("_await") {
+        (k.as_str(), "_seconds", 0.001)
+    } else if let Some(st) = k.strip_suffix("_ms") {
+        (st, "_seconds", 0.001)
+    } else if let Some(st) = k.strip_suffix("_us") {
+        (st, "_seconds", 1e-6)
+    } else if let Some(st) = k.strip_suffix("_centisecs") {
+        (st, "_seconds", 0.01)
+    } else if let Some(st) = k.strip_suffix("_s") {
+        (st, "_seconds", 1.0)
+    } else if let Some(st) = k.strip_suffix("_mhz") {
+        (st, "_hertz", 1e6)
+    } else if let Some(st) = k.strip_suffix("_c") {
+        (st, "_celsius", 1.0)
+    } else {
+        (k.as_str(), "", 1.0)
+    };
+    let sep =
+        if suffix.is_empty() || suffix.starts_with('_') || stem.is_empty() || stem.ends_with('_') {
+            ""
+        } else {
+            "_"
+        };
+    (sanitize(&format!("{stem}{sep}{suffix}")), factor)
+}
+
+/// Fields that hold a sysctl's value as the kernel takes it (see `unit`).
+const SYSCTLS: [&str; 5] = [
+    "dirty_ratio",
+    "dirty_bytes",
+    "dirty_background_ratio",
+    "dirty_background_bytes",
+    "overcommit_ratio",
+];
+
+/// Appends `_<key>` to `fam` (in base units for a number) and says by what to multiply.
+fn push_key(fam: &mut String, k: &str, x: &Value) -> f64 {
+    fam.push('_');
+    if x.is_number() {
+        let (name, factor) = unit(k);
+        fam.push_str(&name);
+        factor
+    } else {
+        fam.push_str(&sanitize(k));
+        1.0
+    }
+}
 
 fn sanitize(s: &str) -> String {
     let mut o: String = s
@@ -138,7 +242,7 @@ fn om_value(v: f64) -> String {
     }
 }
 
-type OmSink<'a> = dyn FnMut(&str, &str, f64) -> Result<()> + 'a;
+pub(crate) type OmSink<'a> = dyn FnMut(&str, &str, f64) -> Result<()> + 'a;
 
 /// Emits a leaf of family `fam` (renamed when it ends in a reserved suffix).
 fn om_leaf(fam: &str, labels: &str, v: f64, sink: &mut OmSink) -> Result<()> {
@@ -164,11 +268,14 @@ fn om_walk(
     v: &Value,
     labels: &mut Vec<(String, String)>,
     rendered: &str,
+    factor: f64,
     sink: &mut OmSink,
 ) -> Result<()> {
     match v {
         Value::Number(n) => {
             if let Some(x) = n.as_f64() {
+                // Unscaled values print as they were read (an f32 load average stays 2.7).
+                let x = if factor == 1.0 { x } else { x * factor };
                 om_leaf(fam, rendered, x, sink)?;
             }
         }
@@ -176,9 +283,8 @@ fn om_walk(
         Value::Object(m) => {
             for (k, x) in m {
                 let len = fam.len();
-                fam.push('_');
-                fam.push_str(&sanitize(k));
-                om_walk(fam, x, labels, rendered, sink)?;
+                let factor = push_key(fam, k, x);
+                om_walk(fam, x, labels, rendered, factor, sink)?;
                 fam.truncate(len);
             }
         }
@@ -240,16 +346,15 @@ fn om_walk(
                                 continue;
                             }
                             let len = fam.len();
-                            fam.push('_');
-                            fam.push_str(&sanitize(k));
-                            om_walk(fam, x, labels, &text, sink)?;
+                            let factor = push_key(fam, k, x);
+                            om_walk(fam, x, labels, &text, factor, sink)?;
                             fam.truncate(len);
                         }
                     }
                     Value::Number(_) | Value::Bool(_) => {
                         add(labels, "index", i.to_string());
                         render_labels(labels, &mut text);
-                        om_walk(fam, e, labels, &text, sink)?;
+                        om_walk(fam, e, labels, &text, 1.0, sink)?;
                     }
                     _ => {}
                 }
@@ -407,6 +512,31 @@ fn flush_text(text: &mut String, out: &mut dyn Write) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Field names in Prometheus' base units, with the factor that takes the value there.
+    #[test]
+    fn names_and_factors_in_base_units() {
+        for (key, name, factor) in [
+            ("threshold_kb", "threshold_bytes", 1024.0),
+            ("dirtied_kb_per_s", "dirtied_bytes_per_second", 1024.0),
+            ("rkB/s", "r_bytes_per_second", 1024.0),
+            ("r/s", "r_per_second", 1.0),
+            ("some_pct", "some_ratio", 0.01),
+            ("some_avg10", "some_avg10_ratio", 0.01),
+            ("util", "util_ratio", 0.01),
+            ("r_await", "r_await_seconds", 0.001),
+            ("rareq-sz", "rareq_sz_bytes", 1024.0),
+            ("aqu-sz", "aqu_sz", 1.0),
+            ("dirty_expire_centisecs", "dirty_expire_seconds", 0.01),
+            ("uptime_s", "uptime_seconds", 1.0),
+            ("temperature_c", "temperature_celsius", 1.0),
+            ("dirty_ratio", "sysctl_dirty_ratio", 0.01),
+            ("dirty_bytes", "sysctl_dirty_bytes", 1.0),
+            ("oom_kills", "oom_kills", 1.0),
+        ] {
+            assert_eq!(unit(key), (name.to_string(), factor), "{key}");
+        }
+    }
 
     /// A load average the kernel wrote as 2.70 is stored as an f32 and printed as 2.7, not as
     /// the f64 the f32 widens to (2.700000047683716).

@@ -48,7 +48,7 @@ fn dump_formats() {
     let mut dedup = fams.clone();
     dedup.dedup();
     assert_eq!(fams.len(), dedup.len());
-    assert!(om.contains("perftop_cpus_user_pct{cpu=\"0\""), "{om}");
+    assert!(om.contains("perftop_cpus_user_ratio{cpu=\"0\""), "{om}");
     assert!(om.contains(" 1763733931.000\n"));
 }
 

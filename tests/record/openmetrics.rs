@@ -162,16 +162,16 @@ fn openmetrics_backfills_with_promtool() {
     // A per-CPU gauge: the values promtool reads back are the dumped ones.
     let dumped: Vec<f64> = om
         .lines()
-        .filter(|l| l.starts_with("perftop_host_busy_pct "))
+        .filter(|l| l.starts_with("perftop_host_busy_ratio "))
         .filter_map(|l| l.split(' ').nth(1)?.parse().ok())
         .collect();
     assert_eq!(dumped.len(), 5);
-    let back: Vec<f64> = promtool_query(&db, "perftop_host_busy_pct")
+    let back: Vec<f64> = promtool_query(&db, "perftop_host_busy_ratio")
         .into_iter()
         .map(|(_, v, _)| v)
         .collect();
     assert_eq!(back, dumped);
-    let cpu1 = promtool_query(&db, "perftop_cpus_user_pct{cpu=\"1\"}");
+    let cpu1 = promtool_query(&db, "perftop_cpus_user_ratio{cpu=\"1\"}");
     assert_eq!(cpu1.len(), 5, "{cpu1:?}");
     assert!(cpu1[0].0.contains("cpu=\"1\""), "{cpu1:?}");
 
