@@ -112,6 +112,9 @@ fn unit(key: &str) -> (String, f64) {
         let factor = if k.ends_with("_ratio") { 0.01 } else { 1.0 };
         return (format!("sysctl_{}", sanitize(&k)), factor);
     }
+    if k == "per_s" {
+        return ("per_second".into(), 1.0);
+    }
     let (stem, suffix, factor) = if let Some(st) = k.strip_suffix("kb/s") {
         (st, "bytes_per_second", 1024.0)
     } else if let Some(st) = k.strip_suffix("/s") {
@@ -274,8 +277,15 @@ fn om_walk(
     match v {
         Value::Number(n) => {
             if let Some(x) = n.as_f64() {
-                // Unscaled values print as they were read (an f32 load average stays 2.7).
-                let x = if factor == 1.0 { x } else { x * factor };
+                // Unscaled values print as they were read (an f32 load average stays 2.7);
+                // down-scaling divides by the power of ten, so 200 µs prints as 0.0002.
+                let x = if factor == 1.0 {
+                    x
+                } else if factor < 1.0 {
+                    x / (1.0 / factor).round()
+                } else {
+                    x * factor
+                };
                 om_leaf(fam, rendered, x, sink)?;
             }
         }
@@ -521,6 +531,7 @@ mod tests {
             ("dirtied_kb_per_s", "dirtied_bytes_per_second", 1024.0),
             ("rkB/s", "r_bytes_per_second", 1024.0),
             ("r/s", "r_per_second", 1.0),
+            ("per_s", "per_second", 1.0),
             ("some_pct", "some_ratio", 0.01),
             ("some_avg10", "some_avg10_ratio", 0.01),
             ("util", "util_ratio", 0.01),
