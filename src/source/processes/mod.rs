@@ -135,6 +135,8 @@ struct Seen {
     /// Growth since it was last read (same process), scaled to this pass's interval: ticks,
     /// I/O bytes, major faults, RSS pages.
     d_ticks: u64,
+    /// Growth of the ticks of its reaped children (`cutime + cstime`), scaled like `d_ticks`.
+    d_child_ticks: u64,
     d_io: u64,
     d_majflt: u64,
     d_rss: u64,
@@ -188,8 +190,14 @@ pub fn read_processes(
         }
     }
     // Everything the processes read did on the CPU, against what the host did: a gap means
-    // an idle process woke up (or one exited), so the idle ones are read this pass too.
-    let explained: u64 = seen.iter().map(|s| s.d_ticks).sum();
+    // an idle process woke up, so the idle ones are read this pass too. Children that ran
+    // and exited between two passes (a build's compilers) are in their parent's cutime and
+    // cstime once reaped: counted as explained, they do not make a build host read every
+    // idle process every pass.
+    let explained: u64 = seen
+        .iter()
+        .map(|s| s.d_ticks.saturating_add(s.d_child_ticks))
+        .sum();
     let unexplained = match (state.last_busy, busy) {
         (Some(a), Some(b)) if state.last.is_some() => b.saturating_sub(a).saturating_sub(explained),
         _ => 0,
@@ -207,6 +215,7 @@ pub fn read_processes(
                 io: p.c.read_bytes.zip(p.c.write_bytes),
                 fresh: false,
                 d_ticks: 0,
+                d_child_ticks: 0,
                 d_io: 0,
                 d_majflt: 0,
                 d_rss: 0,
@@ -409,12 +418,16 @@ fn read_one(
             .read_now
             .insert(pid, ThreadRead { comm, ticks, since });
     }
-    let d_ticks = match state.prev.get(&pid).filter(|p| p.stat.start == stat.start) {
-        Some(p) => scaled(
-            stat.ticks.saturating_sub(p.c.ticks),
-            own_scale(&p.at, time, secs),
-        ),
-        None => per_second_of_life(stat.ticks, stat.start, now_ticks),
+    let (d_ticks, d_child_ticks) = match state.prev.get(&pid).filter(|p| p.stat.start == stat.start)
+    {
+        Some(p) => {
+            let scale = own_scale(&p.at, time, secs);
+            (
+                scaled(stat.ticks.saturating_sub(p.c.ticks), scale),
+                scaled(stat.child_ticks.saturating_sub(p.stat.child_ticks), scale),
+            )
+        }
+        None => (per_second_of_life(stat.ticks, stat.start, now_ticks), 0),
     };
     Some(Seen {
         pid,
@@ -422,6 +435,7 @@ fn read_one(
         io: None,
         fresh: true,
         d_ticks,
+        d_child_ticks,
         d_io: 0,
         d_majflt: 0,
         d_rss: 0,

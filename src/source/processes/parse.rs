@@ -15,6 +15,8 @@ pub struct Stat {
     pub flags: u64,
     pub majflt: u64,
     pub ticks: u64,
+    /// cutime + cstime: CPU ticks of its children that exited and were reaped.
+    pub child_ticks: u64,
     pub threads: u32,
     pub start: u64,
     pub rss_pages: u64,
@@ -37,8 +39,13 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
     // cmajflt
     let utime = dec(f.nth(1)?)?;
     let stime = dec(f.next()?)?;
-    // cutime cstime priority nice: signed, not used.
-    let threads = u32::try_from(dec(f.nth(4)?)?).ok()?;
+    // cutime cstime: signed in the kernel's format, never negative in practice; a garbled
+    // one only explains nothing (see `child_ticks`).
+    let child_ticks = dec(f.next()?)
+        .unwrap_or(0)
+        .saturating_add(dec(f.next()?).unwrap_or(0));
+    // priority nice: signed, not used.
+    let threads = u32::try_from(dec(f.nth(2)?)?).ok()?;
     // itrealvalue
     let start = dec(f.nth(1)?)?;
     // vsize
@@ -53,6 +60,7 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
         flags,
         majflt,
         ticks: utime.saturating_add(stime),
+        child_ticks,
         threads,
         start,
         rss_pages,
@@ -111,7 +119,7 @@ mod tests {
     #[test]
     fn stat_fields_by_hand() {
         // A real 6.18 line of `cat` with a comm holding spaces and parentheses.
-        let line = "4242 (a b) (c)) S 1 4242 4242 0 -1 4194560 120 0 3 0 25 17 0 0 20 0 2 0 \
+        let line = "4242 (a b) (c)) S 1 4242 4242 0 -1 4194560 120 0 3 0 25 17 300 45 20 0 2 0 \
                     987654 5050368 321 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 \
                     0 0 0 0 0 0 0 0 0 0 0";
         let s = parse_stat(line).expect("parses");
@@ -121,6 +129,7 @@ mod tests {
         assert_eq!(s.flags, 4_194_560);
         assert_eq!(s.majflt, 3);
         assert_eq!(s.ticks, 42);
+        assert_eq!(s.child_ticks, 345, "cutime + cstime");
         assert_eq!(s.threads, 2);
         assert_eq!(s.start, 987_654);
         assert_eq!(s.rss_pages, 321);
