@@ -41,6 +41,7 @@ mod csv;
 pub mod dump;
 pub mod format;
 pub mod live;
+pub mod numdiff;
 mod openmetrics;
 pub mod reader;
 pub mod walk;

@@ -7,10 +7,15 @@ use super::format::{
     decode_head, frame_crc, Action, Gap, Header, RecordType, FILE_MAGIC, FORMAT_VERSION,
     FRAME_HEADER, MAX_PAYLOAD, SYNC,
 };
+use super::numdiff;
 use super::writer::list_segments;
 use crate::sample::Sample;
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
+
+/// Largest sample JSON a step may claim (a 4096-CPU sample is a few MB): a bound on what a
+/// damaged record can make the decoder allocate.
+const MAX_SAMPLE_JSON: usize = 1 << 30;
 
 /// Largest segment read (they are read whole); only a damaged or foreign file is near it.
 const MAX_SEGMENT_BYTES: u64 = 16 << 30;
@@ -28,6 +33,8 @@ pub struct SampleRef {
     /// a keyframe.
     pub key: usize,
     pub is_key: bool,
+    /// A step (format 2): decoded from the sample before it, back to its keyframe.
+    step: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -69,11 +76,58 @@ pub struct Recording {
     pub warnings: Vec<String>,
 }
 
-/// Decompression state reused across samples (the current keyframe and its dictionary).
+/// Decompression state reused across samples: the current keyframe and its dictionary
+/// (format 1 deltas), the last sample of a chain of steps (format 2), so that reading in order
+/// decodes each step once.
 #[derive(Default)]
 pub struct Decoder {
     key: Option<usize>,
     dict: Option<zstd::bulk::Decompressor<'static>>,
+    chain: Option<ChainState>,
+    steps: Option<zstd::bulk::Decompressor<'static>>,
+}
+
+/// The last sample decoded in a chain.
+struct ChainState {
+    idx: usize,
+    key: usize,
+    json: Vec<u8>,
+    /// What the next step is decoded against; for a keyframe, computed when a step needs it.
+    parts: Option<Parts>,
+}
+
+/// A sample's skeleton, column and fields (see `numdiff`).
+struct Parts {
+    skel: Vec<u8>,
+    col: Vec<u8>,
+    fields: numdiff::Fields,
+}
+
+/// A step's payload: the previous sample's offset, the raw column and skeleton lengths (0: the
+/// previous skeleton), and the compressed column and skeleton.
+struct StepPayload<'a> {
+    prev: u64,
+    col_len: usize,
+    skel_len: usize,
+    zcol: &'a [u8],
+    zskel: &'a [u8],
+}
+
+fn step_payload(p: &[u8]) -> Option<StepPayload<'_>> {
+    let u32_at = |at: usize| {
+        p.get(at..at + 4)
+            .and_then(|b| b.try_into().ok())
+            .map(u32::from_le_bytes)
+    };
+    let zcol_len = u32_at(16)? as usize;
+    let rest = p.get(20..)?;
+    Some(StepPayload {
+        prev: u64::from_le_bytes(p.get(..8)?.try_into().ok()?),
+        col_len: u32_at(8)? as usize,
+        skel_len: u32_at(12)? as usize,
+        zcol: rest.get(..zcol_len)?,
+        zskel: rest.get(zcol_len..)?,
+    })
 }
 
 fn find_sync(b: &[u8], from: usize) -> Option<usize> {
@@ -136,6 +190,19 @@ impl Recording {
         // names its keyframe that way. `base` moves when another recording's magic follows
         // (`cat F G`), and a keyframe copied twice leaves both copies' offsets usable.
         let mut keys: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+        // The chain of steps being read: its samples by offset, and its last sample, which the
+        // next step must name. Cleared at each keyframe, so it holds at most one chain.
+        let mut chain: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+        let mut tail: Option<usize> = None;
+        // Steps skipped since the last keyframe because the chain was broken: (first byte, count).
+        let mut broken: Option<(u64, usize)> = None;
+        let note_broken = |w: &mut Vec<String>, broken: &mut Option<(u64, usize)>| {
+            if let Some((at, n)) = broken.take() {
+                w.push(format!(
+                    "{name}: {n} sample(s) from byte {at} follow a missing or damaged sample; skipped up to the next keyframe"
+                ));
+            }
+        };
         let mut base = 0usize;
         let mut pos = FILE_MAGIC.len();
         let mut unknown_noted = Vec::new();
@@ -191,6 +258,8 @@ impl Recording {
                     warn_bad(&mut self.warnings, &mut bad, Some(pos));
                     base = pos;
                     keys.clear();
+                    chain.clear();
+                    tail = None;
                     pos += FILE_MAGIC.len();
                     continue;
                 }
@@ -242,6 +311,7 @@ impl Recording {
                     }) {
                         let k = prev.key;
                         keys.insert(rel, k);
+                        chain.insert(rel, k);
                         self.warnings.push(format!(
                             "{name}: duplicate keyframe at byte {frame_at}; skipped"
                         ));
@@ -256,8 +326,47 @@ impl Recording {
                         end,
                         key: idx,
                         is_key: true,
+                        step: false,
                     });
                     keys.insert(rel, idx);
+                    note_broken(&mut self.warnings, &mut broken);
+                    chain.clear();
+                    chain.insert(rel, idx);
+                    tail = Some(idx);
+                }
+                Some(RecordType::Step) => {
+                    let prev_off = step_payload(payload).map(|p| p.prev);
+                    // A step follows exactly the chain's last sample: one that names an older
+                    // sample is a copied record, one that names nothing follows a lost one.
+                    let prev = prev_off.and_then(|want| chain.get(&want).copied());
+                    match (prev, tail) {
+                        (Some(p), Some(t)) if p == t => {
+                            let idx = self.samples.len();
+                            let key = self.samples[t].key;
+                            self.samples.push(SampleRef {
+                                wall_ms: head.wall_ms,
+                                mono_ns: head.mono_ns,
+                                segment: seg,
+                                start: end - len,
+                                end,
+                                key,
+                                is_key: false,
+                                step: true,
+                            });
+                            chain.insert(frame_at - base as u64, idx);
+                            tail = Some(idx);
+                        }
+                        (Some(_), Some(_)) => self.warnings.push(format!(
+                            "{name}: sample at byte {frame_at} repeats an earlier one (a copied record); skipped"
+                        )),
+                        _ => {
+                            tail = None;
+                            match &mut broken {
+                                Some((_, n)) => *n += 1,
+                                None => broken = Some((frame_at, 1)),
+                            }
+                        }
+                    }
                 }
                 Some(RecordType::Delta) => {
                     let key_off = payload
@@ -274,6 +383,7 @@ impl Recording {
                                 end,
                                 key: k,
                                 is_key: false,
+                                step: false,
                             });
                         }
                         _ => self.warnings.push(format!(
@@ -310,6 +420,7 @@ impl Recording {
             }
         }
         warn_bad(&mut self.warnings, &mut bad, None);
+        note_broken(&mut self.warnings, &mut broken);
         if header.is_none() {
             self.warnings
                 .push(format!("{name}: header record missing or damaged"));
@@ -365,25 +476,124 @@ impl Recording {
         Ok((p, raw_len))
     }
 
-    /// Decodes sample `i` (keyframe plus at most one delta).
+    /// Decodes sample `i`: a keyframe; a delta (format 1) with its keyframe; a step (format 2)
+    /// with the steps before it back to its keyframe (at most 60 records), or from the last
+    /// sample decoded when it is earlier in the same chain.
     pub fn decode(&self, i: usize, dec: &mut Decoder) -> Result<Sample> {
-        let (p, raw_len) = self.payload(i)?;
-        let r = &self.samples[i];
-        let json = if r.is_key {
-            zstd::bulk::decompress(&p[4..], raw_len as usize)?
-        } else {
-            if dec.key != Some(r.key) {
-                let (kp, klen) = self.payload(r.key)?;
-                let kjson = zstd::bulk::decompress(&kp[4..], klen as usize)?;
-                dec.dict = Some(zstd::bulk::Decompressor::with_dictionary(&kjson)?);
-                dec.key = Some(r.key);
+        let r = self
+            .samples
+            .get(i)
+            .ok_or_else(|| anyhow!("no sample {i}"))?;
+        let json = if r.step {
+            let res = self.step_to(i, dec);
+            if res.is_err() {
+                dec.chain = None;
             }
-            let d = dec
-                .dict
-                .as_mut()
-                .ok_or_else(|| anyhow!("no keyframe dictionary"))?;
-            d.decompress(p.get(12..).unwrap_or_default(), raw_len as usize)?
+            res?;
+            &dec.chain.as_ref().ok_or_else(|| anyhow!("no chain"))?.json[..]
+        } else {
+            let (p, raw_len) = self.payload(i)?;
+            let json = if r.is_key {
+                zstd::bulk::decompress(&p[4..], raw_len as usize)?
+            } else {
+                if dec.key != Some(r.key) {
+                    let (kp, klen) = self.payload(r.key)?;
+                    let kjson = zstd::bulk::decompress(&kp[4..], klen as usize)?;
+                    dec.dict = Some(zstd::bulk::Decompressor::with_dictionary(&kjson)?);
+                    dec.key = Some(r.key);
+                }
+                let d = dec
+                    .dict
+                    .as_mut()
+                    .ok_or_else(|| anyhow!("no keyframe dictionary"))?;
+                d.decompress(p.get(12..).unwrap_or_default(), raw_len as usize)?
+            };
+            if r.is_key {
+                // The start of a chain, should the next sample be a step.
+                let c = dec.chain.insert(ChainState {
+                    idx: i,
+                    key: i,
+                    json,
+                    parts: None,
+                });
+                &c.json[..]
+            } else {
+                return serde_json::from_slice(&json)
+                    .context("sample record does not hold a perftop sample");
+            }
         };
-        serde_json::from_slice(&json).context("sample record does not hold a perftop sample")
+        serde_json::from_slice(json).context("sample record does not hold a perftop sample")
+    }
+
+    /// Leaves `dec.chain` at step `i`, decoding forward from the last sample decoded when it
+    /// is earlier in the same chain, else from the keyframe.
+    fn step_to(&self, i: usize, dec: &mut Decoder) -> Result<()> {
+        let key = self.samples[i].key;
+        let resume = dec
+            .chain
+            .as_ref()
+            .is_some_and(|c| c.key == key && c.idx <= i && c.idx >= key);
+        if !resume {
+            let (kp, klen) = self.payload(key)?;
+            if !self.samples[key].is_key {
+                bail!("sample {i}: its chain does not start at a keyframe");
+            }
+            let json = zstd::bulk::decompress(&kp[4..], klen as usize)?;
+            dec.chain = Some(ChainState {
+                idx: key,
+                key,
+                json,
+                parts: None,
+            });
+        }
+        let z = match &mut dec.steps {
+            Some(d) => d,
+            None => dec.steps.insert(zstd::bulk::Decompressor::new()?),
+        };
+        let c = dec.chain.as_mut().ok_or_else(|| anyhow!("no chain"))?;
+        while c.idx < i {
+            let j = c.idx + 1;
+            let r = &self.samples[j];
+            if !r.step || r.key != key {
+                bail!("sample {j} is not the next step of its chain");
+            }
+            let prev = match c.parts.take() {
+                Some(p) => p,
+                None => {
+                    let mut p = Parts {
+                        skel: Vec::new(),
+                        col: Vec::new(),
+                        fields: numdiff::Fields::default(),
+                    };
+                    let empty = numdiff::Fields::default();
+                    numdiff::encode(&c.json, &empty, &mut p.skel, &mut p.col, &mut p.fields)
+                        .map_err(|e| anyhow!("sample {}: {e}", c.idx))?;
+                    p
+                }
+            };
+            let sp = self
+                .samples
+                .get(j)
+                .map(|r| &self.segments[r.segment].data[r.start..r.end])
+                .and_then(step_payload)
+                .ok_or_else(|| anyhow!("sample {j}: short step record"))?;
+            if sp.col_len.max(sp.skel_len) > MAX_SAMPLE_JSON {
+                bail!("sample {j}: step record claims an impossible size");
+            }
+            z.set_dictionary(&prev.col)?;
+            let col = z.decompress(sp.zcol, sp.col_len)?;
+            let skel = if sp.skel_len == 0 {
+                prev.skel
+            } else {
+                z.set_dictionary(&prev.skel)?;
+                z.decompress(sp.zskel, sp.skel_len)?
+            };
+            let mut fields = numdiff::Fields::default();
+            numdiff::decode(&skel, &col, &prev.fields, &mut c.json, &mut fields)
+                .map_err(|e| anyhow!("sample {j}: {e}"))?;
+            c.parts = Some(Parts { skel, col, fields });
+            c.idx = j;
+        }
+        Ok(())
     }
 }

@@ -3,8 +3,9 @@
 
 use super::format::{
     encode_frame, zstd_level, Action, Gap, Header, RecordType, DEFAULT_KEYFRAME_EVERY, FILE_MAGIC,
-    FORMAT_VERSION, ZSTD_DELTA_MIN_MATCH, ZSTD_LEVEL,
+    FORMAT_VERSION, ZSTD_DELTA_MIN_MATCH, ZSTD_LEVEL, ZSTD_STEP_MIN_MATCH,
 };
+use super::numdiff;
 use crate::sample::{Sample, SAMPLE_VERSION};
 use anyhow::{bail, Context, Result};
 use std::fs::{File, OpenOptions};
@@ -13,10 +14,19 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 use zstd::zstd_safe::CParameter;
 
-/// The keyframe deltas are compressed against.
+/// The keyframe deltas are compressed against (format 1).
 struct Key {
     offset: u64,
     comp: zstd::bulk::Compressor<'static>,
+}
+
+/// The previous sample, which the next step is written against (format 2): its offset, its
+/// skeleton and column (the next step's zstd dictionaries) and its fields.
+struct Chain {
+    offset: u64,
+    skel: Vec<u8>,
+    col: Vec<u8>,
+    fields: numdiff::Fields,
 }
 
 /// Encodes samples, gaps and actions as frames. Every frame goes out in one `write_all` and a
@@ -28,7 +38,15 @@ pub struct Writer<W: Write> {
     keyframe_every: u32,
     since_key: u32,
     key: Option<Key>,
+    chain: Option<Chain>,
+    /// Format 2 writes steps, format 1 deltas.
+    steps: bool,
     plain: zstd::bulk::Compressor<'static>,
+    step: zstd::bulk::Compressor<'static>,
+    /// The next step's skeleton, column and fields, swapped into `chain` once written.
+    skel: Vec<u8>,
+    col: Vec<u8>,
+    fields: numdiff::Fields,
     /// Reused across samples: the sample's JSON, the frame payload, the whole frame.
     json: Vec<u8>,
     payload: Vec<u8>,
@@ -83,7 +101,13 @@ impl<W: Write> Writer<W> {
             keyframe_every: header.keyframe_every.max(1),
             since_key: 0,
             key: None,
+            chain: None,
+            steps: header.format_version >= 2,
             plain: plain_compressor()?,
+            step: step_compressor()?,
+            skel: Vec::with_capacity(16 << 10),
+            col: Vec::with_capacity(4 << 10),
+            fields: numdiff::Fields::default(),
             json: Vec::with_capacity(16 << 10),
             payload: Vec::with_capacity(4096),
             buf: Vec::with_capacity(4096),
@@ -126,40 +150,96 @@ impl<W: Write> Writer<W> {
         }
     }
 
-    /// Appends one sample: a keyframe every `keyframe_every` samples, a delta otherwise.
-    /// Returns the bytes written.
+    /// Appends one sample: a keyframe every `keyframe_every` samples, a step (format 2) or a
+    /// delta (format 1) otherwise. Returns the bytes written.
     pub fn sample(&mut self, s: &Sample, mono_ns: u64) -> io::Result<usize> {
         self.json.clear();
         serde_json::to_writer(&mut self.json, s).map_err(io::Error::other)?;
         let json = &self.json;
-        let raw_len = u32::try_from(json.len()).map_err(io::Error::other)?;
+        let level = zstd_level(json.len());
+        let slevel: i32 = std::env::var("XSTEP").ok().and_then(|v| v.parse().ok()).unwrap_or(level);
+        let mm: u32 = std::env::var("XMM").ok().and_then(|v| v.parse().ok()).unwrap_or(ZSTD_STEP_MIN_MATCH);
         let payload = &mut self.payload;
         payload.clear();
-        payload.extend_from_slice(&raw_len.to_le_bytes());
-        let kind = match &mut self.key {
-            Some(key) if self.since_key < self.keyframe_every => {
-                payload.extend_from_slice(&key.offset.to_le_bytes());
-                compress_into(&mut key.comp, json, payload)?;
-                self.since_key += 1;
-                RecordType::Delta
+        let due = self.since_key >= self.keyframe_every;
+        let mut kind = RecordType::Keyframe;
+        if self.steps {
+            // A sample the transform cannot take (see numdiff) starts a new chain instead.
+            if let Some(chain) = self.chain.as_ref().filter(|_| !due) {
+                let (skel, col) = (&mut self.skel, &mut self.col);
+                if numdiff::encode(json, &chain.fields, skel, col, &mut self.fields).is_ok() {
+                    let same = *skel == chain.skel;
+                    let len = |v: &[u8]| u32::try_from(v.len()).map_err(io::Error::other);
+                    payload.extend_from_slice(&chain.offset.to_le_bytes());
+                    payload.extend_from_slice(&len(col)?.to_le_bytes());
+                    payload.extend_from_slice(&(if same { 0 } else { len(skel)? }).to_le_bytes());
+                    let at = payload.len();
+                    payload.extend_from_slice(&[0; 4]);
+                    self.step.set_dictionary(slevel, &chain.col)?;
+                    self.step.set_parameter(CParameter::MinMatch(mm))?;
+                    compress_into(&mut self.step, col, payload)?;
+                    let zcol = len(&payload[at + 4..])?;
+                    payload[at..at + 4].copy_from_slice(&zcol.to_le_bytes());
+                    if !same {
+                        self.step.set_dictionary(slevel, &chain.skel)?;
+                        self.step.set_parameter(CParameter::MinMatch(mm))?;
+                        compress_into(&mut self.step, skel, payload)?;
+                    }
+                    kind = RecordType::Step;
+                }
             }
-            _ => {
-                self.plain
-                    .set_parameter(CParameter::CompressionLevel(zstd_level(json.len())))?;
-                compress_into(&mut self.plain, json, payload)?;
-                RecordType::Keyframe
-            }
-        };
+        } else if let Some(key) = self.key.as_mut().filter(|_| !due) {
+            let raw_len = u32::try_from(json.len()).map_err(io::Error::other)?;
+            payload.extend_from_slice(&raw_len.to_le_bytes());
+            payload.extend_from_slice(&key.offset.to_le_bytes());
+            compress_into(&mut key.comp, json, payload)?;
+            kind = RecordType::Delta;
+        }
+        if kind == RecordType::Keyframe {
+            payload.clear();
+            let raw_len = u32::try_from(json.len()).map_err(io::Error::other)?;
+            payload.extend_from_slice(&raw_len.to_le_bytes());
+            self.plain
+                .set_parameter(CParameter::CompressionLevel(level))?;
+            compress_into(&mut self.plain, json, payload)?;
+        }
         let offset = self.pos;
         self.buf.clear();
         encode_frame(&mut self.buf, kind, s.time.wall_ms, mono_ns, &self.payload);
         self.emit()?;
-        if kind == RecordType::Keyframe {
-            self.key = Some(Key {
-                offset,
-                comp: delta_compressor(&self.json)?,
-            });
-            self.since_key = 1;
+        match kind {
+            RecordType::Keyframe if self.steps => {
+                let mut chain = Chain {
+                    offset,
+                    skel: Vec::new(),
+                    col: Vec::new(),
+                    fields: numdiff::Fields::default(),
+                };
+                // A sample that is not JSON the transform reads has no steps after it.
+                let empty = numdiff::Fields::default();
+                let (skel, col) = (&mut chain.skel, &mut chain.col);
+                self.chain = numdiff::encode(&self.json, &empty, skel, col, &mut chain.fields)
+                    .is_ok()
+                    .then_some(chain);
+                self.since_key = 1;
+            }
+            RecordType::Keyframe => {
+                self.key = Some(Key {
+                    offset,
+                    comp: delta_compressor(&self.json)?,
+                });
+                self.since_key = 1;
+            }
+            RecordType::Step => {
+                if let Some(chain) = self.chain.as_mut() {
+                    chain.offset = offset;
+                    std::mem::swap(&mut chain.skel, &mut self.skel);
+                    std::mem::swap(&mut chain.col, &mut self.col);
+                    std::mem::swap(&mut chain.fields, &mut self.fields);
+                }
+                self.since_key += 1;
+            }
+            _ => self.since_key += 1,
         }
         self.samples += 1;
         Ok(self.buf.len())
@@ -202,6 +282,13 @@ impl<W: Write> Writer<W> {
 
 /// The keyframe compressor. The frame content size is left out: the payload's `raw_len` holds it.
 fn plain_compressor() -> io::Result<zstd::bulk::Compressor<'static>> {
+    let mut c = zstd::bulk::Compressor::new(ZSTD_LEVEL)?;
+    c.include_contentsize(false)?;
+    Ok(c)
+}
+
+/// The step compressor; its dictionary (the previous record's text) is set for each step.
+fn step_compressor() -> io::Result<zstd::bulk::Compressor<'static>> {
     let mut c = zstd::bulk::Compressor::new(ZSTD_LEVEL)?;
     c.include_contentsize(false)?;
     Ok(c)
