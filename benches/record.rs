@@ -114,7 +114,10 @@ fn live(path: &str) {
         .sum::<usize>()
         / samples.len();
     println!("sample JSON: {json} B (mean)");
-    for (version, what) in [(1, "format 1 (deltas against the keyframe)"), (2, "format 2 (steps)")] {
+    for (version, what) in [
+        (1, "format 1 (deltas against the keyframe)"),
+        (2, "format 2 (steps)"),
+    ] {
         let per = |v: &[Sample]| encode_as(v, version).0.len() / v.len();
         let all = per(&samples);
         // Encode CPU: the median of 5 runs (other builds share this machine).

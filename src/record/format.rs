@@ -33,6 +33,11 @@ pub const ZSTD_LARGE_SAMPLE: usize = 256 << 10;
 /// 6 (instead of 4-5 at these levels) saves another ~5-10%.
 pub const ZSTD_DELTA_MIN_MATCH: u32 = 6;
 
+/// Step flag: the step follows a previous sample (else it is a keyframe).
+pub const STEP_AFTER: u8 = 1;
+/// Step flag: the skeleton is the previous sample's (so it is not stored).
+pub const STEP_SAME_SKELETON: u8 = 2;
+
 /// zstd minimum match length for steps (format 2).
 pub const ZSTD_STEP_MIN_MATCH: u32 = 6;
 
@@ -62,10 +67,12 @@ pub enum RecordType {
     Gap = 4,
     /// JSON [`Action`]: perftop changed the system (a tweak applied or undone).
     Action = 5,
-    /// Format 2: `raw_len u32` + `previous sample's offset u64` + zstd(T) with the previous
-    /// record's T as a raw-content dictionary, where T is the sample's JSON with its integers
-    /// written as differences from the previous sample's (`record::numdiff`); a keyframe's T is
-    /// its JSON. `raw_len` is T's length.
+    /// Format 2: a sample as its skeleton and column (`record::numdiff`), against the previous
+    /// sample's or (a keyframe) against nothing: `flags u8` ([`STEP_AFTER`],
+    /// [`STEP_SAME_SKELETON`]), the previous sample's record checksum `u32` (when after one),
+    /// then LEB128 lengths: column, skeleton (unless the same as the previous one), compressed
+    /// column; then zstd(column) and zstd(skeleton) (unless the same), each with the previous
+    /// sample's as a raw-content dictionary.
     Step = 6,
 }
 

@@ -174,7 +174,8 @@ fn scan(
         }
     }
     // In an object, a string is a key when no key is pending.
-    let expecting_key = |stack: &[Frame]| matches!(stack.last(), Some(Frame::Obj { key: None, .. }));
+    let expecting_key =
+        |stack: &[Frame]| matches!(stack.last(), Some(Frame::Obj { key: None, .. }));
     // After a member's value: the key is consumed, and the element can no longer be named.
     fn value_done(stack: &mut [Frame], name: Option<&[u8]>) {
         if let Some(Frame::Obj { hash, key, naming }) = stack.last_mut() {
@@ -285,7 +286,13 @@ fn scan(
                 if expecting_key(&stack) {
                     return Err(format!("number where a key belongs at byte {start}"));
                 }
-                let naming = matches!(stack.last(), Some(Frame::Obj { naming: Some(_), .. }));
+                let naming = matches!(
+                    stack.last(),
+                    Some(Frame::Obj {
+                        naming: Some(_),
+                        ..
+                    })
+                );
                 // What the number is written as: itself, or its difference from `prev`.
                 let mut diff: Option<i128> = None;
                 if naming {
@@ -424,15 +431,13 @@ mod tests {
     #[test]
     fn type_changes_and_extremes_round_trip() {
         let a = r#"{"a":1,"b":2.5,"c":18446744073709551615,"d":-9223372036854775808,"e":[1,2,3],"f":null}"#;
-        let b = r#"{"a":1.5,"b":3,"c":0,"d":9223372036854775807,"e":[3],"f":7,"g":"he said \"1\""}"#;
+        let b =
+            r#"{"a":1.5,"b":3,"c":0,"d":9223372036854775807,"e":[3],"f":7,"g":"he said \"1\""}"#;
         let f0 = Fields::of(a.as_bytes()).expect("fields");
         let (skel, col, _) = enc(b, &f0);
         assert_eq!(dec(&skel, &col, &f0).0, b);
         // Differences past u64 and i64 are still exact; "e" was [1,2,3]: 3 - 1.
-        assert_eq!(
-            col,
-            "1.5,3,-18446744073709551615,18446744073709551615,2,7"
-        );
+        assert_eq!(col, "1.5,3,-18446744073709551615,18446744073709551615,2,7");
     }
 
     #[test]

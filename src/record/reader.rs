@@ -5,7 +5,7 @@
 
 use super::format::{
     decode_head, frame_crc, Action, Gap, Header, RecordType, FILE_MAGIC, FORMAT_VERSION,
-    FRAME_HEADER, MAX_PAYLOAD, SYNC,
+    FRAME_HEADER, MAX_PAYLOAD, STEP_AFTER, STEP_SAME_SKELETON, SYNC,
 };
 use super::numdiff;
 use super::writer::list_segments;
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// Largest sample JSON a step may claim (a 4096-CPU sample is a few MB): a bound on what a
 /// damaged record can make the decoder allocate.
-const MAX_SAMPLE_JSON: usize = 1 << 30;
+const MAX_SAMPLE_JSON: u64 = 1 << 30;
 
 /// Largest segment read (they are read whole); only a damaged or foreign file is near it.
 const MAX_SEGMENT_BYTES: u64 = 16 << 30;
@@ -103,28 +103,53 @@ struct Parts {
     fields: numdiff::Fields,
 }
 
-/// A step's payload: the previous sample's offset, the raw column and skeleton lengths (0: the
-/// previous skeleton), and the compressed column and skeleton.
+/// A step's payload: the previous sample's record checksum (none: a keyframe), the raw column
+/// and skeleton lengths (none: the previous skeleton), and the compressed column and skeleton.
 struct StepPayload<'a> {
-    prev: u64,
-    col_len: usize,
-    skel_len: usize,
+    prev: Option<u32>,
+    col_len: u64,
+    skel_len: Option<u64>,
     zcol: &'a [u8],
     zskel: &'a [u8],
 }
 
+/// Reads an unsigned LEB128 number at `*at`, moving past it.
+fn leb128(p: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *p.get(*at)?;
+        *at += 1;
+        v |= u64::from(b & 0x7f).checked_shl(shift)?;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
 fn step_payload(p: &[u8]) -> Option<StepPayload<'_>> {
-    let u32_at = |at: usize| {
-        p.get(at..at + 4)
-            .and_then(|b| b.try_into().ok())
-            .map(u32::from_le_bytes)
+    let flags = *p.first()?;
+    if flags & !(STEP_AFTER | STEP_SAME_SKELETON) != 0 {
+        return None;
+    }
+    let mut at = 1;
+    let prev = if flags & STEP_AFTER != 0 {
+        at += 4;
+        Some(u32::from_le_bytes(p.get(1..5)?.try_into().ok()?))
+    } else {
+        None
     };
-    let zcol_len = u32_at(16)? as usize;
-    let rest = p.get(20..)?;
+    let col_len = leb128(p, &mut at)?;
+    let skel_len = match flags & STEP_SAME_SKELETON {
+        0 => Some(leb128(p, &mut at)?),
+        _ => None,
+    };
+    let zcol_len = usize::try_from(leb128(p, &mut at)?).ok()?;
+    let rest = p.get(at..)?;
     Some(StepPayload {
-        prev: u64::from_le_bytes(p.get(..8)?.try_into().ok()?),
-        col_len: u32_at(8)? as usize,
-        skel_len: u32_at(12)? as usize,
+        prev,
+        col_len,
+        skel_len,
         zcol: rest.get(..zcol_len)?,
         zskel: rest.get(zcol_len..)?,
     })
@@ -190,9 +215,10 @@ impl Recording {
         // names its keyframe that way. `base` moves when another recording's magic follows
         // (`cat F G`), and a keyframe copied twice leaves both copies' offsets usable.
         let mut keys: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
-        // The chain of steps being read: its samples by offset, and its last sample, which the
-        // next step must name. Cleared at each keyframe, so it holds at most one chain.
-        let mut chain: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+        // The chain of steps being read: its samples by record checksum (which names them, and
+        // stays the same when bytes are inserted or a record is copied), and its last sample,
+        // which the next step must name. Cleared at each keyframe: at most one chain.
+        let mut chain: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
         let mut tail: Option<usize> = None;
         // Steps skipped since the last keyframe because the chain was broken: (first byte, count).
         let mut broken: Option<(u64, usize)> = None;
@@ -300,7 +326,10 @@ impl Recording {
                     }
                     header = Some(h);
                 }
-                Some(RecordType::Keyframe) => {
+                Some(t @ (RecordType::Keyframe | RecordType::Step))
+                    if t == RecordType::Keyframe
+                        || step_payload(payload).is_some_and(|p| p.prev.is_none()) =>
+                {
                     let rel = frame_at - base as u64;
                     // The same keyframe twice (a copied record): one sample, both offsets.
                     if let Some(prev) = self.samples[first_sample..].last().filter(|p| {
@@ -311,7 +340,7 @@ impl Recording {
                     }) {
                         let k = prev.key;
                         keys.insert(rel, k);
-                        chain.insert(rel, k);
+                        chain.insert(head.crc, k);
                         self.warnings.push(format!(
                             "{name}: duplicate keyframe at byte {frame_at}; skipped"
                         ));
@@ -326,19 +355,20 @@ impl Recording {
                         end,
                         key: idx,
                         is_key: true,
-                        step: false,
+                        step: t == RecordType::Step,
                     });
                     keys.insert(rel, idx);
                     note_broken(&mut self.warnings, &mut broken);
                     chain.clear();
-                    chain.insert(rel, idx);
+                    chain.insert(head.crc, idx);
                     tail = Some(idx);
                 }
-                Some(RecordType::Step) => {
-                    let prev_off = step_payload(payload).map(|p| p.prev);
+                // (A keyframe, or a step with no previous sample, was matched above.)
+                Some(RecordType::Step | RecordType::Keyframe) => {
+                    let prev_crc = step_payload(payload).and_then(|p| p.prev);
                     // A step follows exactly the chain's last sample: one that names an older
                     // sample is a copied record, one that names nothing follows a lost one.
-                    let prev = prev_off.and_then(|want| chain.get(&want).copied());
+                    let prev = prev_crc.and_then(|want| chain.get(&want).copied());
                     match (prev, tail) {
                         (Some(p), Some(t)) if p == t => {
                             let idx = self.samples.len();
@@ -353,7 +383,7 @@ impl Recording {
                                 is_key: false,
                                 step: true,
                             });
-                            chain.insert(frame_at - base as u64, idx);
+                            chain.insert(head.crc, idx);
                             tail = Some(idx);
                         }
                         (Some(_), Some(_)) => self.warnings.push(format!(
@@ -480,49 +510,58 @@ impl Recording {
     /// with the steps before it back to its keyframe (at most 60 records), or from the last
     /// sample decoded when it is earlier in the same chain.
     pub fn decode(&self, i: usize, dec: &mut Decoder) -> Result<Sample> {
+        self.with_json(i, dec, |json| {
+            serde_json::from_slice(json).context("sample record does not hold a perftop sample")
+        })
+    }
+
+    /// The JSON of sample `i`, byte for byte as its writer serialized it.
+    pub fn decode_json(&self, i: usize, dec: &mut Decoder) -> Result<Vec<u8>> {
+        self.with_json(i, dec, |json| Ok(json.to_vec()))
+    }
+
+    fn with_json<T>(
+        &self,
+        i: usize,
+        dec: &mut Decoder,
+        f: impl FnOnce(&[u8]) -> Result<T>,
+    ) -> Result<T> {
         let r = self
             .samples
             .get(i)
             .ok_or_else(|| anyhow!("no sample {i}"))?;
-        let json = if r.step {
+        if r.step {
+            // A keyframe step, or a step decoded from its chain's keyframe.
             let res = self.step_to(i, dec);
             if res.is_err() {
                 dec.chain = None;
             }
             res?;
-            &dec.chain.as_ref().ok_or_else(|| anyhow!("no chain"))?.json[..]
-        } else {
-            let (p, raw_len) = self.payload(i)?;
-            let json = if r.is_key {
-                zstd::bulk::decompress(&p[4..], raw_len as usize)?
-            } else {
-                if dec.key != Some(r.key) {
-                    let (kp, klen) = self.payload(r.key)?;
-                    let kjson = zstd::bulk::decompress(&kp[4..], klen as usize)?;
-                    dec.dict = Some(zstd::bulk::Decompressor::with_dictionary(&kjson)?);
-                    dec.key = Some(r.key);
-                }
-                let d = dec
-                    .dict
-                    .as_mut()
-                    .ok_or_else(|| anyhow!("no keyframe dictionary"))?;
-                d.decompress(p.get(12..).unwrap_or_default(), raw_len as usize)?
-            };
-            if r.is_key {
-                // The start of a chain, should the next sample be a step.
-                let c = dec.chain.insert(ChainState {
-                    idx: i,
-                    key: i,
-                    json,
-                    parts: None,
-                });
-                &c.json[..]
-            } else {
-                return serde_json::from_slice(&json)
-                    .context("sample record does not hold a perftop sample");
-            }
-        };
-        serde_json::from_slice(json).context("sample record does not hold a perftop sample")
+            return f(&dec.chain.as_ref().ok_or_else(|| anyhow!("no chain"))?.json);
+        }
+        let (p, raw_len) = self.payload(i)?;
+        if r.is_key {
+            let json = zstd::bulk::decompress(&p[4..], raw_len as usize)?;
+            // The start of a chain, should the next sample be a step.
+            let c = dec.chain.insert(ChainState {
+                idx: i,
+                key: i,
+                json,
+                parts: None,
+            });
+            return f(&c.json);
+        }
+        if dec.key != Some(r.key) {
+            let (kp, klen) = self.payload(r.key)?;
+            let kjson = zstd::bulk::decompress(&kp[4..], klen as usize)?;
+            dec.dict = Some(zstd::bulk::Decompressor::with_dictionary(&kjson)?);
+            dec.key = Some(r.key);
+        }
+        let d = dec
+            .dict
+            .as_mut()
+            .ok_or_else(|| anyhow!("no keyframe dictionary"))?;
+        f(&d.decompress(p.get(12..).unwrap_or_default(), raw_len as usize)?)
     }
 
     /// Leaves `dec.chain` at step `i`, decoding forward from the last sample decoded when it
@@ -534,32 +573,37 @@ impl Recording {
             .as_ref()
             .is_some_and(|c| c.key == key && c.idx <= i && c.idx >= key);
         if !resume {
-            let (kp, klen) = self.payload(key)?;
             if !self.samples[key].is_key {
                 bail!("sample {i}: its chain does not start at a keyframe");
             }
-            let json = zstd::bulk::decompress(&kp[4..], klen as usize)?;
             dec.chain = Some(ChainState {
                 idx: key,
                 key,
-                json,
+                json: Vec::new(),
                 parts: None,
             });
+            if !self.samples[key].step {
+                let (kp, klen) = self.payload(key)?;
+                if let Some(c) = dec.chain.as_mut() {
+                    c.json = zstd::bulk::decompress(&kp[4..], klen as usize)?;
+                }
+            }
         }
         let z = match &mut dec.steps {
             Some(d) => d,
             None => dec.steps.insert(zstd::bulk::Decompressor::new()?),
         };
         let c = dec.chain.as_mut().ok_or_else(|| anyhow!("no chain"))?;
-        while c.idx < i {
-            let j = c.idx + 1;
+        // A keyframe step not decoded yet: decode it against nothing.
+        let mut j = if c.json.is_empty() { c.idx } else { c.idx + 1 };
+        while j <= i {
             let r = &self.samples[j];
             if !r.step || r.key != key {
                 bail!("sample {j} is not the next step of its chain");
             }
             let prev = match c.parts.take() {
-                Some(p) => p,
-                None => {
+                Some(p) if j > key => p,
+                None if j > key => {
                     let mut p = Parts {
                         skel: Vec::new(),
                         col: Vec::new(),
@@ -570,6 +614,11 @@ impl Recording {
                         .map_err(|e| anyhow!("sample {}: {e}", c.idx))?;
                     p
                 }
+                _ => Parts {
+                    skel: Vec::new(),
+                    col: Vec::new(),
+                    fields: numdiff::Fields::default(),
+                },
             };
             let sp = self
                 .samples
@@ -577,22 +626,27 @@ impl Recording {
                 .map(|r| &self.segments[r.segment].data[r.start..r.end])
                 .and_then(step_payload)
                 .ok_or_else(|| anyhow!("sample {j}: short step record"))?;
-            if sp.col_len.max(sp.skel_len) > MAX_SAMPLE_JSON {
+            if sp.col_len.max(sp.skel_len.unwrap_or(0)) > MAX_SAMPLE_JSON {
                 bail!("sample {j}: step record claims an impossible size");
             }
+            if sp.prev.is_none() != (j == key) || (j == key && sp.skel_len.is_none()) {
+                bail!("sample {j}: step record does not fit its chain");
+            }
             z.set_dictionary(&prev.col)?;
-            let col = z.decompress(sp.zcol, sp.col_len)?;
-            let skel = if sp.skel_len == 0 {
-                prev.skel
-            } else {
-                z.set_dictionary(&prev.skel)?;
-                z.decompress(sp.zskel, sp.skel_len)?
+            let col = z.decompress(sp.zcol, sp.col_len as usize)?;
+            let skel = match sp.skel_len {
+                None => prev.skel,
+                Some(n) => {
+                    z.set_dictionary(&prev.skel)?;
+                    z.decompress(sp.zskel, n as usize)?
+                }
             };
             let mut fields = numdiff::Fields::default();
             numdiff::decode(&skel, &col, &prev.fields, &mut c.json, &mut fields)
                 .map_err(|e| anyhow!("sample {j}: {e}"))?;
             c.parts = Some(Parts { skel, col, fields });
             c.idx = j;
+            j += 1;
         }
         Ok(())
     }

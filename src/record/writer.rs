@@ -3,7 +3,8 @@
 
 use super::format::{
     encode_frame, zstd_level, Action, Gap, Header, RecordType, DEFAULT_KEYFRAME_EVERY, FILE_MAGIC,
-    FORMAT_VERSION, ZSTD_DELTA_MIN_MATCH, ZSTD_LEVEL, ZSTD_STEP_MIN_MATCH,
+    FORMAT_VERSION, FRAME_HEADER, STEP_AFTER, STEP_SAME_SKELETON, ZSTD_DELTA_MIN_MATCH, ZSTD_LEVEL,
+    ZSTD_STEP_MIN_MATCH,
 };
 use super::numdiff;
 use crate::sample::{Sample, SAMPLE_VERSION};
@@ -20,10 +21,11 @@ struct Key {
     comp: zstd::bulk::Compressor<'static>,
 }
 
-/// The previous sample, which the next step is written against (format 2): its offset, its
-/// skeleton and column (the next step's zstd dictionaries) and its fields.
+/// The previous sample, which the next step is written against (format 2): its record's
+/// checksum (which names it), its skeleton and column (the next step's zstd dictionaries) and
+/// its fields.
 struct Chain {
-    offset: u64,
+    crc: u32,
     skel: Vec<u8>,
     col: Vec<u8>,
     fields: numdiff::Fields,
@@ -53,6 +55,8 @@ pub struct Writer<W: Write> {
     buf: Vec<u8>,
     failed: bool,
     samples: u64,
+    /// Whether the payload just built starts a chain (a keyframe).
+    payload_is_key: bool,
 }
 
 /// Monotonic clock in ns (CLOCK_MONOTONIC).
@@ -113,6 +117,7 @@ impl<W: Write> Writer<W> {
             buf: Vec::with_capacity(4096),
             failed: false,
             samples: 0,
+            payload_is_key: false,
         };
         let json = serde_json::to_vec(header).map_err(io::Error::other)?;
         w.buf.clear();
@@ -155,94 +160,137 @@ impl<W: Write> Writer<W> {
     pub fn sample(&mut self, s: &Sample, mono_ns: u64) -> io::Result<usize> {
         self.json.clear();
         serde_json::to_writer(&mut self.json, s).map_err(io::Error::other)?;
-        let json = &self.json;
-        let level = zstd_level(json.len());
-        let slevel: i32 = std::env::var("XSTEP").ok().and_then(|v| v.parse().ok()).unwrap_or(level);
-        let mm: u32 = std::env::var("XMM").ok().and_then(|v| v.parse().ok()).unwrap_or(ZSTD_STEP_MIN_MATCH);
-        let payload = &mut self.payload;
-        payload.clear();
         let due = self.since_key >= self.keyframe_every;
-        let mut kind = RecordType::Keyframe;
-        if self.steps {
-            // A sample the transform cannot take (see numdiff) starts a new chain instead.
-            if let Some(chain) = self.chain.as_ref().filter(|_| !due) {
-                let (skel, col) = (&mut self.skel, &mut self.col);
-                if numdiff::encode(json, &chain.fields, skel, col, &mut self.fields).is_ok() {
-                    let same = *skel == chain.skel;
-                    let len = |v: &[u8]| u32::try_from(v.len()).map_err(io::Error::other);
-                    payload.extend_from_slice(&chain.offset.to_le_bytes());
-                    payload.extend_from_slice(&len(col)?.to_le_bytes());
-                    payload.extend_from_slice(&(if same { 0 } else { len(skel)? }).to_le_bytes());
-                    let at = payload.len();
-                    payload.extend_from_slice(&[0; 4]);
-                    self.step.set_dictionary(slevel, &chain.col)?;
-                    self.step.set_parameter(CParameter::MinMatch(mm))?;
-                    compress_into(&mut self.step, col, payload)?;
-                    let zcol = len(&payload[at + 4..])?;
-                    payload[at..at + 4].copy_from_slice(&zcol.to_le_bytes());
-                    if !same {
-                        self.step.set_dictionary(slevel, &chain.skel)?;
-                        self.step.set_parameter(CParameter::MinMatch(mm))?;
-                        compress_into(&mut self.step, skel, payload)?;
-                    }
-                    kind = RecordType::Step;
-                }
-            }
-        } else if let Some(key) = self.key.as_mut().filter(|_| !due) {
-            let raw_len = u32::try_from(json.len()).map_err(io::Error::other)?;
-            payload.extend_from_slice(&raw_len.to_le_bytes());
-            payload.extend_from_slice(&key.offset.to_le_bytes());
-            compress_into(&mut key.comp, json, payload)?;
-            kind = RecordType::Delta;
-        }
-        if kind == RecordType::Keyframe {
-            payload.clear();
-            let raw_len = u32::try_from(json.len()).map_err(io::Error::other)?;
-            payload.extend_from_slice(&raw_len.to_le_bytes());
-            self.plain
-                .set_parameter(CParameter::CompressionLevel(level))?;
-            compress_into(&mut self.plain, json, payload)?;
-        }
+        let kind = if self.steps {
+            self.step_payload(due)?
+        } else {
+            self.delta_payload(due)?
+        };
         let offset = self.pos;
         self.buf.clear();
         encode_frame(&mut self.buf, kind, s.time.wall_ms, mono_ns, &self.payload);
         self.emit()?;
-        match kind {
-            RecordType::Keyframe if self.steps => {
-                let mut chain = Chain {
-                    offset,
-                    skel: Vec::new(),
-                    col: Vec::new(),
-                    fields: numdiff::Fields::default(),
-                };
-                // A sample that is not JSON the transform reads has no steps after it.
-                let empty = numdiff::Fields::default();
-                let (skel, col) = (&mut chain.skel, &mut chain.col);
-                self.chain = numdiff::encode(&self.json, &empty, skel, col, &mut chain.fields)
-                    .is_ok()
-                    .then_some(chain);
-                self.since_key = 1;
-            }
-            RecordType::Keyframe => {
-                self.key = Some(Key {
-                    offset,
-                    comp: delta_compressor(&self.json)?,
-                });
-                self.since_key = 1;
-            }
-            RecordType::Step => {
-                if let Some(chain) = self.chain.as_mut() {
-                    chain.offset = offset;
-                    std::mem::swap(&mut chain.skel, &mut self.skel);
-                    std::mem::swap(&mut chain.col, &mut self.col);
-                    std::mem::swap(&mut chain.fields, &mut self.fields);
-                }
-                self.since_key += 1;
-            }
-            _ => self.since_key += 1,
+        if kind == RecordType::Keyframe && !self.steps {
+            self.key = Some(Key {
+                offset,
+                comp: delta_compressor(&self.json)?,
+            });
         }
+        if kind == RecordType::Step {
+            // The sample just written is what the next step is written against.
+            let fields = std::mem::take(&mut self.fields);
+            let (skel, col) = (
+                std::mem::take(&mut self.skel),
+                std::mem::take(&mut self.col),
+            );
+            let crc = self
+                .buf
+                .get(FRAME_HEADER - 4..FRAME_HEADER)
+                .and_then(|b| b.try_into().ok())
+                .map_or(0, u32::from_le_bytes);
+            let old = self.chain.replace(Chain {
+                crc,
+                skel,
+                col,
+                fields,
+            });
+            // Keep the old buffers for the next sample.
+            if let Some(old) = old {
+                (self.skel, self.col, self.fields) = (old.skel, old.col, old.fields);
+            }
+        } else {
+            self.chain = None;
+        }
+        self.since_key = match self.payload_is_key {
+            true => 1,
+            false => self.since_key + 1,
+        };
         self.samples += 1;
         Ok(self.buf.len())
+    }
+
+    /// Format 2: the payload of a step against the previous sample, or of a keyframe (a step
+    /// against nothing) when one is due, there is no previous sample, or the transform cannot
+    /// take this sample against it. A sample the transform cannot take at all is written as a
+    /// plain keyframe, and the next one starts a new chain.
+    fn step_payload(&mut self, due: bool) -> io::Result<RecordType> {
+        let level = zstd_level(self.json.len());
+        let empty = numdiff::Fields::default();
+        let (skel, col, fields) = (&mut self.skel, &mut self.col, &mut self.fields);
+        let mut prev = self.chain.as_ref().filter(|_| !due);
+        if let Some(c) = prev {
+            if numdiff::encode(&self.json, &c.fields, skel, col, fields).is_err() {
+                prev = None;
+            }
+        }
+        if prev.is_none() && numdiff::encode(&self.json, &empty, skel, col, fields).is_err() {
+            self.plain_keyframe(level)?;
+            return Ok(RecordType::Keyframe);
+        }
+        let (pskel, pcol): (&[u8], &[u8]) = prev.map_or((&[], &[]), |c| (&c.skel, &c.col));
+        let same = prev.is_some() && *skel == pskel;
+        let p = &mut self.payload;
+        p.clear();
+        let mut flags = 0;
+        if prev.is_some() {
+            flags |= STEP_AFTER;
+        }
+        if same {
+            flags |= STEP_SAME_SKELETON;
+        }
+        p.push(flags);
+        if let Some(c) = prev {
+            p.extend_from_slice(&c.crc.to_le_bytes());
+        }
+        leb128(p, col.len() as u64);
+        if !same {
+            leb128(p, skel.len() as u64);
+        }
+        let mut zcol = Vec::with_capacity(col.len() / 4 + 64);
+        self.step.set_dictionary(level, pcol)?;
+        self.step
+            .set_parameter(CParameter::MinMatch(ZSTD_STEP_MIN_MATCH))?;
+        compress_into(&mut self.step, col, &mut zcol)?;
+        leb128(p, zcol.len() as u64);
+        p.extend_from_slice(&zcol);
+        if !same {
+            self.step.set_dictionary(level, pskel)?;
+            self.step
+                .set_parameter(CParameter::MinMatch(ZSTD_STEP_MIN_MATCH))?;
+            compress_into(&mut self.step, skel, p)?;
+        }
+        self.payload_is_key = prev.is_none();
+        Ok(RecordType::Step)
+    }
+
+    /// Format 1: a delta against the keyframe, or a keyframe when one is due.
+    fn delta_payload(&mut self, due: bool) -> io::Result<RecordType> {
+        let level = zstd_level(self.json.len());
+        let Some(key) = self.key.as_mut().filter(|_| !due) else {
+            self.plain_keyframe(level)?;
+            return Ok(RecordType::Keyframe);
+        };
+        let p = &mut self.payload;
+        p.clear();
+        let raw_len = u32::try_from(self.json.len()).map_err(io::Error::other)?;
+        p.extend_from_slice(&raw_len.to_le_bytes());
+        p.extend_from_slice(&key.offset.to_le_bytes());
+        compress_into(&mut key.comp, &self.json, p)?;
+        self.payload_is_key = false;
+        Ok(RecordType::Delta)
+    }
+
+    /// `raw_len u32` + zstd(JSON).
+    fn plain_keyframe(&mut self, level: i32) -> io::Result<()> {
+        let p = &mut self.payload;
+        p.clear();
+        let raw_len = u32::try_from(self.json.len()).map_err(io::Error::other)?;
+        p.extend_from_slice(&raw_len.to_le_bytes());
+        self.plain
+            .set_parameter(CParameter::CompressionLevel(level))?;
+        compress_into(&mut self.plain, &self.json, p)?;
+        self.payload_is_key = true;
+        Ok(())
     }
 
     /// Appends a gap/restart marker.
@@ -301,6 +349,19 @@ fn delta_compressor(key: &[u8]) -> io::Result<zstd::bulk::Compressor<'static>> {
     c.include_contentsize(false)?;
     c.set_parameter(CParameter::MinMatch(ZSTD_DELTA_MIN_MATCH))?;
     Ok(c)
+}
+
+/// Appends `v` as unsigned LEB128 (7 bits a byte, low first; the high bit says more follow).
+pub fn leb128(out: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
 }
 
 /// Appends the compressed `src` to `out` without an intermediate buffer.
