@@ -44,6 +44,7 @@ pub mod live;
 pub mod numdiff;
 mod openmetrics;
 pub mod reader;
+mod step;
 pub mod walk;
 pub mod writer;
 

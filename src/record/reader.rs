@@ -5,17 +5,13 @@
 
 use super::format::{
     decode_head, frame_crc, Action, Gap, Header, RecordType, FILE_MAGIC, FORMAT_VERSION,
-    FRAME_HEADER, MAX_PAYLOAD, STEP_AFTER, STEP_SAME_SKELETON, SYNC,
+    FRAME_HEADER, MAX_PAYLOAD, SYNC,
 };
-use super::numdiff;
+use super::step;
 use super::writer::list_segments;
 use crate::sample::Sample;
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
-
-/// Largest sample JSON a step may claim (a 4096-CPU sample is a few MB): a bound on what a
-/// damaged record can make the decoder allocate.
-const MAX_SAMPLE_JSON: u64 = 1 << 30;
 
 /// Largest segment read (they are read whole); only a damaged or foreign file is near it.
 const MAX_SEGMENT_BYTES: u64 = 16 << 30;
@@ -27,14 +23,14 @@ pub struct SampleRef {
     pub mono_ns: u64,
     /// Index into `Recording::segments`.
     pub segment: usize,
-    start: usize,
-    end: usize,
+    pub(super) start: usize,
+    pub(super) end: usize,
     /// Index (into `Recording::samples`) of the keyframe this sample decodes against; itself for
     /// a keyframe.
     pub key: usize,
     pub is_key: bool,
     /// A step (format 2): decoded from the sample before it, back to its keyframe.
-    step: bool,
+    pub(super) step: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -62,7 +58,7 @@ impl Event {
 pub struct Segment {
     pub path: PathBuf,
     pub header: Option<Header>,
-    data: Vec<u8>,
+    pub(super) data: Vec<u8>,
 }
 
 /// A scanned recording (all its segments).
@@ -83,76 +79,7 @@ pub struct Recording {
 pub struct Decoder {
     key: Option<usize>,
     dict: Option<zstd::bulk::Decompressor<'static>>,
-    chain: Option<ChainState>,
-    steps: Option<zstd::bulk::Decompressor<'static>>,
-}
-
-/// The last sample decoded in a chain.
-struct ChainState {
-    idx: usize,
-    key: usize,
-    json: Vec<u8>,
-    /// What the next step is decoded against; for a keyframe, computed when a step needs it.
-    parts: Option<Parts>,
-}
-
-/// A sample's skeleton, column and fields (see `numdiff`).
-struct Parts {
-    skel: Vec<u8>,
-    col: Vec<u8>,
-    fields: numdiff::Fields,
-}
-
-/// A step's payload: the previous sample's record checksum (none: a keyframe), the raw column
-/// and skeleton lengths (none: the previous skeleton), and the compressed column and skeleton.
-struct StepPayload<'a> {
-    prev: Option<u32>,
-    col_len: u64,
-    skel_len: Option<u64>,
-    zcol: &'a [u8],
-    zskel: &'a [u8],
-}
-
-/// Reads an unsigned LEB128 number at `*at`, moving past it.
-fn leb128(p: &[u8], at: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let b = *p.get(*at)?;
-        *at += 1;
-        v |= u64::from(b & 0x7f).checked_shl(shift)?;
-        if b & 0x80 == 0 {
-            return Some(v);
-        }
-    }
-    None
-}
-
-fn step_payload(p: &[u8]) -> Option<StepPayload<'_>> {
-    let flags = *p.first()?;
-    if flags & !(STEP_AFTER | STEP_SAME_SKELETON) != 0 {
-        return None;
-    }
-    let mut at = 1;
-    let prev = if flags & STEP_AFTER != 0 {
-        at += 4;
-        Some(u32::from_le_bytes(p.get(1..5)?.try_into().ok()?))
-    } else {
-        None
-    };
-    let col_len = leb128(p, &mut at)?;
-    let skel_len = match flags & STEP_SAME_SKELETON {
-        0 => Some(leb128(p, &mut at)?),
-        _ => None,
-    };
-    let zcol_len = usize::try_from(leb128(p, &mut at)?).ok()?;
-    let rest = p.get(at..)?;
-    Some(StepPayload {
-        prev,
-        col_len,
-        skel_len,
-        zcol: rest.get(..zcol_len)?,
-        zskel: rest.get(zcol_len..)?,
-    })
+    pub(super) steps: step::Decoder,
 }
 
 fn find_sync(b: &[u8], from: usize) -> Option<usize> {
@@ -328,7 +255,7 @@ impl Recording {
                 }
                 Some(t @ (RecordType::Keyframe | RecordType::Step))
                     if t == RecordType::Keyframe
-                        || step_payload(payload).is_some_and(|p| p.prev.is_none()) =>
+                        || step::Payload::parse(payload).is_some_and(|p| p.prev.is_none()) =>
                 {
                     let rel = frame_at - base as u64;
                     // The same keyframe twice (a copied record): one sample, both offsets.
@@ -365,7 +292,7 @@ impl Recording {
                 }
                 // (A keyframe, or a step with no previous sample, was matched above.)
                 Some(RecordType::Step | RecordType::Keyframe) => {
-                    let prev_crc = step_payload(payload).and_then(|p| p.prev);
+                    let prev_crc = step::Payload::parse(payload).and_then(|p| p.prev);
                     // A step follows exactly the chain's last sample: one that names an older
                     // sample is a copied record, one that names nothing follows a lost one.
                     let prev = prev_crc.and_then(|want| chain.get(&want).copied());
@@ -492,6 +419,18 @@ impl Recording {
             .any(Event::breaks_interval)
     }
 
+    /// A plain keyframe's JSON.
+    pub(super) fn keyframe_json(&self, i: usize) -> Result<Vec<u8>> {
+        let (p, raw_len) = self.payload(i)?;
+        Ok(zstd::bulk::decompress(&p[4..], raw_len as usize)?)
+    }
+
+    /// The payload of sample `i`'s record.
+    pub(super) fn record(&self, i: usize) -> Option<&[u8]> {
+        let r = self.samples.get(i)?;
+        self.segments.get(r.segment)?.data.get(r.start..r.end)
+    }
+
     fn payload(&self, i: usize) -> Result<(&[u8], u32)> {
         let r = self
             .samples
@@ -532,25 +471,12 @@ impl Recording {
             .ok_or_else(|| anyhow!("no sample {i}"))?;
         if r.step {
             // A keyframe step, or a step decoded from its chain's keyframe.
-            let res = self.step_to(i, dec);
-            if res.is_err() {
-                dec.chain = None;
-            }
-            res?;
-            return f(&dec.chain.as_ref().ok_or_else(|| anyhow!("no chain"))?.json);
+            return f(dec.steps.step_to(self, i)?);
+        }
+        if r.is_key {
+            return f(&self.keyframe_json(i)?);
         }
         let (p, raw_len) = self.payload(i)?;
-        if r.is_key {
-            let json = zstd::bulk::decompress(&p[4..], raw_len as usize)?;
-            // The start of a chain, should the next sample be a step.
-            let c = dec.chain.insert(ChainState {
-                idx: i,
-                key: i,
-                json,
-                parts: None,
-            });
-            return f(&c.json);
-        }
         if dec.key != Some(r.key) {
             let (kp, klen) = self.payload(r.key)?;
             let kjson = zstd::bulk::decompress(&kp[4..], klen as usize)?;
@@ -562,92 +488,5 @@ impl Recording {
             .as_mut()
             .ok_or_else(|| anyhow!("no keyframe dictionary"))?;
         f(&d.decompress(p.get(12..).unwrap_or_default(), raw_len as usize)?)
-    }
-
-    /// Leaves `dec.chain` at step `i`, decoding forward from the last sample decoded when it
-    /// is earlier in the same chain, else from the keyframe.
-    fn step_to(&self, i: usize, dec: &mut Decoder) -> Result<()> {
-        let key = self.samples[i].key;
-        let resume = dec
-            .chain
-            .as_ref()
-            .is_some_and(|c| c.key == key && c.idx <= i && c.idx >= key);
-        if !resume {
-            if !self.samples[key].is_key {
-                bail!("sample {i}: its chain does not start at a keyframe");
-            }
-            dec.chain = Some(ChainState {
-                idx: key,
-                key,
-                json: Vec::new(),
-                parts: None,
-            });
-            if !self.samples[key].step {
-                let (kp, klen) = self.payload(key)?;
-                if let Some(c) = dec.chain.as_mut() {
-                    c.json = zstd::bulk::decompress(&kp[4..], klen as usize)?;
-                }
-            }
-        }
-        let z = match &mut dec.steps {
-            Some(d) => d,
-            None => dec.steps.insert(zstd::bulk::Decompressor::new()?),
-        };
-        let c = dec.chain.as_mut().ok_or_else(|| anyhow!("no chain"))?;
-        // A keyframe step not decoded yet: decode it against nothing.
-        let mut j = if c.json.is_empty() { c.idx } else { c.idx + 1 };
-        while j <= i {
-            let r = &self.samples[j];
-            if !r.step || r.key != key {
-                bail!("sample {j} is not the next step of its chain");
-            }
-            let prev = match c.parts.take() {
-                Some(p) if j > key => p,
-                None if j > key => {
-                    let mut p = Parts {
-                        skel: Vec::new(),
-                        col: Vec::new(),
-                        fields: numdiff::Fields::default(),
-                    };
-                    let empty = numdiff::Fields::default();
-                    numdiff::encode(&c.json, &empty, &mut p.skel, &mut p.col, &mut p.fields)
-                        .map_err(|e| anyhow!("sample {}: {e}", c.idx))?;
-                    p
-                }
-                _ => Parts {
-                    skel: Vec::new(),
-                    col: Vec::new(),
-                    fields: numdiff::Fields::default(),
-                },
-            };
-            let sp = self
-                .samples
-                .get(j)
-                .map(|r| &self.segments[r.segment].data[r.start..r.end])
-                .and_then(step_payload)
-                .ok_or_else(|| anyhow!("sample {j}: short step record"))?;
-            if sp.col_len.max(sp.skel_len.unwrap_or(0)) > MAX_SAMPLE_JSON {
-                bail!("sample {j}: step record claims an impossible size");
-            }
-            if sp.prev.is_none() != (j == key) || (j == key && sp.skel_len.is_none()) {
-                bail!("sample {j}: step record does not fit its chain");
-            }
-            z.set_dictionary(&prev.col)?;
-            let col = z.decompress(sp.zcol, sp.col_len as usize)?;
-            let skel = match sp.skel_len {
-                None => prev.skel,
-                Some(n) => {
-                    z.set_dictionary(&prev.skel)?;
-                    z.decompress(sp.zskel, n as usize)?
-                }
-            };
-            let mut fields = numdiff::Fields::default();
-            numdiff::decode(&skel, &col, &prev.fields, &mut c.json, &mut fields)
-                .map_err(|e| anyhow!("sample {j}: {e}"))?;
-            c.parts = Some(Parts { skel, col, fields });
-            c.idx = j;
-            j += 1;
-        }
-        Ok(())
     }
 }

@@ -3,10 +3,9 @@
 
 use super::format::{
     encode_frame, zstd_level, Action, Gap, Header, RecordType, DEFAULT_KEYFRAME_EVERY, FILE_MAGIC,
-    FORMAT_VERSION, FRAME_HEADER, STEP_AFTER, STEP_SAME_SKELETON, ZSTD_DELTA_MIN_MATCH, ZSTD_LEVEL,
-    ZSTD_STEP_MIN_MATCH,
+    FORMAT_VERSION, FRAME_HEADER, ZSTD_DELTA_MIN_MATCH, ZSTD_LEVEL,
 };
-use super::numdiff;
+use super::step;
 use crate::sample::{Sample, SAMPLE_VERSION};
 use anyhow::{bail, Context, Result};
 use std::fs::{File, OpenOptions};
@@ -21,16 +20,6 @@ struct Key {
     comp: zstd::bulk::Compressor<'static>,
 }
 
-/// The previous sample, which the next step is written against (format 2): its record's
-/// checksum (which names it), its skeleton and column (the next step's zstd dictionaries) and
-/// its fields.
-struct Chain {
-    crc: u32,
-    skel: Vec<u8>,
-    col: Vec<u8>,
-    fields: numdiff::Fields,
-}
-
 /// Encodes samples, gaps and actions as frames. Every frame goes out in one `write_all` and a
 /// flush, so a killed process leaves at most one torn frame at the tail. After a failed write
 /// the writer refuses further writes (the tail may be torn; a new segment is the way on).
@@ -40,15 +29,9 @@ pub struct Writer<W: Write> {
     keyframe_every: u32,
     since_key: u32,
     key: Option<Key>,
-    chain: Option<Chain>,
-    /// Format 2 writes steps, format 1 deltas.
-    steps: bool,
+    /// Format 2 writes steps, format 1 deltas against the keyframe.
+    steps: Option<step::Encoder>,
     plain: zstd::bulk::Compressor<'static>,
-    step: zstd::bulk::Compressor<'static>,
-    /// The next step's skeleton, column and fields, swapped into `chain` once written.
-    skel: Vec<u8>,
-    col: Vec<u8>,
-    fields: numdiff::Fields,
     /// Reused across samples: the sample's JSON, the frame payload, the whole frame.
     json: Vec<u8>,
     payload: Vec<u8>,
@@ -105,13 +88,11 @@ impl<W: Write> Writer<W> {
             keyframe_every: header.keyframe_every.max(1),
             since_key: 0,
             key: None,
-            chain: None,
-            steps: header.format_version >= 2,
+            steps: match header.format_version {
+                ..=1 => None,
+                _ => Some(step::Encoder::new()?),
+            },
             plain: plain_compressor()?,
-            step: step_compressor()?,
-            skel: Vec::with_capacity(16 << 10),
-            col: Vec::with_capacity(4 << 10),
-            fields: numdiff::Fields::default(),
             json: Vec::with_capacity(16 << 10),
             payload: Vec::with_capacity(4096),
             buf: Vec::with_capacity(4096),
@@ -161,113 +142,53 @@ impl<W: Write> Writer<W> {
         self.json.clear();
         serde_json::to_writer(&mut self.json, s).map_err(io::Error::other)?;
         let due = self.since_key >= self.keyframe_every;
-        let kind = if self.steps {
-            self.step_payload(due)?
-        } else {
-            self.delta_payload(due)?
+        let kind = match &mut self.steps {
+            Some(enc) => match enc.payload(&self.json, due, &mut self.payload)? {
+                Some(is_key) => {
+                    self.payload_is_key = is_key;
+                    RecordType::Step
+                }
+                None => {
+                    // Not JSON the transform reads: a plain keyframe, and a new chain after it.
+                    enc.reset();
+                    self.plain_keyframe()?;
+                    RecordType::Keyframe
+                }
+            },
+            None => self.delta_payload(due)?,
         };
         let offset = self.pos;
         self.buf.clear();
         encode_frame(&mut self.buf, kind, s.time.wall_ms, mono_ns, &self.payload);
         self.emit()?;
-        if kind == RecordType::Keyframe && !self.steps {
+        if kind == RecordType::Keyframe && self.steps.is_none() {
             self.key = Some(Key {
                 offset,
                 comp: delta_compressor(&self.json)?,
             });
         }
-        if kind == RecordType::Step {
-            // The sample just written is what the next step is written against.
-            let fields = std::mem::take(&mut self.fields);
-            let (skel, col) = (
-                std::mem::take(&mut self.skel),
-                std::mem::take(&mut self.col),
-            );
+        if let (RecordType::Step, Some(enc)) = (kind, &mut self.steps) {
+            // The next step is written against this sample, named by its record's checksum.
             let crc = self
                 .buf
                 .get(FRAME_HEADER - 4..FRAME_HEADER)
                 .and_then(|b| b.try_into().ok())
                 .map_or(0, u32::from_le_bytes);
-            let old = self.chain.replace(Chain {
-                crc,
-                skel,
-                col,
-                fields,
-            });
-            // Keep the old buffers for the next sample.
-            if let Some(old) = old {
-                (self.skel, self.col, self.fields) = (old.skel, old.col, old.fields);
-            }
-        } else {
-            self.chain = None;
+            enc.written(crc);
         }
-        self.since_key = match self.payload_is_key {
-            true => 1,
-            false => self.since_key + 1,
+        self.since_key = if self.payload_is_key {
+            1
+        } else {
+            self.since_key + 1
         };
         self.samples += 1;
         Ok(self.buf.len())
     }
 
-    /// Format 2: the payload of a step against the previous sample, or of a keyframe (a step
-    /// against nothing) when one is due, there is no previous sample, or the transform cannot
-    /// take this sample against it. A sample the transform cannot take at all is written as a
-    /// plain keyframe, and the next one starts a new chain.
-    fn step_payload(&mut self, due: bool) -> io::Result<RecordType> {
-        let level = zstd_level(self.json.len());
-        let empty = numdiff::Fields::default();
-        let (skel, col, fields) = (&mut self.skel, &mut self.col, &mut self.fields);
-        let mut prev = self.chain.as_ref().filter(|_| !due);
-        if let Some(c) = prev {
-            if numdiff::encode(&self.json, &c.fields, skel, col, fields).is_err() {
-                prev = None;
-            }
-        }
-        if prev.is_none() && numdiff::encode(&self.json, &empty, skel, col, fields).is_err() {
-            self.plain_keyframe(level)?;
-            return Ok(RecordType::Keyframe);
-        }
-        let (pskel, pcol): (&[u8], &[u8]) = prev.map_or((&[], &[]), |c| (&c.skel, &c.col));
-        let same = prev.is_some() && *skel == pskel;
-        let p = &mut self.payload;
-        p.clear();
-        let mut flags = 0;
-        if prev.is_some() {
-            flags |= STEP_AFTER;
-        }
-        if same {
-            flags |= STEP_SAME_SKELETON;
-        }
-        p.push(flags);
-        if let Some(c) = prev {
-            p.extend_from_slice(&c.crc.to_le_bytes());
-        }
-        leb128(p, col.len() as u64);
-        if !same {
-            leb128(p, skel.len() as u64);
-        }
-        let mut zcol = Vec::with_capacity(col.len() / 4 + 64);
-        self.step.set_dictionary(level, pcol)?;
-        self.step
-            .set_parameter(CParameter::MinMatch(ZSTD_STEP_MIN_MATCH))?;
-        compress_into(&mut self.step, col, &mut zcol)?;
-        leb128(p, zcol.len() as u64);
-        p.extend_from_slice(&zcol);
-        if !same {
-            self.step.set_dictionary(level, pskel)?;
-            self.step
-                .set_parameter(CParameter::MinMatch(ZSTD_STEP_MIN_MATCH))?;
-            compress_into(&mut self.step, skel, p)?;
-        }
-        self.payload_is_key = prev.is_none();
-        Ok(RecordType::Step)
-    }
-
     /// Format 1: a delta against the keyframe, or a keyframe when one is due.
     fn delta_payload(&mut self, due: bool) -> io::Result<RecordType> {
-        let level = zstd_level(self.json.len());
         let Some(key) = self.key.as_mut().filter(|_| !due) else {
-            self.plain_keyframe(level)?;
+            self.plain_keyframe()?;
             return Ok(RecordType::Keyframe);
         };
         let p = &mut self.payload;
@@ -281,7 +202,8 @@ impl<W: Write> Writer<W> {
     }
 
     /// `raw_len u32` + zstd(JSON).
-    fn plain_keyframe(&mut self, level: i32) -> io::Result<()> {
+    fn plain_keyframe(&mut self) -> io::Result<()> {
+        let level = zstd_level(self.json.len());
         let p = &mut self.payload;
         p.clear();
         let raw_len = u32::try_from(self.json.len()).map_err(io::Error::other)?;
@@ -335,13 +257,6 @@ fn plain_compressor() -> io::Result<zstd::bulk::Compressor<'static>> {
     Ok(c)
 }
 
-/// The step compressor; its dictionary (the previous record's text) is set for each step.
-fn step_compressor() -> io::Result<zstd::bulk::Compressor<'static>> {
-    let mut c = zstd::bulk::Compressor::new(ZSTD_LEVEL)?;
-    c.include_contentsize(false)?;
-    Ok(c)
-}
-
 /// The compressor for the deltas after the keyframe whose JSON is `key` (a raw-content
 /// dictionary, copied into the compressor).
 fn delta_compressor(key: &[u8]) -> io::Result<zstd::bulk::Compressor<'static>> {
@@ -351,21 +266,8 @@ fn delta_compressor(key: &[u8]) -> io::Result<zstd::bulk::Compressor<'static>> {
     Ok(c)
 }
 
-/// Appends `v` as unsigned LEB128 (7 bits a byte, low first; the high bit says more follow).
-pub fn leb128(out: &mut Vec<u8>, mut v: u64) {
-    loop {
-        let b = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(b);
-            return;
-        }
-        out.push(b | 0x80);
-    }
-}
-
 /// Appends the compressed `src` to `out` without an intermediate buffer.
-fn compress_into(
+pub(super) fn compress_into(
     c: &mut zstd::bulk::Compressor<'static>,
     src: &[u8],
     out: &mut Vec<u8>,
