@@ -14,7 +14,7 @@ mod synth;
 
 use perftop::findings::Thresholds;
 use perftop::record::dump::{dump, DumpOptions, Format};
-use perftop::record::format::{decode_head, FILE_MAGIC, FRAME_HEADER};
+use perftop::record::format::{decode_head, FILE_MAGIC, FORMAT_VERSION, FRAME_HEADER};
 use perftop::record::writer::header_for;
 use perftop::record::{Decoder, Recording, Writer};
 use perftop::root::Root;
@@ -47,9 +47,16 @@ fn synth_samples(cpus: u32, n: u64) -> Vec<Sample> {
         .collect()
 }
 
-/// (bytes, encode seconds) for `samples` written in order.
+/// (bytes, encode seconds, first keyframe bytes, mean delta/step bytes) for `samples` written
+/// in order, in the current format.
 fn encode(samples: &[Sample]) -> (Vec<u8>, Duration, usize, usize) {
-    let h = header_for(&samples[0], Duration::from_secs(1), 0);
+    encode_as(samples, FORMAT_VERSION)
+}
+
+/// The same in format `version` (1: deltas against the keyframe, 2: steps).
+fn encode_as(samples: &[Sample], version: u32) -> (Vec<u8>, Duration, usize, usize) {
+    let mut h = header_for(&samples[0], Duration::from_secs(1), 0);
+    h.format_version = version;
     let mut w = Writer::new(Vec::new(), &h).expect("header");
     let t = Instant::now();
     let (mut key, mut delta, mut nd) = (0, 0, 0);
@@ -101,22 +108,40 @@ fn live(path: &str) {
     if samples.is_empty() {
         return;
     }
-    let per = |v: &[Sample]| encode(v).0.len() / v.len();
-    let all = per(&samples);
-    let without = |f: fn(&mut Sample)| {
-        let mut v = samples.clone();
-        v.iter_mut().for_each(f);
-        all.saturating_sub(per(&v))
-    };
-    println!(
-        "re-encoded: {all} bytes/sample; of which processes {}, cgroups {}, filesystems and temperatures {}",
-        without(|s| s.processes = None),
-        without(|s| s.cgroups = None),
-        without(|s| {
-            s.filesystems = None;
-            s.temperatures = None;
-        }),
-    );
+    let json = samples
+        .iter()
+        .map(|s| serde_json::to_vec(s).map_or(0, |j| j.len()))
+        .sum::<usize>()
+        / samples.len();
+    println!("sample JSON: {json} B (mean)");
+    for (version, what) in [
+        (1, "format 1 (deltas against the keyframe)"),
+        (2, "format 2 (steps)"),
+    ] {
+        let per = |v: &[Sample]| encode_as(v, version).0.len() / v.len();
+        let all = per(&samples);
+        // Encode CPU: the median of 5 runs (other builds share this machine).
+        let mut cpu: Vec<f64> = (0..5)
+            .map(|_| encode_as(&samples, version).1.as_secs_f64() * 1000.0 / samples.len() as f64)
+            .collect();
+        cpu.sort_by(f64::total_cmp);
+        let (_, _, key, delta) = encode_as(&samples, version);
+        let without = |f: fn(&mut Sample)| {
+            let mut v = samples.clone();
+            v.iter_mut().for_each(f);
+            all.saturating_sub(per(&v))
+        };
+        println!(
+            "re-encoded in {what}: {all} bytes/sample (keyframe {key} B, others {delta} B mean), encode {:.3} ms/sample; of which processes {}, cgroups {}, filesystems and temperatures {}",
+            cpu[2],
+            without(|s| s.processes = None),
+            without(|s| s.cgroups = None),
+            without(|s| {
+                s.filesystems = None;
+                s.temperatures = None;
+            }),
+        );
+    }
 }
 
 fn main() {

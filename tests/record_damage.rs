@@ -135,9 +135,10 @@ fn duplicated_keyframe_and_concatenated_files_keep_every_sample() {
     assert_eq!((nf, ng), (12, 12));
 
     let data = fs::read(&f).expect("read");
+    // The first sample record is a keyframe (in format 2 a step that follows nothing).
     let (at, _, len) = *frames(&data)
         .iter()
-        .find(|(_, k, _)| *k == RecordType::Keyframe as u8)
+        .find(|(_, k, _)| [RecordType::Keyframe as u8, RecordType::Step as u8].contains(k))
         .expect("keyframe");
     let mut dup = data[..at + len].to_vec();
     dup.extend_from_slice(&data[at..]);

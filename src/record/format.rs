@@ -9,12 +9,16 @@ pub const FILE_MAGIC: [u8; 8] = *b"PERFTOP\x1a";
 /// The first 4 bytes of every frame: lets a reader find the next frame after a damaged one.
 pub const SYNC: [u8; 4] = [0xB5, b'P', b'T', b'R'];
 /// The newest format version this perftop writes; it reads every version up to this one.
-pub const FORMAT_VERSION: u32 = 1;
+/// Version 2 writes [`RecordType::Step`] between keyframes, version 1 [`RecordType::Delta`]; the
+/// header's version picks which (a reader told version 1 only ever met deltas).
+pub const FORMAT_VERSION: u32 = 2;
 /// SYNC(4) len(4) type(1) wall_ms(8) mono_ns(8) crc32(4).
 pub const FRAME_HEADER: usize = 29;
 /// No frame payload is larger than this; a larger length field means a damaged frame.
 pub const MAX_PAYLOAD: usize = 64 << 20;
-/// Full keyframe every this many sample records (the rest are deltas against it).
+/// Full keyframe every this many sample records (the rest are steps or deltas after it). With
+/// steps this also bounds what one damaged record costs (the rest of its chain: at most 59
+/// samples) and what a seek decodes (at most 60 records).
 pub const DEFAULT_KEYFRAME_EVERY: u32 = 60;
 /// zstd level for samples whose JSON is at most [`ZSTD_LARGE_SAMPLE`] bytes (up to ~100 CPUs):
 /// 6 makes deltas ~15% smaller than zstd's default 3 for ~0.03 ms more per sample on a 2-CPU
@@ -29,6 +33,14 @@ pub const ZSTD_LARGE_SAMPLE: usize = 256 << 10;
 /// 6 (instead of 4-5 at these levels) saves another ~5-10%.
 pub const ZSTD_DELTA_MIN_MATCH: u32 = 6;
 
+/// Step flag: the step follows a previous sample (else it is a keyframe).
+pub const STEP_AFTER: u8 = 1;
+/// Step flag: the skeleton is the previous sample's (so it is not stored).
+pub const STEP_SAME_SKELETON: u8 = 2;
+
+/// zstd minimum match length for steps (format 2).
+pub const ZSTD_STEP_MIN_MATCH: u32 = 6;
+
 /// The zstd level the writer uses for a sample of `json_len` bytes.
 pub fn zstd_level(json_len: usize) -> i32 {
     if json_len > ZSTD_LARGE_SAMPLE {
@@ -38,8 +50,9 @@ pub fn zstd_level(json_len: usize) -> i32 {
     }
 }
 
-/// Record types. Readers skip types they do not know (with a note), so new types can be added
-/// without a format version bump.
+/// Record types. Readers skip types they do not know (with a note), so a type an older reader
+/// can do without can be added without a format version bump (`Step` could not: it carries the
+/// samples, so it came with format 2, which older readers refuse with a clear error).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum RecordType {
@@ -54,6 +67,13 @@ pub enum RecordType {
     Gap = 4,
     /// JSON [`Action`]: perftop changed the system (a tweak applied or undone).
     Action = 5,
+    /// Format 2: a sample as its skeleton and column (`record::numdiff`), against the previous
+    /// sample's or (a keyframe) against nothing: `flags u8` ([`STEP_AFTER`],
+    /// [`STEP_SAME_SKELETON`]), the previous sample's record checksum `u32` (when after one),
+    /// then LEB128 lengths: column, skeleton (unless the same as the previous one), compressed
+    /// column; then zstd(column) and zstd(skeleton) (unless the same), each with the previous
+    /// sample's as a raw-content dictionary.
+    Step = 6,
 }
 
 impl RecordType {
@@ -64,6 +84,7 @@ impl RecordType {
             3 => RecordType::Delta,
             4 => RecordType::Gap,
             5 => RecordType::Action,
+            6 => RecordType::Step,
             _ => return None,
         })
     }

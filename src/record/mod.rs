@@ -42,9 +42,11 @@ pub mod cut;
 pub mod dump;
 pub mod format;
 pub mod live;
+pub mod numdiff;
 pub(crate) mod openmetrics;
 pub mod reader;
 pub mod service;
+mod step;
 pub mod walk;
 pub mod writer;
 

@@ -7,6 +7,7 @@ use super::format::{
     decode_head, frame_crc, Action, Gap, Header, RecordType, FILE_MAGIC, FORMAT_VERSION,
     FRAME_HEADER, MAX_PAYLOAD, SYNC,
 };
+use super::step;
 use super::writer::list_segments;
 use crate::sample::Sample;
 use anyhow::{anyhow, bail, Context, Result};
@@ -22,12 +23,14 @@ pub struct SampleRef {
     pub mono_ns: u64,
     /// Index into `Recording::segments`.
     pub segment: usize,
-    start: usize,
-    end: usize,
+    pub(super) start: usize,
+    pub(super) end: usize,
     /// Index (into `Recording::samples`) of the keyframe this sample decodes against; itself for
     /// a keyframe.
     pub key: usize,
     pub is_key: bool,
+    /// A step (format 2): decoded from the sample before it, back to its keyframe.
+    pub(super) step: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -55,7 +58,7 @@ impl Event {
 pub struct Segment {
     pub path: PathBuf,
     pub header: Option<Header>,
-    data: Vec<u8>,
+    pub(super) data: Vec<u8>,
 }
 
 /// A scanned recording (all its segments).
@@ -69,11 +72,14 @@ pub struct Recording {
     pub warnings: Vec<String>,
 }
 
-/// Decompression state reused across samples (the current keyframe and its dictionary).
+/// Decompression state reused across samples: the current keyframe and its dictionary
+/// (format 1 deltas), the last sample of a chain of steps (format 2), so that reading in order
+/// decodes each step once.
 #[derive(Default)]
 pub struct Decoder {
     key: Option<usize>,
     dict: Option<zstd::bulk::Decompressor<'static>>,
+    pub(super) steps: step::Decoder,
 }
 
 fn find_sync(b: &[u8], from: usize) -> Option<usize> {
@@ -136,6 +142,20 @@ impl Recording {
         // names its keyframe that way. `base` moves when another recording's magic follows
         // (`cat F G`), and a keyframe copied twice leaves both copies' offsets usable.
         let mut keys: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+        // The chain of steps being read: its samples by record checksum (which names them, and
+        // stays the same when bytes are inserted or a record is copied), and its last sample,
+        // which the next step must name. Cleared at each keyframe: at most one chain.
+        let mut chain: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+        let mut tail: Option<usize> = None;
+        // Steps skipped since the last keyframe because the chain was broken: (first byte, count).
+        let mut broken: Option<(u64, usize)> = None;
+        let note_broken = |w: &mut Vec<String>, broken: &mut Option<(u64, usize)>| {
+            if let Some((at, n)) = broken.take() {
+                w.push(format!(
+                    "{name}: {n} sample(s) from byte {at} follow a missing or damaged sample; skipped up to the next keyframe"
+                ));
+            }
+        };
         let mut base = 0usize;
         let mut pos = FILE_MAGIC.len();
         let mut unknown_noted = Vec::new();
@@ -191,6 +211,8 @@ impl Recording {
                     warn_bad(&mut self.warnings, &mut bad, Some(pos));
                     base = pos;
                     keys.clear();
+                    chain.clear();
+                    tail = None;
                     pos += FILE_MAGIC.len();
                     continue;
                 }
@@ -231,7 +253,10 @@ impl Recording {
                     }
                     header = Some(h);
                 }
-                Some(RecordType::Keyframe) => {
+                Some(t @ (RecordType::Keyframe | RecordType::Step))
+                    if t == RecordType::Keyframe
+                        || step::Payload::parse(payload).is_some_and(|p| p.prev.is_none()) =>
+                {
                     let rel = frame_at - base as u64;
                     // The same keyframe twice (a copied record): one sample, both offsets.
                     if let Some(prev) = self.samples[first_sample..].last().filter(|p| {
@@ -242,6 +267,7 @@ impl Recording {
                     }) {
                         let k = prev.key;
                         keys.insert(rel, k);
+                        chain.insert(head.crc, k);
                         self.warnings.push(format!(
                             "{name}: duplicate keyframe at byte {frame_at}; skipped"
                         ));
@@ -256,8 +282,48 @@ impl Recording {
                         end,
                         key: idx,
                         is_key: true,
+                        step: t == RecordType::Step,
                     });
                     keys.insert(rel, idx);
+                    note_broken(&mut self.warnings, &mut broken);
+                    chain.clear();
+                    chain.insert(head.crc, idx);
+                    tail = Some(idx);
+                }
+                // (A keyframe, or a step with no previous sample, was matched above.)
+                Some(RecordType::Step | RecordType::Keyframe) => {
+                    let prev_crc = step::Payload::parse(payload).and_then(|p| p.prev);
+                    // A step follows exactly the chain's last sample: one that names an older
+                    // sample is a copied record, one that names nothing follows a lost one.
+                    let prev = prev_crc.and_then(|want| chain.get(&want).copied());
+                    match (prev, tail) {
+                        (Some(p), Some(t)) if p == t => {
+                            let idx = self.samples.len();
+                            let key = self.samples[t].key;
+                            self.samples.push(SampleRef {
+                                wall_ms: head.wall_ms,
+                                mono_ns: head.mono_ns,
+                                segment: seg,
+                                start: end - len,
+                                end,
+                                key,
+                                is_key: false,
+                                step: true,
+                            });
+                            chain.insert(head.crc, idx);
+                            tail = Some(idx);
+                        }
+                        (Some(_), Some(_)) => self.warnings.push(format!(
+                            "{name}: sample at byte {frame_at} repeats an earlier one (a copied record); skipped"
+                        )),
+                        _ => {
+                            tail = None;
+                            match &mut broken {
+                                Some((_, n)) => *n += 1,
+                                None => broken = Some((frame_at, 1)),
+                            }
+                        }
+                    }
                 }
                 Some(RecordType::Delta) => {
                     let key_off = payload
@@ -274,6 +340,7 @@ impl Recording {
                                 end,
                                 key: k,
                                 is_key: false,
+                                step: false,
                             });
                         }
                         _ => self.warnings.push(format!(
@@ -310,6 +377,7 @@ impl Recording {
             }
         }
         warn_bad(&mut self.warnings, &mut bad, None);
+        note_broken(&mut self.warnings, &mut broken);
         if header.is_none() {
             self.warnings
                 .push(format!("{name}: header record missing or damaged"));
@@ -351,6 +419,18 @@ impl Recording {
             .any(Event::breaks_interval)
     }
 
+    /// A plain keyframe's JSON.
+    pub(super) fn keyframe_json(&self, i: usize) -> Result<Vec<u8>> {
+        let (p, raw_len) = self.payload(i)?;
+        Ok(zstd::bulk::decompress(&p[4..], raw_len as usize)?)
+    }
+
+    /// The payload of sample `i`'s record.
+    pub(super) fn record(&self, i: usize) -> Option<&[u8]> {
+        let r = self.samples.get(i)?;
+        self.segments.get(r.segment)?.data.get(r.start..r.end)
+    }
+
     fn payload(&self, i: usize) -> Result<(&[u8], u32)> {
         let r = self
             .samples
@@ -365,25 +445,48 @@ impl Recording {
         Ok((p, raw_len))
     }
 
-    /// Decodes sample `i` (keyframe plus at most one delta).
+    /// Decodes sample `i`: a keyframe; a delta (format 1) with its keyframe; a step (format 2)
+    /// with the steps before it back to its keyframe (at most 60 records), or from the last
+    /// sample decoded when it is earlier in the same chain.
     pub fn decode(&self, i: usize, dec: &mut Decoder) -> Result<Sample> {
+        self.with_json(i, dec, |json| {
+            serde_json::from_slice(json).context("sample record does not hold a perftop sample")
+        })
+    }
+
+    /// The JSON of sample `i`, byte for byte as its writer serialized it.
+    pub fn decode_json(&self, i: usize, dec: &mut Decoder) -> Result<Vec<u8>> {
+        self.with_json(i, dec, |json| Ok(json.to_vec()))
+    }
+
+    fn with_json<T>(
+        &self,
+        i: usize,
+        dec: &mut Decoder,
+        f: impl FnOnce(&[u8]) -> Result<T>,
+    ) -> Result<T> {
+        let r = self
+            .samples
+            .get(i)
+            .ok_or_else(|| anyhow!("no sample {i}"))?;
+        if r.step {
+            // A keyframe step, or a step decoded from its chain's keyframe.
+            return f(dec.steps.step_to(self, i)?);
+        }
+        if r.is_key {
+            return f(&self.keyframe_json(i)?);
+        }
         let (p, raw_len) = self.payload(i)?;
-        let r = &self.samples[i];
-        let json = if r.is_key {
-            zstd::bulk::decompress(&p[4..], raw_len as usize)?
-        } else {
-            if dec.key != Some(r.key) {
-                let (kp, klen) = self.payload(r.key)?;
-                let kjson = zstd::bulk::decompress(&kp[4..], klen as usize)?;
-                dec.dict = Some(zstd::bulk::Decompressor::with_dictionary(&kjson)?);
-                dec.key = Some(r.key);
-            }
-            let d = dec
-                .dict
-                .as_mut()
-                .ok_or_else(|| anyhow!("no keyframe dictionary"))?;
-            d.decompress(p.get(12..).unwrap_or_default(), raw_len as usize)?
-        };
-        serde_json::from_slice(&json).context("sample record does not hold a perftop sample")
+        if dec.key != Some(r.key) {
+            let (kp, klen) = self.payload(r.key)?;
+            let kjson = zstd::bulk::decompress(&kp[4..], klen as usize)?;
+            dec.dict = Some(zstd::bulk::Decompressor::with_dictionary(&kjson)?);
+            dec.key = Some(r.key);
+        }
+        let d = dec
+            .dict
+            .as_mut()
+            .ok_or_else(|| anyhow!("no keyframe dictionary"))?;
+        f(&d.decompress(p.get(12..).unwrap_or_default(), raw_len as usize)?)
     }
 }

@@ -3,8 +3,9 @@
 
 use super::format::{
     encode_frame, zstd_level, Action, Gap, Header, RecordType, DEFAULT_KEYFRAME_EVERY, FILE_MAGIC,
-    FORMAT_VERSION, ZSTD_DELTA_MIN_MATCH, ZSTD_LEVEL,
+    FORMAT_VERSION, FRAME_HEADER, ZSTD_DELTA_MIN_MATCH, ZSTD_LEVEL,
 };
+use super::step;
 use crate::sample::{Sample, SAMPLE_VERSION};
 use anyhow::{bail, Context, Result};
 use std::fs::{File, OpenOptions};
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 use zstd::zstd_safe::CParameter;
 
-/// The keyframe deltas are compressed against.
+/// The keyframe deltas are compressed against (format 1).
 struct Key {
     offset: u64,
     comp: zstd::bulk::Compressor<'static>,
@@ -28,6 +29,8 @@ pub struct Writer<W: Write> {
     keyframe_every: u32,
     since_key: u32,
     key: Option<Key>,
+    /// Format 2 writes steps, format 1 deltas against the keyframe.
+    steps: Option<step::Encoder>,
     plain: zstd::bulk::Compressor<'static>,
     /// Reused across samples: the sample's JSON, the frame payload, the whole frame.
     json: Vec<u8>,
@@ -35,6 +38,8 @@ pub struct Writer<W: Write> {
     buf: Vec<u8>,
     failed: bool,
     samples: u64,
+    /// Whether the payload just built starts a chain (a keyframe).
+    payload_is_key: bool,
 }
 
 /// Monotonic clock in ns (CLOCK_MONOTONIC).
@@ -83,12 +88,17 @@ impl<W: Write> Writer<W> {
             keyframe_every: header.keyframe_every.max(1),
             since_key: 0,
             key: None,
+            steps: match header.format_version {
+                ..=1 => None,
+                _ => Some(step::Encoder::new()?),
+            },
             plain: plain_compressor()?,
             json: Vec::with_capacity(16 << 10),
             payload: Vec::with_capacity(4096),
             buf: Vec::with_capacity(4096),
             failed: false,
             samples: 0,
+            payload_is_key: false,
         };
         let json = serde_json::to_vec(header).map_err(io::Error::other)?;
         w.buf.clear();
@@ -126,43 +136,83 @@ impl<W: Write> Writer<W> {
         }
     }
 
-    /// Appends one sample: a keyframe every `keyframe_every` samples, a delta otherwise.
-    /// Returns the bytes written.
+    /// Appends one sample: a keyframe every `keyframe_every` samples, a step (format 2) or a
+    /// delta (format 1) otherwise. Returns the bytes written.
     pub fn sample(&mut self, s: &Sample, mono_ns: u64) -> io::Result<usize> {
         self.json.clear();
         serde_json::to_writer(&mut self.json, s).map_err(io::Error::other)?;
-        let json = &self.json;
-        let raw_len = u32::try_from(json.len()).map_err(io::Error::other)?;
-        let payload = &mut self.payload;
-        payload.clear();
-        payload.extend_from_slice(&raw_len.to_le_bytes());
-        let kind = match &mut self.key {
-            Some(key) if self.since_key < self.keyframe_every => {
-                payload.extend_from_slice(&key.offset.to_le_bytes());
-                compress_into(&mut key.comp, json, payload)?;
-                self.since_key += 1;
-                RecordType::Delta
-            }
-            _ => {
-                self.plain
-                    .set_parameter(CParameter::CompressionLevel(zstd_level(json.len())))?;
-                compress_into(&mut self.plain, json, payload)?;
-                RecordType::Keyframe
-            }
+        let due = self.since_key >= self.keyframe_every;
+        let kind = match &mut self.steps {
+            Some(enc) => match enc.payload(&self.json, due, &mut self.payload)? {
+                Some(is_key) => {
+                    self.payload_is_key = is_key;
+                    RecordType::Step
+                }
+                None => {
+                    // Not JSON the transform reads: a plain keyframe, and a new chain after it.
+                    enc.reset();
+                    self.plain_keyframe()?;
+                    RecordType::Keyframe
+                }
+            },
+            None => self.delta_payload(due)?,
         };
         let offset = self.pos;
         self.buf.clear();
         encode_frame(&mut self.buf, kind, s.time.wall_ms, mono_ns, &self.payload);
         self.emit()?;
-        if kind == RecordType::Keyframe {
+        if kind == RecordType::Keyframe && self.steps.is_none() {
             self.key = Some(Key {
                 offset,
                 comp: delta_compressor(&self.json)?,
             });
-            self.since_key = 1;
         }
+        if let (RecordType::Step, Some(enc)) = (kind, &mut self.steps) {
+            // The next step is written against this sample, named by its record's checksum.
+            let crc = self
+                .buf
+                .get(FRAME_HEADER - 4..FRAME_HEADER)
+                .and_then(|b| b.try_into().ok())
+                .map_or(0, u32::from_le_bytes);
+            enc.written(crc);
+        }
+        self.since_key = if self.payload_is_key {
+            1
+        } else {
+            self.since_key + 1
+        };
         self.samples += 1;
         Ok(self.buf.len())
+    }
+
+    /// Format 1: a delta against the keyframe, or a keyframe when one is due.
+    fn delta_payload(&mut self, due: bool) -> io::Result<RecordType> {
+        let Some(key) = self.key.as_mut().filter(|_| !due) else {
+            self.plain_keyframe()?;
+            return Ok(RecordType::Keyframe);
+        };
+        let p = &mut self.payload;
+        p.clear();
+        let raw_len = u32::try_from(self.json.len()).map_err(io::Error::other)?;
+        p.extend_from_slice(&raw_len.to_le_bytes());
+        p.extend_from_slice(&key.offset.to_le_bytes());
+        compress_into(&mut key.comp, &self.json, p)?;
+        self.payload_is_key = false;
+        Ok(RecordType::Delta)
+    }
+
+    /// `raw_len u32` + zstd(JSON).
+    fn plain_keyframe(&mut self) -> io::Result<()> {
+        let level = zstd_level(self.json.len());
+        let p = &mut self.payload;
+        p.clear();
+        let raw_len = u32::try_from(self.json.len()).map_err(io::Error::other)?;
+        p.extend_from_slice(&raw_len.to_le_bytes());
+        self.plain
+            .set_parameter(CParameter::CompressionLevel(level))?;
+        compress_into(&mut self.plain, &self.json, p)?;
+        self.payload_is_key = true;
+        Ok(())
     }
 
     /// Appends a gap/restart marker.
@@ -217,7 +267,7 @@ fn delta_compressor(key: &[u8]) -> io::Result<zstd::bulk::Compressor<'static>> {
 }
 
 /// Appends the compressed `src` to `out` without an intermediate buffer.
-fn compress_into(
+pub(super) fn compress_into(
     c: &mut zstd::bulk::Compressor<'static>,
     src: &[u8],
     out: &mut Vec<u8>,

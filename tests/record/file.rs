@@ -14,14 +14,15 @@ fn round_trip_keyframes_and_deltas() {
     assert_eq!(rec.samples.iter().filter(|r| r.is_key).count(), 3);
     assert_eq!(decode_all(&rec), s);
     let h = rec.header().expect("header");
-    assert_eq!(h.format_version, 1);
+    assert_eq!(h.format_version, 2);
     assert_eq!(h.cpus, 2);
     assert_eq!(rec.seek(T0 + 65_500), 65);
     assert_eq!(rec.seek(T0 - 1), 0);
-    // Deltas are much smaller than keyframes: zstd level 6 with minimum match 6 keeps this
-    // synthetic host (every counter moves every second) near 500 B/sample (650 at level 3).
+    // Steps are much smaller than keyframes: this synthetic host (every counter moves every
+    // second) took ~500 B/sample in format 1 (deltas against the keyframe).
     let per = bytes.len() / s.len();
-    assert!(per < 600, "{per} bytes/sample");
+    eprintln!("{per} bytes/sample");
+    assert!(per < 500, "{per} bytes/sample");
 }
 
 #[test]
@@ -51,7 +52,7 @@ fn deltas_compress_against_their_keyframe() {
 }
 
 #[test]
-fn flipped_bytes_skip_one_record_and_resume() {
+fn flipped_bytes_skip_the_rest_of_a_chain_and_resume() {
     let s = samples();
     let mut bytes = encode(s);
     let mid = bytes.len() / 2;
@@ -65,8 +66,9 @@ fn flipped_bytes_skip_one_record_and_resume() {
         "{:?}",
         rec.warnings
     );
+    // One damaged record costs at most the rest of its chain: a keyframe's worth of samples.
     assert!(
-        rec.len() >= s.len() - 2 && rec.len() < s.len(),
+        rec.len() >= s.len() - 60 && rec.len() < s.len(),
         "{}",
         rec.len()
     );
@@ -173,7 +175,7 @@ fn disk_full_stops_with_a_clear_error_and_a_readable_file() {
     let mut w = Writer::new(
         FullDisk {
             data: Vec::new(),
-            limit: 20_000,
+            limit: encode(s).len() / 2,
         },
         &h,
     )
@@ -254,7 +256,8 @@ fn restart_opens_a_new_segment_and_retention_trims_old_ones() {
         max_age: None,
     };
     let mut r = Recorder::create(&base2, &s[0], Duration::from_secs(1), ret).expect("create");
-    for _ in 0..12 {
+    // Enough for the limit to delete something (~1.5 times it).
+    while r.bytes < 300 * 1024 {
         for x in s {
             r.sample(x).expect("sample");
         }

@@ -12,6 +12,7 @@ mod file;
 mod golden;
 mod openmetrics;
 mod process;
+mod steps;
 
 use perftop::findings::Thresholds;
 use perftop::record::dump::{dump, DumpOptions, Format};
