@@ -1,6 +1,6 @@
 //! Recordings: raw samples on disk, replayed and dumped later through the same `derive`.
 //!
-//! # File format (version 1)
+//! # File format (version 2; version 1 is still read)
 //!
 //! A recording is one or more *segment* files: `PATH`, then `PATH.1`, `PATH.2`, ... A recorder
 //! started on an existing recording opens the next segment instead of appending to a file whose
@@ -13,7 +13,7 @@
 //! ```text
 //! SYNC  b5 'P' 'T' 'R'   4 bytes   finds the next frame after damage
 //! len   u32                        payload length (at most 64 MiB)
-//! type  u8                         1 header, 2 keyframe, 3 delta, 4 gap, 5 action
+//! type  u8                         1 header, 2 keyframe, 3 delta, 4 gap, 5 action, 6 step
 //! wall  i64                        ms since the Unix epoch
 //! mono  u64                        CLOCK_MONOTONIC ns
 //! crc   u32                        CRC-32 of len..mono and the payload
@@ -22,19 +22,38 @@
 //!
 //! * **header** (first frame of each segment): JSON — format version, perftop version, sample
 //!   version, host, kernel, topology (CPUs, nodes, disks, NICs, CPU model), interval, segment.
-//! * **keyframe**: `raw_len u32` + zstd(sample JSON), every 60th sample.
-//! * **delta**: `raw_len u32` + `keyframe offset u64` + zstd(sample JSON) compressed with the
-//!   keyframe's JSON as a raw-content dictionary. A delta depends only on its keyframe, so a
-//!   damaged delta loses one sample and a damaged keyframe at most 60.
+//!   Its format version says which records carry the samples: 1, keyframes and deltas; 2, steps.
+//! * **step** (format 2): a sample split by `numdiff` into its *skeleton* (the JSON with every
+//!   number replaced by `#`) and its *column* (the numbers, comma-separated, each integer written
+//!   as its difference from the same field of the previous sample). Payload: `flags u8` (1: after
+//!   a previous sample, 2: same skeleton as it), the previous sample's record CRC `u32` (when
+//!   after one), LEB128 lengths of the column, the skeleton (unless the same) and the compressed
+//!   column, then zstd(column) and zstd(skeleton) (unless the same), each with the previous
+//!   sample's as a raw-content dictionary. Every 60th sample is a *keyframe*: a step after
+//!   nothing (no dictionaries, integers as they are). A keyframe and the steps after it form a
+//!   *chain*: decoding a step decodes the chain from its keyframe (at most 60 records; reading
+//!   in order decodes each once), and a damaged or missing record loses the rest of its chain
+//!   (at most 59 samples; the reader says how many) and reading resumes at the next keyframe. A
+//!   step names its predecessor by CRC, not offset, so inserted bytes, a copied record or two
+//!   files concatenated shift nothing: a step that names an earlier sample than the chain's last
+//!   (a copy) is skipped, and one that names an unknown record breaks the chain.
+//! * **keyframe** (format 1, or format 2 for a sample `numdiff` cannot take):
+//!   `raw_len u32` + zstd(sample JSON).
+//! * **delta** (format 1): `raw_len u32` + `keyframe offset u64` + zstd(sample JSON) compressed
+//!   with the keyframe's JSON as a raw-content dictionary. A delta depends only on its keyframe,
+//!   so a damaged delta loses one sample and a damaged keyframe at most 60; but every counter
+//!   that moved since the keyframe costs bytes in every delta (~2x the size of steps).
 //! * **gap**: JSON `{"reason": "start"|"stop"|"disk-full"|..., "detail": ...}`; rates are not
 //!   computed across a start/stop.
 //! * **action**: JSON `{"kind": "applied"|"undone", "name", "from", "to"}` (tweaks).
 //!
 //! Promises: every frame is written with one `write` and flushed, so `kill -9` leaves at most one
 //! torn frame, which readers drop; a frame whose checksum fails is skipped with a warning and
-//! reading resumes at the next good frame; readers skip record types they do not know, and read
-//! every format version up to their own (newer files get a clear error). The seek index
-//! (every sample's time and keyframe) is rebuilt by one checksummed scan when a file is opened.
+//! reading resumes at the next good frame (format 2: at the next keyframe when the frame was a
+//! step); readers skip record types they do not know, and read every format version up to their
+//! own (newer files, such as format 2 given to a format-1 perftop, get a clear error). The seek
+//! index (every sample's time and keyframe) is rebuilt by one checksummed scan when a file is
+//! opened.
 
 pub mod cmd;
 mod csv;

@@ -323,7 +323,16 @@ impl App {
     fn fill_trends(&mut self, i: usize) {
         let started = std::time::Instant::now();
         let lo = i.saturating_sub(BACKFILL);
-        for j in (lo..i).rev() {
+        // Nearest first, but each chain of a recording forward from its keyframe: one sample at
+        // a time backwards would decode the chain again for every sample.
+        let mut order = Vec::with_capacity(i - lo);
+        let mut hi = i;
+        while hi > lo {
+            let start = self.history.chain_start(hi - 1).clamp(lo, hi - 1);
+            order.extend(start..hi);
+            hi = start;
+        }
+        for j in order {
             if started.elapsed() > BACKFILL_BUDGET {
                 break;
             }

@@ -119,6 +119,15 @@ impl History {
         }
     }
 
+    /// The sample decoding sample `i` starts from: its keyframe in a recording (a format-2 step
+    /// decodes its chain from there), `i` itself in the live ring.
+    pub fn chain_start(&self, i: usize) -> usize {
+        match self {
+            History::Live(_) => i,
+            History::Replay(r) => r.rec.samples.get(i).map_or(i, |s| s.key.min(i)),
+        }
+    }
+
     /// True when sample `i` may be derived against sample `i - 1` (no recorder stop between).
     pub fn has_prev(&self, i: usize) -> bool {
         i > 0
