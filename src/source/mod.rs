@@ -174,7 +174,7 @@ impl Reader {
         self.procs.always = kpids.memory_pids();
         self.procs.watch = kpids.all();
         let busy = processes::busy_ticks(cpu.total.as_ref());
-        let processes = Some(processes::read_processes(
+        let mut processes = Some(processes::read_processes(
             probe,
             &mut self.procs,
             &time,
@@ -208,6 +208,10 @@ impl Reader {
         let pressure = Some(pressure::read_pressure(probe));
         let mem_total = memory.meminfo.mem_total;
         let cgroups = Some(cgroups::read_cgroups(probe, &mut self.cgroups, mem_total));
+        // Last, after every counter of the sample is read: the one wait a sample may make.
+        if let Some(p) = processes.as_mut() {
+            processes::settle_first_cmdlines(probe, &mut self.procs, p);
+        }
         let (filesystems, temperatures) = match &mut self.feed {
             Some(feed) => {
                 if let Some(why) = feed.failed() {

@@ -125,21 +125,23 @@ impl Cmdlines {
         None
     }
 
-    /// Waits up to `FIRST_WAIT` for the lines asked so far: called after the first pass only,
-    /// so a `snapshot` or a first report names the commands (later samples never wait).
-    pub fn settle_first(&mut self) {
+    /// Waits up to `FIRST_WAIT` for the lines asked so far, once: so a `snapshot` or a first
+    /// report names the commands (later samples never wait). False when it did not wait
+    /// (done before, or nothing asked).
+    pub fn settle_first(&mut self) -> bool {
         if std::mem::replace(&mut self.settled, true) || self.ask.is_none() {
-            return;
+            return false;
         }
         let until = Instant::now() + FIRST_WAIT;
         while Instant::now() < until {
             let s = lock(&self.shared);
             if s.busy.is_none() && self.asked.iter().all(|k| s.done.contains_key(k)) {
-                return;
+                break;
             }
             drop(s);
             std::thread::sleep(Duration::from_millis(2));
         }
+        true
     }
 
     /// Forgets the lines of processes not in `alive` (they exited or were not kept).

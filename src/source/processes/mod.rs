@@ -340,16 +340,6 @@ pub fn read_processes(
     state.pids.sort_unstable();
     state.prev = next;
     state.cgroups.retain(|pid, _| state.prev.contains_key(pid));
-    if state.last.is_none() {
-        state.cmdlines.settle_first();
-        for t in out
-            .tasks
-            .iter_mut()
-            .filter(|t| t.cmdline.is_none() && !t.kernel)
-        {
-            t.cmdline = state.cmdlines.get(&probe.root, (t.pid, t.start), t.state);
-        }
-    }
     let prev = &state.prev;
     state.cmdlines.retain(|(pid, start)| {
         prev.get(pid)
@@ -385,6 +375,22 @@ fn pids_now(probe: &mut Probe, state: &mut ProcState, forks: Option<u64>) -> Vec
         .collect();
     pids.sort_unstable();
     pids
+}
+
+/// The first sample's command lines: waits (at most 200 ms, once) for the ones its process
+/// pass asked for. Called when every other file of the sample has been read, so the wait
+/// does not stretch the time between the sample's clock and its counters.
+pub fn settle_first_cmdlines(probe: &Probe, state: &mut ProcState, out: &mut Processes) {
+    if !state.cmdlines.settle_first() {
+        return;
+    }
+    for t in out
+        .tasks
+        .iter_mut()
+        .filter(|t| t.cmdline.is_none() && !t.kernel)
+    {
+        t.cmdline = state.cmdlines.get(&probe.root, (t.pid, t.start), t.state);
+    }
 }
 
 /// Reads one process's `stat` (`None`: gone since the listing, or garbled), with its CPU
