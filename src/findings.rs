@@ -12,6 +12,7 @@ mod disk;
 mod filesystems;
 mod irq;
 mod memory;
+mod power;
 mod pressure;
 mod thresholds;
 mod tracker;
@@ -31,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Every rule id, in evaluation order. Ids are stable: scripts and configs key on them.
-pub const RULE_IDS: [&str; 23] = [
+pub const RULE_IDS: [&str; 24] = [
     "dirty.background",
     "dirty.throttled",
     "disk.stalled",
@@ -44,6 +45,7 @@ pub const RULE_IDS: [&str; 23] = [
     "hugepages.unused",
     "pagetables.large",
     "cpu.powersave_busy",
+    "cpu.thermal_throttle",
     "ksoftirqd.busy",
     "irq.storm",
     "ipi.storm",
@@ -120,7 +122,7 @@ pub fn evaluate(d: &Derived, t: &Thresholds, baseline: Option<&Baselines>) -> Ve
     if d.since_boot {
         return Vec::new();
     }
-    let rules: [Rule; 17] = [
+    let rules: [Rule; 18] = [
         |d, t, _| dirty_background(d, t),
         |d, t, _| dirty_throttled(d, t),
         |d, _, _| disk::stalled(d),
@@ -133,6 +135,7 @@ pub fn evaluate(d: &Derived, t: &Thresholds, baseline: Option<&Baselines>) -> Ve
         |d, t, _| memory::hugepages_unused(d, t),
         |d, t, _| memory::pagetables_large(d, t),
         |d, t, _| powersave_busy(d, t),
+        |d, t, _| power::thermal_throttle(d, t),
         |d, t, _| ksoftirqd_busy(d, t),
         |d, t, b| irq::irq_storm(d, t, b.map(Baselines::irqs)),
         |d, t, _| irq::ipi_storm(d, t),

@@ -7,12 +7,14 @@
 mod cgroups;
 mod filesystems;
 mod interrupts;
+mod power;
 mod processes;
 mod zone;
 
 pub use cgroups::{CgroupIo, CgroupPressure, CgroupSample, CgroupVersion, Cgroups, Limit};
 pub use filesystems::{Filesystem, Filesystems, ReadAt, Sensor, Temperatures};
 pub use interrupts::{ArchRow, Interrupts, IrqLine};
+pub use power::{PowerSample, RaplZone, Throttle, ThrottleRead, ThrottleScope, ThrottleTurn};
 pub use processes::{Processes, Task, TaskCounters};
 pub use zone::Zone;
 
@@ -49,6 +51,9 @@ pub struct Sample {
     pub time: SampleTime,
     pub host: Host,
     pub cpu: CpuSample,
+    /// Thermal throttling and RAPL energy (`None` in recordings made before perftop read them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<PowerSample>,
     pub memory: MemorySample,
     pub nodes: Vec<NodeSample>,
     pub disks: Vec<DiskSample>,
@@ -104,6 +109,13 @@ pub struct Host {
     /// `hypervisor` flag in cpuinfo or `sys/hypervisor/type`.
     pub hypervisor: Option<String>,
     pub cpu_model: Option<String>,
+    /// The performance-relevant flags of `/proc/cmdline` (`source::boot`), in command-line
+    /// order; `None` when it could not be read (and in older recordings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot_flags: Option<Vec<String>>,
+    /// `etc/tuned/active_profile` under the root, when tuned is installed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tuned_profile: Option<String>,
 }
 
 // ---------------------------------------------------------------- CPU

@@ -23,9 +23,11 @@ fn close(got: Option<f64>, want: f64, what: &str) {
 }
 
 /// 256 CPUs with 4 idle states each: 19 detail files per CPU, 4,864 in all, read in four
-/// turns within the 1,280-file budget. Every CPU's detail is at most three samples old, its
-/// C-state rates are the synthetic host's exactly (over its own four-second interval, not
-/// the sample's one second), and a sample opens about a quarter of the detail files.
+/// turns within the 1,280-file budget (the two core throttle counters ride along). Every
+/// CPU's detail is at most three samples old, its C-state and core-throttle rates are the
+/// synthetic host's exactly (over its own four-second interval, not the sample's one second),
+/// package throttling is read every sample, and a sample opens about a quarter of the detail
+/// files.
 #[test]
 fn per_cpu_detail_in_turns_is_fresh_within_its_period_and_exact() {
     let spec = SynthSpec {
@@ -95,6 +97,7 @@ fn per_cpu_detail_in_turns_is_fresh_within_its_period_and_exact() {
             read_now.abs_diff(256 / u64::from(every)) <= 1,
             "tick {tick}: {read_now} CPUs read"
         );
+        throttle_in_turns(&cur, &d, tick, every);
         // ksoftirqd/i: 4 ticks/s when i % 10 = 3, idle otherwise; idle ones are read in
         // turns and still show 0, busy ones every sample.
         for s in &d.softirq_cpus {
@@ -115,6 +118,63 @@ fn per_cpu_detail_in_turns_is_fresh_within_its_period_and_exact() {
     );
     assert!(median - lo <= 200, "files per sample {files:?}");
     assert!(hi < 256 * 19, "files per sample {files:?}");
+}
+
+/// Core throttle counters follow the CPU's turns and are exact over the core's own interval
+/// (core i: i % 3 events/s, i % 7 ms/s throttled); package counters are read every sample
+/// (package p: p % 4 events/s, p % 5 ms/s).
+fn throttle_in_turns(
+    cur: &perftop::sample::Sample,
+    d: &perftop::derive::Derived,
+    tick: u64,
+    every: u32,
+) {
+    use perftop::sample::ThrottleScope;
+    let power = cur.power.as_ref().expect("power");
+    let cores = power
+        .throttle
+        .iter()
+        .filter(|t| t.scope == ThrottleScope::Core)
+        .count();
+    // Each synthetic CPU is its own core; four nodes of two packages.
+    assert_eq!((cores, power.throttle.len() - cores), (256, 8));
+    for (t, m) in power.throttle.iter().zip(&d.power.throttle) {
+        match t.scope {
+            ThrottleScope::Package => {
+                let p = t.package.expect("package");
+                close(
+                    m.events_per_s,
+                    f64::from(p % 4),
+                    &format!("package {p} events"),
+                );
+                close(
+                    m.throttled_pct,
+                    f64::from(p % 5) / 10.0,
+                    &format!("package {p} %"),
+                );
+                assert!(t.turn.is_none(), "packages every sample");
+            }
+            ThrottleScope::Core => {
+                let i = u64::from(t.cpu);
+                let turn = t.turn.as_ref().expect("cores in turns say when");
+                let at = turn.at.uptime_s.expect("uptime") as u64 - BOOT_AGE_S;
+                assert!(
+                    tick - at < u64::from(every),
+                    "core {i} at {tick}: read at {at}"
+                );
+                if turn.before.is_some() {
+                    close(m.events_per_s, (i % 3) as f64, &format!("core {i} events"));
+                    close(
+                        m.throttled_pct,
+                        (i % 7) as f64 / 10.0,
+                        &format!("core {i} %"),
+                    );
+                } else {
+                    assert_eq!(m.events_per_s, None, "core {i}: one read is no rate");
+                }
+            }
+        }
+    }
 }
 
 /// A governor perftop writes shows on the next sample on any host, not on its policy's turn.

@@ -11,6 +11,7 @@ pub mod filesystems;
 pub mod irq;
 pub mod memory;
 pub mod net;
+pub mod power;
 pub mod pressure;
 pub mod processes;
 
@@ -25,6 +26,7 @@ pub use filesystems::{FsMetrics, TempMetrics};
 pub use irq::{InterruptMetrics, IrqCpuMetrics, IrqKind, IrqLineMetrics, IrqType};
 pub use memory::{DirtyMetrics, HugePageMetrics, MemoryMetrics, NodeMetrics};
 pub use net::{IrqQueueMetrics, NicMetrics, SoftirqCpuMetrics};
+pub use power::{PowerMetrics, RaplMetrics, ThrottleMetrics};
 pub use pressure::{PressureMetrics, PsiMetrics, ReclaimMetrics};
 pub use processes::{ProcessMetrics, TaskCounts};
 
@@ -39,6 +41,8 @@ pub struct Derived {
     pub host: HostMetrics,
     pub cpus: Vec<CpuMetrics>,
     pub policies: Vec<PolicyMetrics>,
+    /// Thermal throttling per core and package, RAPL watts.
+    pub power: PowerMetrics,
     /// The machine's memory (`/proc/meminfo`) and the page size every page count is scaled by.
     pub memory: MemoryMetrics,
     pub nodes: Vec<NodeMetrics>,
@@ -128,6 +132,10 @@ pub struct HostMetrics {
     /// Why `temperature_c` is unknown (no sensor: most VMs; a fixture; a stale read).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature_unknown: Option<String>,
+    /// Performance-relevant kernel command-line flags (null: unknown).
+    pub boot_flags: Option<Vec<String>>,
+    /// The active tuned profile (null: none, or no tuned).
+    pub tuned_profile: Option<String>,
 }
 
 /// Shortest interval rates are computed over (see `Interval::between`).
@@ -235,7 +243,11 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
     host.filesystems_unknown = fs_unknown;
     (host.temperature_sensor, host.temperature_c) = hottest.sensor.unzip();
     host.temperature_unknown = hottest.unknown;
+    host.boot_flags = cur.host.boot_flags.clone();
+    host.tuned_profile = cur.host.tuned_profile.clone();
+    let power = power::derive_power(iv, prev, cur, &cpus);
     Derived {
+        power,
         interval_s: iv.secs,
         since_boot: iv.since_boot,
         host,

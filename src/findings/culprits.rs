@@ -104,7 +104,10 @@ pub fn attach(findings: &mut [Finding], d: &Derived) {
                 }
             }
             v
-        } else if id == "cpu.pressure" || id == "cpu.powersave_busy" {
+        } else if matches!(
+            id,
+            "cpu.pressure" | "cpu.powersave_busy" | "cpu.thermal_throttle"
+        ) {
             top(d, CPU, |_| true)
         } else {
             Vec::new()

@@ -85,6 +85,13 @@ pub struct Thresholds {
     /// ... and the rule holds when busy CPUs under a non-`performance` governor are at least
     /// this share of the online CPUs.
     pub powersave_busy_cpu_share: f64,
+    /// cpu.thermal_throttle: a core or package throttled at least this % of the interval
+    /// (any throttle event where the kernel does not count time) ...
+    pub thermal_throttle_pct: f64,
+    /// ... crit at or above this % ...
+    pub thermal_throttle_pct_crit: f64,
+    /// ... while its CPUs are at least this C0% busy on average.
+    pub thermal_throttle_busy_pct: f64,
     /// ksoftirqd.busy: one ksoftirqd/N thread's CPU%.
     pub ksoftirqd_pct: f64,
     /// ... crit at or above this CPU%.
@@ -174,6 +181,9 @@ impl Default for Thresholds {
             pagetables_pct_crit: 15.0,
             powersave_busy_pct: 50.0,
             powersave_busy_cpu_share: 0.25,
+            thermal_throttle_pct: 1.0,
+            thermal_throttle_pct_crit: 20.0,
+            thermal_throttle_busy_pct: 50.0,
             ksoftirqd_pct: 10.0,
             ksoftirqd_pct_crit: 50.0,
             irq_storm_per_s: 50_000.0,
@@ -258,6 +268,8 @@ impl Thresholds {
             &mut t.pagetables_pct,
             &mut t.powersave_busy_pct,
             &mut t.powersave_busy_cpu_share,
+            &mut t.thermal_throttle_pct,
+            &mut t.thermal_throttle_busy_pct,
             &mut t.ksoftirqd_pct,
             &mut t.irq_storm_per_s,
             &mut t.irq_storm_vs_baseline,

@@ -28,7 +28,8 @@ pub(crate) struct CpuStatic {
 }
 
 /// Files one CPU's detail costs a sample: 4 counters per idle state, and `scaling_cur_freq`,
-/// governor and EPP of its policy (one per CPU with intel_pstate, the big-host case).
+/// governor and EPP of its policy (one per CPU with intel_pstate, the big-host case). A core's
+/// two throttle counters (`source::power`) follow the same turns, a tenth more on top.
 fn detail_files(states: usize) -> usize {
     4 * states + 3
 }

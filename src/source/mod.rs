@@ -33,6 +33,7 @@
 //!   frequency on a host below the budget, sysctls, THP, huge page pools, counters, gauges)
 //!   is read every sample.
 
+pub mod boot;
 pub mod cgroups;
 pub mod cpu;
 pub mod disk;
@@ -43,6 +44,7 @@ pub mod kthreads;
 pub mod memory;
 pub mod net;
 pub mod parse;
+pub mod power;
 pub mod pressure;
 mod probe;
 pub mod processes;
@@ -111,6 +113,7 @@ pub struct Reader {
     /// The page size, learnt from the first sample and fixed for the session (see `pagesize`).
     page: Option<(u64, PageKbFrom)>,
     procs: processes::ProcState,
+    power: power::PowerState,
     cgroups: cgroups::CgroupCache,
     /// Filesystems and temperatures, read on their own thread (live root only).
     feed: Option<filesystems::Feed>,
@@ -126,6 +129,7 @@ impl Reader {
             zones: zoneinfo::ZoneCache::default(),
             page: None,
             procs: processes::ProcState::default(),
+            power: power::PowerState::default(),
             cgroups: cgroups::CgroupCache::default(),
             // Started with the reader, so its first read overlaps the first sample's.
             feed: root
@@ -149,6 +153,7 @@ impl Reader {
             self.kthread_pids = None;
             self.zones.forget();
             self.procs.forget();
+            self.power.forget();
             self.cgroups.forget();
         }
         self.samples_read = self.samples_read.wrapping_add(1);
@@ -162,11 +167,13 @@ impl Reader {
         probe.tier.tweaked = std::mem::replace(&mut probe.cache.writes_seen, writes) != writes;
         probe.problems.clear();
         let time = host::read_time(probe);
-        let host = host::read_host(probe, &mut self.cpuinfo);
+        let mut host = host::read_host(probe, &mut self.cpuinfo);
+        boot::read_boot(probe, &mut host);
         let nodes = memory::read_nodes(probe);
         probe.cpus_seen = 0;
         let mut cpu = cpu::read_cpu(probe, &nodes, &time);
         probe.cpus_seen = cpu.cpus.len();
+        let power = Some(power::read_power(probe, &cpu, &time, &mut self.power));
         // Processes before the kernel threads: the pass reads their `stat` and hands it over.
         let kpids = self
             .kthread_pids
@@ -227,6 +234,7 @@ impl Reader {
             time,
             host,
             cpu,
+            power,
             memory,
             nodes,
             disks,

@@ -233,6 +233,7 @@ fn header(r: &mut Report, d: &Derived, n: u64) {
     };
     r.line(&format!("Report {n} at {} UTC: {when}", clock(h.wall_ms)));
     r.wrapped("VM: ", &h.vm_hints);
+    r.wrapped("Boot: ", &crate::view::boot_context(h));
 }
 
 /// A line of cells as plain text.

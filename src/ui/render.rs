@@ -280,6 +280,10 @@ fn header(
     if !h.vm_hints.is_empty() {
         second.push(span(format!("  VM: {}", h.vm_hints.join(", ")), t.dim));
     }
+    let boot = crate::view::boot_context(h);
+    if !boot.is_empty() {
+        second.push(span(format!("  boot: {}", boot.join(" ")), t.dim));
+    }
     if !h.problems.is_empty() {
         second.push(span(
             format!("  {} unreadable file(s)", h.problems.len()),

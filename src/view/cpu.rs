@@ -52,6 +52,7 @@ fn headline(d: &Derived, x: &Ctx) -> Cells {
     if let Some(t) = temperature(d) {
         s.push(cell(format!("  {t}"), Level::Text));
     }
+    s.extend(super::power::headline(d, x));
     let offline = d.cpus.iter().filter(|c| !c.online).count();
     if offline > 0 {
         s.push(cell(format!("  {offline} offline"), Level::Warn));
@@ -275,6 +276,7 @@ fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
             why.trim_start_matches("temperatures: ")
         )));
     }
+    out.extend(super::power::notes(d, x));
     if x.detail {
         out.push(policies(d, x));
     }

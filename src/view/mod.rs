@@ -10,6 +10,7 @@ pub mod huge;
 pub mod levels;
 pub mod model;
 pub mod numa;
+pub mod power;
 pub mod pressure;
 pub mod procs;
 pub mod softirq;
@@ -76,3 +77,13 @@ pub fn pane(p: Pane, d: &Derived, x: &Ctx) -> PaneView {
 }
 
 pub use crate::pane::{keys_for, Pane, JSON_KEYS, PANES};
+
+/// The boot and profile context of the header: the performance flags of the kernel command
+/// line, then `tuned:PROFILE`; empty when there is neither (or neither is known).
+pub fn boot_context(h: &crate::derive::HostMetrics) -> Vec<String> {
+    let mut v = h.boot_flags.clone().unwrap_or_default();
+    if let Some(p) = &h.tuned_profile {
+        v.push(format!("tuned:{p}"));
+    }
+    v
+}

@@ -106,6 +106,16 @@ impl Host {
             out.line(&format!("{dir}/topology/physical_package_id"), pkg)?;
             out.line(&format!("{dir}/topology/die_id"), 0)?;
             out.line(&format!("{dir}/topology/core_id"), core)?;
+            // Thermal throttling, always under the finding's 1%: core i hits its limit i % 3
+            // times a second and spends i % 7 ms a second throttled; package p p % 4 times
+            // and p % 5 ms a second.
+            let t = format!("{dir}/thermal_throttle");
+            let p = u64::from(pkg);
+            out.dir(&t)?;
+            out.line(&format!("{t}/core_throttle_count"), (i % 3) * a)?;
+            out.line(&format!("{t}/core_throttle_total_time_ms"), (i % 7) * a)?;
+            out.line(&format!("{t}/package_throttle_count"), (p % 4) * a)?;
+            out.line(&format!("{t}/package_throttle_total_time_ms"), (p % 5) * a)?;
 
             let r = cpu_rates(i);
             let env = (r[3] + r[4]) * 10_000;
