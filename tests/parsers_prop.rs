@@ -184,7 +184,7 @@ proptest! {
         if let Some(s) = parse_stat(&text) {
             // comm is what lies between the first `(` and the last `)`.
             let (open, close) = (text.find('(').unwrap_or(0), text.rfind(')').unwrap_or(0));
-            prop_assert_eq!(Some(s.comm.as_str()), text.get(open + 1..close));
+            prop_assert_eq!(Some(&*s.comm), text.get(open + 1..close));
             prop_assert!(s.state != ' ');
         }
     }
@@ -441,7 +441,7 @@ proptest! {
 #[test]
 fn process_bases_parse() {
     let s = parse_stat(STAT).expect("stat");
-    assert_eq!((s.comm.as_str(), s.state, s.ppid), ("tokio rt", 'S', 1));
+    assert_eq!((&*s.comm, s.state, s.ppid), ("tokio rt", 'S', 1));
     assert_eq!(
         (s.ticks, s.threads, s.start, s.rss_pages),
         (85, 3, 1842, 1180)

@@ -106,7 +106,9 @@ pub(crate) struct Cache {
 pub struct Reader {
     probe: Probe,
     samples_read: u32,
-    last_sample: Option<Instant>,
+    /// When the previous sample was read: the root's own clock (`/proc/uptime`), and the
+    /// monotonic clock for a root whose uptime cannot be read.
+    last_sample: Option<(Option<f64>, Instant)>,
     pub(crate) kthread_pids: Option<kthreads::KthreadPids>,
     pub(crate) cpuinfo: Option<(Option<String>, bool)>,
     zones: zoneinfo::ZoneCache,
@@ -158,15 +160,20 @@ impl Reader {
         }
         self.samples_read = self.samples_read.wrapping_add(1);
         probe.tier.sample_no += 1;
-        let now = Instant::now();
-        probe.tier.every_sample = self
-            .last_sample
-            .replace(now)
-            .is_none_or(|t| now.duration_since(t) >= SETTINGS_EVERY_SAMPLE_GAP);
         let writes = crate::root::writes();
         probe.tier.tweaked = std::mem::replace(&mut probe.cache.writes_seen, writes) != writes;
         probe.problems.clear();
         let time = host::read_time(probe);
+        // Samples far apart read every setting. Far apart by the root's own clock, as derive
+        // measures intervals: a fixture tree read slowly on a loaded machine is still one
+        // second a tick, and a live host's uptime is its monotonic time.
+        let now = (time.uptime_s, Instant::now());
+        let gap = SETTINGS_EVERY_SAMPLE_GAP.as_secs_f64();
+        probe.tier.every_sample = match self.last_sample.replace(now) {
+            None => true,
+            Some((Some(was), _)) if now.0.is_some() => now.0.is_some_and(|u| u - was >= gap),
+            Some((_, was)) => now.1.duration_since(was).as_secs_f64() >= gap,
+        };
         let mut host = host::read_host(probe, &mut self.cpuinfo);
         boot::read_boot(probe, &mut host);
         let nodes = memory::read_nodes(probe);

@@ -104,7 +104,7 @@ impl ProcState {
             return Some(t.clone());
         }
         self.prev.get(&pid).map(|p| ThreadRead {
-            comm: p.stat.comm.clone(),
+            comm: p.stat.comm.to_string(),
             ticks: p.c.ticks,
             since: None,
         })
@@ -311,7 +311,7 @@ pub fn read_processes(
                 pid,
                 ppid: stat.ppid,
                 start: stat.start,
-                comm: stat.comm.clone(),
+                comm: stat.comm.to_string(),
                 state: stat.state,
                 kernel: stat.flags & PF_KTHREAD != 0,
                 threads: stat.threads,
@@ -418,7 +418,7 @@ fn read_one(
                     .is_some_and(|l| l.wall_ms != p.at.wall_ms)
             })
             .map(|p| p.at.clone());
-        let comm = stat.comm.clone();
+        let comm = stat.comm.to_string();
         let ticks = stat.ticks;
         state
             .read_now

@@ -9,7 +9,9 @@ pub const PF_KTHREAD: u64 = 0x0020_0000;
 /// The fields of `/proc/PID/stat` perftop uses.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Stat {
-    pub comm: String,
+    /// Shared: an idle process not read this pass is carried over with its last `Stat`, and
+    /// cloning a thousand names a pass showed in the profile.
+    pub comm: std::sync::Arc<str>,
     pub state: char,
     pub ppid: u32,
     pub flags: u64,
@@ -54,7 +56,7 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
     // wchan nswap cnswap exit_signal, then processor (absent on very old kernels).
     let cpu = f.nth(14).and_then(dec).and_then(|c| u32::try_from(c).ok());
     Some(Stat {
-        comm: comm.to_string(),
+        comm: std::sync::Arc::from(comm),
         state,
         ppid,
         flags,
@@ -123,7 +125,7 @@ mod tests {
                     987654 5050368 321 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 \
                     0 0 0 0 0 0 0 0 0 0 0";
         let s = parse_stat(line).expect("parses");
-        assert_eq!(s.comm, "a b) (c)");
+        assert_eq!(&*s.comm, "a b) (c)");
         assert_eq!(s.state, 'S');
         assert_eq!(s.ppid, 1);
         assert_eq!(s.flags, 4_194_560);
