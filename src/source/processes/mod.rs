@@ -35,7 +35,7 @@ const KEEP_BLOCKED: usize = 8;
 /// An idle process (no CPU, I/O, faults or RSS change, not R or D, not shown, when last
 /// read) is read every this many passes, in turns; an active one every pass. Its counters are
 /// cumulative, so when it is read its rates over its own interval are exact.
-pub const IDLE_EVERY: u32 = 8;
+pub const IDLE_EVERY: u32 = 16;
 
 /// CPU time (`/proc/stat` user + nice + system) the processes read this pass must account
 /// for, within this many ticks per second (a tenth of a CPU): more unexplained than that and
