@@ -1,7 +1,7 @@
 //! cgroup findings: a group held back by its CPU quota (`cgroup.throttled`) and a group at
 //! its memory.high or near its memory limit (`cgroup.memory_high`). Each names the group.
 
-use super::{worst, Finding, Severity, Thresholds};
+use super::{culprits, worst, Finding, Severity, Thresholds};
 use crate::derive::{CgroupMetrics, Derived};
 use crate::sample::Limit;
 use crate::units::{fit, kb};
@@ -52,15 +52,34 @@ pub(super) fn throttled(d: &Derived, t: &Thresholds) -> Option<Finding> {
                 "{} throttled {share:.0}% of periods, {ms:.0} ms/s: uses {used} of {quota} CPU",
                 name(g)
             );
-            Some((sev, ms, msg))
+            Some((sev, ms, msg, g.path.as_str()))
         })
         .collect();
-    worst("cgroup.throttled", PANE, None, hits)
+    worst_group(d, "cgroup.throttled", false, hits)
 }
 
 pub(super) fn memory_high(d: &Derived, t: &Thresholds) -> Option<Finding> {
-    let hits = d.cgroups.iter().filter_map(|g| memory_hit(g, t)).collect();
-    worst("cgroup.memory_high", PANE, None, hits)
+    let hits = d
+        .cgroups
+        .iter()
+        .filter_map(|g| memory_hit(g, t).map(|(s, v, m)| (s, v, m, g.path.as_str())))
+        .collect();
+    worst_group(d, "cgroup.memory_high", true, hits)
+}
+
+/// The worst group's finding (as `worst`), naming the processes inside that group.
+fn worst_group(
+    d: &Derived,
+    id: &str,
+    memory: bool,
+    mut hits: Vec<(Severity, f64, String, &str)>,
+) -> Option<Finding> {
+    hits.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)));
+    let path = hits.first()?.3.to_string();
+    let hits = hits.into_iter().map(|(s, v, m, _)| (s, v, m)).collect();
+    let mut f = worst(id, PANE, None, hits)?;
+    f.culprits = culprits::in_group(d, &path, memory);
+    Some(f)
 }
 
 /// One group's memory finding: (severity, how bad, message).

@@ -33,6 +33,7 @@ impl Culprit {
             "io_kb_per_s" => format!("{}/s", size(v)),
             "rss_growth_kb_per_s" => format!("+{}/s", size(v)),
             "major_faults_per_s" => format!("{} flt/s", crate::units::compact(Some(v))),
+            "rss_kb" => size(v),
             _ => format!("{v:.0}"),
         };
         format!("{} {what}", crate::text::safe::line(&self.comm))
@@ -54,6 +55,8 @@ const IO: Metric = (
     1024.0,
 );
 const GROWTH: Metric = ("rss_growth_kb_per_s", |m| m.rss_growth_kb_per_s, 1024.0);
+/// Resident memory, for a group at its memory limit: what holds the memory (1 MiB at least).
+const RSS: Metric = ("rss_kb", |m| m.rss_kb.map(|k| k as f64), 1024.0);
 const FAULTS: Metric = ("major_faults_per_s", |m| m.major_faults_per_s, 1.0);
 
 /// The top processes by `metric` among those `which` admits, at least its floor each.
@@ -88,6 +91,31 @@ pub fn on_cpu(d: &Derived, cpu: u32) -> Vec<Culprit> {
     top(d, CPU, |m| m.last_cpu == Some(cpu))
 }
 
+/// True when a process in cgroup `of` is inside the group at `path` (the group itself or
+/// one below it: a container's processes sit in its sub-groups).
+fn inside(of: Option<&str>, path: &str) -> bool {
+    let Some(of) = of else { return false };
+    let base = path.trim_end_matches('/');
+    base.is_empty() || of == base || of.strip_prefix(base).is_some_and(|r| r.starts_with('/'))
+}
+
+/// The processes behind a cgroup finding, inside the group at `path`: by CPU for a group
+/// held back by its CPU quota; for one at its memory limit, RSS growth first, then the
+/// largest RSS (what the limit is full of).
+pub(super) fn in_group(d: &Derived, path: &str, memory: bool) -> Vec<Culprit> {
+    let mine = |m: &ProcessMetrics| inside(m.cgroup.as_deref(), path);
+    if !memory {
+        return top(d, CPU, mine);
+    }
+    let mut v = top(d, GROWTH, mine);
+    for c in top(d, RSS, mine) {
+        if v.len() < MAX_CULPRITS && v.iter().all(|x| x.pid != c.pid) {
+            v.push(c);
+        }
+    }
+    v
+}
+
 /// Names the culprits of each finding that has none yet, by its id.
 pub fn attach(findings: &mut [Finding], d: &Derived) {
     for f in findings.iter_mut().filter(|f| f.culprits.is_empty()) {
@@ -112,5 +140,21 @@ pub fn attach(findings: &mut [Finding], d: &Derived) {
         } else {
             Vec::new()
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::inside;
+
+    #[test]
+    fn a_process_is_inside_its_group_and_the_groups_below() {
+        let g = "/system.slice/docker-ab12.scope";
+        assert!(inside(Some(g), g));
+        assert!(inside(Some("/system.slice/docker-ab12.scope/init"), g));
+        assert!(!inside(Some("/system.slice/docker-ab123.scope"), g));
+        assert!(!inside(Some("/user.slice"), g));
+        assert!(!inside(None, g));
+        assert!(inside(Some("/user.slice"), "/"));
     }
 }

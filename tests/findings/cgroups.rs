@@ -371,3 +371,93 @@ fn memory_high_at_and_under_its_thresholds() {
         )
     );
 }
+
+/// `(pid, comm, cgroup, CPU ticks over the interval, RSS MiB at the start, RSS MiB growth)`
+/// as kept tasks in both samples (4 kB pages; derive computes the rates).
+fn tasks(p: &mut Pair, list: &[(u32, &str, &str, u64, u64, u64)]) {
+    use perftop::sample::{Processes, Task, TaskCounters};
+    let page_kb = 4;
+    let base_wall_ms = p.a.time.wall_ms;
+    let at = |ticks: u64, rss_mib: u64| TaskCounters {
+        ticks,
+        rss_pages: rss_mib * 1024 / page_kb,
+        ..TaskCounters::default()
+    };
+    for (s, later) in [(&mut p.a, false), (&mut p.b, true)] {
+        s.memory.page_kb = Some(page_kb);
+        let tasks = list
+            .iter()
+            .map(|&(pid, comm, cg, ticks, rss, growth)| Task {
+                pid,
+                comm: comm.into(),
+                state: 'S',
+                start: 1,
+                threads: 1,
+                cgroup: Some(cg.into()),
+                counters: if later {
+                    at(1_000 + ticks, rss + growth)
+                } else {
+                    at(1_000, rss)
+                },
+                ..Task::default()
+            })
+            .collect();
+        s.processes = Some(Processes {
+            total: list.len() as u32,
+            base_wall_ms: Some(base_wall_ms),
+            tasks,
+            ..Processes::default()
+        });
+    }
+}
+
+fn culprit_list(f: &Finding) -> Vec<(u32, String, f64)> {
+    f.culprits
+        .iter()
+        .map(|c| (c.pid, c.metric.clone(), (c.value * 10.0).round() / 10.0))
+        .collect()
+}
+
+#[test]
+fn cgroup_findings_name_the_processes_inside_the_group() {
+    let mut p = Pair::quiet(10.0);
+    throttled(&mut p, 50.0, 50.0);
+    // In 10 s: 500 ticks = 50%, 900 ticks = 90%; the busiest process of the host is in
+    // another group, one is in a sub-group of the throttled one, one in a group whose name
+    // only starts like it.
+    tasks(
+        &mut p,
+        &[
+            (10, "worker", "/system.slice/app.service", 500, 10, 0),
+            (11, "child", "/system.slice/app.service/sub", 300, 10, 0),
+            (12, "other", "/system.slice/app.service2", 950, 10, 0),
+            (13, "outside", "/user.slice", 990, 10, 0),
+        ],
+    );
+    let f = p.fires("cgroup.throttled");
+    assert_eq!(
+        culprit_list(&f),
+        [(10, "cpu_pct".into(), 50.0), (11, "cpu_pct".into(), 30.0)]
+    );
+    // The memory finding: RSS growth first (2 MiB in 2 s = 1024 kB/s), then the largest RSS.
+    let mut p = Pair::quiet(2.0);
+    memory(&mut p, 950, None, None, 0, 0);
+    tasks(
+        &mut p,
+        &[
+            (20, "grower", "/system.slice/db.service", 0, 100, 2),
+            (21, "big", "/system.slice/db.service", 0, 700, 0),
+            (22, "small", "/system.slice/db.service", 0, 40, 0),
+            (23, "huge", "/user.slice", 0, 5000, 0),
+        ],
+    );
+    let f = p.fires("cgroup.memory_high");
+    assert_eq!(
+        culprit_list(&f),
+        [
+            (20, "rss_growth_kb_per_s".into(), 1024.0),
+            (21, "rss_kb".into(), 716_800.0),
+            (22, "rss_kb".into(), 40_960.0),
+        ]
+    );
+}
