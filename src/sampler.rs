@@ -46,6 +46,27 @@ impl Clock {
         self
     }
 
+    /// What ends a headless mode (`record`, `export`): SIGTERM, SIGINT or SIGHUP set the
+    /// flag and write a byte to the socket returned, for `wake_on`: the idle wait between
+    /// samples costs one `read`, not a wake-up every `SLICE`.
+    pub fn signals() -> anyhow::Result<(Arc<AtomicBool>, UnixStream)> {
+        use anyhow::Context;
+        let stop = Arc::new(AtomicBool::new(false));
+        let (wake, waker) = UnixStream::pair().context("wake socket")?;
+        waker.set_nonblocking(true).context("wake socket")?;
+        for sig in [
+            signal_hook::consts::SIGTERM,
+            signal_hook::consts::SIGINT,
+            signal_hook::consts::SIGHUP,
+        ] {
+            signal_hook::flag::register(sig, Arc::clone(&stop))
+                .context("installing signal handlers")?;
+            let w = waker.try_clone().context("wake socket")?;
+            signal_hook::low_level::pipe::register(sig, w).context("installing signal handlers")?;
+        }
+        Ok((stop, wake))
+    }
+
     /// Ends waits (and the clock) once `flag` is set, e.g. by a signal handler.
     pub fn stop_on(mut self, flag: Arc<AtomicBool>) -> Clock {
         self.stop = Some(flag);

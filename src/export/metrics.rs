@@ -6,7 +6,7 @@
 use crate::assess::Assessed;
 use crate::findings::{Baselines, Thresholds};
 use crate::pane::JSON_KEYS;
-use crate::record::openmetrics::points;
+use crate::record::openmetrics::{om_value as value, points};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -60,16 +60,6 @@ fn help(family: &str) -> String {
             "perftop {} (README: The delta JSON contract)",
             family.trim_start_matches("perftop_").replace('_', " ")
         ),
-    }
-}
-
-fn value(v: f64) -> String {
-    if v.is_nan() {
-        "NaN".into()
-    } else if v.is_infinite() {
-        if v > 0.0 { "+Inf" } else { "-Inf" }.into()
-    } else {
-        format!("{v}")
     }
 }
 

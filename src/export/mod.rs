@@ -17,9 +17,8 @@ use crate::findings::Thresholds;
 use crate::root::Root;
 use crate::sampler::Clock;
 use crate::source::Reader;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -45,19 +44,7 @@ pub fn export(root: &Root, args: &ExportArgs, thresholds: &Thresholds) -> Result
         Some(addr) => Some(http::serve(addr, Arc::clone(&latest))?),
         None => None,
     };
-    let stop = Arc::new(AtomicBool::new(false));
-    let (wake, waker) = std::os::unix::net::UnixStream::pair().context("wake socket")?;
-    waker.set_nonblocking(true).context("wake socket")?;
-    for sig in [
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGHUP,
-    ] {
-        signal_hook::flag::register(sig, Arc::clone(&stop))
-            .context("installing signal handlers")?;
-        let w = waker.try_clone().context("wake socket")?;
-        signal_hook::low_level::pipe::register(sig, w).context("installing signal handlers")?;
-    }
+    let (stop, wake) = Clock::signals()?;
     if let Some(addr) = server.as_ref().map(|s| s.addr) {
         eprintln!("perftop: serving http://{addr}/metrics");
     }

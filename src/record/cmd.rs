@@ -10,7 +10,6 @@ use crate::sampler::Clock;
 use crate::source::Reader;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -35,21 +34,7 @@ pub fn record(root: &Root, args: &RecordArgs) -> Result<()> {
         max_size: args.max_size.as_deref().map(parse_size).transpose()?,
         max_age: args.retain.as_deref().map(parse_duration).transpose()?,
     };
-    let stop = Arc::new(AtomicBool::new(false));
-    // The handlers set the flag and write a byte the clock's wait blocks on: the idle wait
-    // between samples costs one `read`, not a wake-up every 50 ms.
-    let (wake, waker) = std::os::unix::net::UnixStream::pair().context("wake socket")?;
-    waker.set_nonblocking(true).context("wake socket")?;
-    for sig in [
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGHUP,
-    ] {
-        signal_hook::flag::register(sig, Arc::clone(&stop))
-            .context("installing signal handlers")?;
-        let w = waker.try_clone().context("wake socket")?;
-        signal_hook::low_level::pipe::register(sig, w).context("installing signal handlers")?;
-    }
+    let (stop, wake) = Clock::signals()?;
     let mut reader = Reader::new(root.clone());
     let first = reader.sample();
     let mut rec = Recorder::create(&args.output, &first, args.interval, retention)?;

@@ -235,7 +235,9 @@ fn render_labels(labels: &[(String, String)], out: &mut String) {
     out.push('}');
 }
 
-fn om_value(v: f64) -> String {
+/// A sample value as both text formats write it (`NaN`, `+Inf`, `-Inf`, else Rust's
+/// shortest round-trip form).
+pub(crate) fn om_value(v: f64) -> String {
     if v.is_nan() {
         "NaN".into()
     } else if v.is_infinite() {
