@@ -1,0 +1,142 @@
+//! NIC health rules: `nic.errors` (frames missed for a full ring, or arriving corrupt) and
+//! `nic.link` (half duplex, a flapping carrier); and the RPS pointer `softirq.hotspot` gets when
+//! the busy NIC has a single rx queue, where moving its one IRQ only moves the hotspot.
+
+use super::{finding, Finding, Severity, Thresholds};
+use crate::derive::{Derived, NicMetrics};
+use crate::pane::Pane;
+use crate::units::compact;
+
+pub fn errors(d: &Derived, t: &Thresholds) -> Option<Finding> {
+    // Per NIC: ring overflows (rx_missed_errors; drivers that count them as FIFO errors
+    // instead) and CRC errors.
+    let bad = |n: &NicMetrics| {
+        let l = n.link.as_ref();
+        let ring = l
+            .and_then(|l| l.rx_missed_per_s)
+            .into_iter()
+            .chain(n.rx_fifo_per_s)
+            .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
+        let crc = l.and_then(|l| l.rx_crc_per_s);
+        (ring, crc)
+    };
+    let worst = d
+        .nics
+        .iter()
+        .map(|n| (n, bad(n)))
+        .filter(|(_, (ring, crc))| {
+            ring.is_some_and(|v| v >= t.nic_errors_per_s)
+                || crc.is_some_and(|v| v >= t.nic_errors_per_s)
+        })
+        .max_by(|a, b| {
+            let s = |x: &(Option<f64>, Option<f64>)| x.0.unwrap_or(0.0) + x.1.unwrap_or(0.0);
+            s(&a.1).total_cmp(&s(&b.1))
+        })?;
+    let (n, (ring, crc)) = worst;
+    let mut why = Vec::new();
+    if let Some(r) = ring.filter(|&v| v >= t.nic_errors_per_s) {
+        why.push(format!(
+            "{} missed/s (rx ring full: raise it with ethtool -G or spread the rx work)",
+            compact(Some(r))
+        ));
+    }
+    if let Some(c) = crc.filter(|&v| v >= t.nic_errors_per_s) {
+        why.push(format!(
+            "{} CRC errors/s (a bad cable, optic or port)",
+            compact(Some(c))
+        ));
+    }
+    let msg = format!("{}: {}", n.name, why.join(", "));
+    Some(finding(
+        "nic.errors",
+        Severity::Warn,
+        Pane::Softirq.name(),
+        None,
+        msg,
+    ))
+}
+
+pub fn link(d: &Derived, t: &Thresholds) -> Option<Finding> {
+    let mut why = Vec::new();
+    for n in &d.nics {
+        let Some(l) = &n.link else { continue };
+        let up = l.operstate.as_deref() == Some("up");
+        if up && l.duplex.as_deref() == Some("half") {
+            why.push(format!(
+                "{} is half duplex{} (autonegotiation failed: collisions, a fraction of the speed)",
+                n.name,
+                l.speed_mbps
+                    .map(|s| format!(" at {s} Mb/s"))
+                    .unwrap_or_default()
+            ));
+        }
+        if let Some(c) = l
+            .carrier_changes_delta
+            .filter(|&c| c as f64 >= t.nic_carrier_changes)
+        {
+            why.push(format!(
+                "{} carrier changed {c} time{} in {}s (link flapping; now {})",
+                n.name,
+                if c == 1 { "" } else { "s" },
+                d.interval_s
+                    .map(|s| format!("{s:.0}"))
+                    .unwrap_or_else(|| "-".into()),
+                l.operstate.as_deref().unwrap_or("-")
+            ));
+        }
+    }
+    if why.is_empty() {
+        return None;
+    }
+    Some(finding(
+        "nic.link",
+        Severity::Warn,
+        Pane::Softirq.name(),
+        None,
+        why.join("; "),
+    ))
+}
+
+/// `softirq.hotspot` on a host whose busiest receiving NIC has one rx queue: spreading IRQs
+/// cannot help, RPS can; the finding names the `net.DEV.rx-0.rps_cpus` tweak instead.
+pub fn point_to_rps(d: &Derived, mut f: Finding) -> Finding {
+    let single = d
+        .nics
+        .iter()
+        .filter(|n| n.driver.is_some() && n.rx_queues == 1)
+        .filter(|n| n.rx_packets_per_s.is_some_and(|p| p > 0.0))
+        .max_by(|a, b| {
+            a.rx_packets_per_s
+                .unwrap_or(0.0)
+                .total_cmp(&b.rx_packets_per_s.unwrap_or(0.0))
+        });
+    let busiest_any = d.nics.iter().filter(|n| n.driver.is_some()).max_by(|a, b| {
+        a.rx_packets_per_s
+            .unwrap_or(0.0)
+            .total_cmp(&b.rx_packets_per_s.unwrap_or(0.0))
+    });
+    // Only when the single-queue NIC is the busiest one with a driver.
+    if let (Some(n), Some(b)) = (single, busiest_any) {
+        if n.name == b.name {
+            let rps_on = n
+                .rps_cpus
+                .first()
+                .cloned()
+                .flatten()
+                .is_some_and(|m| !m.is_empty());
+            let tweak = format!("net.{}.rx-0.rps_cpus", n.name);
+            f.message = format!(
+                "{}; {} has one rx queue: moving its IRQ only moves the hotspot, {}",
+                f.message,
+                n.name,
+                if rps_on {
+                    "RPS is on: widen its CPU set"
+                } else {
+                    "turn on RPS"
+                }
+            );
+            f.tweak = Some(tweak);
+        }
+    }
+    f
+}

@@ -1,0 +1,69 @@
+//! TCP/UDP stack rules: `net.listen_overflow` (an accept queue full: connections dropped while
+//! the box looks idle), `net.retrans` (segments sent again), `udp.rcvbuf` (datagrams dropped
+//! for want of receive buffer).
+
+use super::{finding, Finding, Severity, Thresholds};
+use crate::derive::Derived;
+use crate::pane::Pane;
+use crate::units::compact;
+
+pub fn listen_overflow(d: &Derived, t: &Thresholds) -> Option<Finding> {
+    let m = d.tcp.as_ref()?;
+    let ovf = m
+        .listen_overflows_per_s
+        .filter(|&v| v >= t.net_listen_overflow_per_s)?;
+    let msg = format!(
+        "{} listen-queue overflows/s (listen drops {}/s): an accept queue is full, so clients \
+         time out while the box looks idle; raise net.core.somaxconn (the application's own \
+         listen() backlog caps it) or accept faster",
+        compact(Some(ovf)),
+        compact(m.listen_drops_per_s)
+    );
+    Some(finding(
+        "net.listen_overflow",
+        Severity::Crit,
+        Pane::Softirq.name(),
+        Some("net.core.somaxconn"),
+        msg,
+    ))
+}
+
+pub fn retrans(d: &Derived, t: &Thresholds) -> Option<Finding> {
+    let m = d.tcp.as_ref()?;
+    let out = m
+        .out_segs_per_s
+        .filter(|&o| o >= t.net_retrans_min_segs_per_s)?;
+    let pct = m.retrans_pct.filter(|&p| p >= t.net_retrans_pct)?;
+    let sev = if pct >= t.net_retrans_pct_crit {
+        Severity::Crit
+    } else {
+        Severity::Warn
+    };
+    let msg = format!(
+        "TCP retransmits {pct:.1}% of segments out ({} of {}/s, {} timeouts/s): loss or \
+         congestion on the path, or a peer too slow to ack",
+        compact(m.retrans_segs_per_s),
+        compact(Some(out)),
+        compact(m.timeouts_per_s)
+    );
+    Some(finding("net.retrans", sev, Pane::Softirq.name(), None, msg))
+}
+
+pub fn udp_rcvbuf(d: &Derived, t: &Thresholds) -> Option<Finding> {
+    let m = d.tcp.as_ref()?;
+    let e = m
+        .udp_rcvbuf_errors_per_s
+        .filter(|&v| v >= t.udp_rcvbuf_errors_per_s)?;
+    let msg = format!(
+        "{} UDP datagrams/s dropped for a full socket receive buffer: the application reads \
+         too slowly or its SO_RCVBUF is small (net.core.rmem_max caps what it may ask for)",
+        compact(Some(e))
+    );
+    Some(finding(
+        "udp.rcvbuf",
+        Severity::Warn,
+        Pane::Softirq.name(),
+        Some("net.core.rmem_max"),
+        msg,
+    ))
+}
