@@ -33,8 +33,8 @@ pub fn headline(d: &Derived, x: &Ctx) -> Cells {
     s
 }
 
-/// `TCP est 12 lovf 0/s retx 0.1% of 1.2k seg/s tmo 0/s tw 3 orph 0 mem 588K 0.0% of max  UDP
-/// rcvbuf 0/s`; nothing when the stack was not read (an older recording).
+/// `TCP lovf 0/s  retx 0.1% of 1.2k/s  tmo 0/s  est 12 tw 3  mem 588K  UDP rcvbuf 0/s` (segments
+/// out per second; zoomed also orphans and memory against `tcp_mem`'s max); nothing when the stack was not read (an older recording).
 pub fn line(d: &Derived, x: &Ctx) -> Option<Block> {
     let t = x.levels.t;
     let m = d.tcp.as_ref()?;
@@ -47,37 +47,27 @@ pub fn line(d: &Derived, x: &Ctx) -> Option<Block> {
     } else {
         Level::Text
     };
-    let cells = vec![
-        cell(format!("TCP est {}", n(m.curr_estab)), Level::Text),
-        cell("  lovf ", Level::Text),
+    // Most telling first: a narrow screen cuts the tail.
+    let mut cells = vec![
+        cell("TCP lovf ", Level::Text),
         cell(
             format!("{}/s", compact(m.listen_overflows_per_s)),
             overflow_level(m.listen_overflows_per_s, t.net_listen_overflow_per_s),
         ),
         cell("  retx ", Level::Text),
         cell(format!("{}%", pct(m.retrans_pct)), retx_level),
-        cell(
-            format!(" of {} seg/s", compact(m.out_segs_per_s)),
-            Level::Text,
-        ),
+        cell(format!(" of {}/s", compact(m.out_segs_per_s)), Level::Text),
         cell(
             format!("  tmo {}/s", compact(m.timeouts_per_s)),
             Level::Text,
         ),
         cell(
-            format!("  tw {} orph {}", n(m.tw), n(m.orphan)),
+            format!("  est {} tw {}", n(m.curr_estab), n(m.tw)),
             Level::Text,
         ),
-        cell(
-            format!(
-                "  mem {}{}",
-                kb(m.mem_kb),
-                m.mem_of_max_pct
-                    .map(|p| format!(" {p:.1}% of max"))
-                    .unwrap_or_default()
-            ),
-            Level::Text,
-        ),
+    ];
+    cells.push(cell(format!("  mem {}", kb(m.mem_kb)), Level::Text));
+    cells.extend([
         cell("  UDP rcvbuf ", Level::Text),
         cell(
             format!("{}/s", compact(m.udp_rcvbuf_errors_per_s)),
@@ -87,7 +77,13 @@ pub fn line(d: &Derived, x: &Ctx) -> Option<Block> {
                 f64::INFINITY,
             ),
         ),
-    ];
+    ]);
+    if x.detail {
+        cells.push(cell(format!("  orphans {}", n(m.orphan)), Level::Text));
+        if let Some(p) = m.mem_of_max_pct {
+            cells.push(cell(format!(", mem {p:.1}% of tcp_mem max"), Level::Text));
+        }
+    }
     Some(Block::Line(cells))
 }
 
