@@ -36,17 +36,27 @@ pub fn errors(d: &Derived, t: &Thresholds) -> Option<Finding> {
     let mut why = Vec::new();
     if let Some(r) = ring.filter(|&v| v >= t.nic_errors_per_s) {
         why.push(format!(
-            "{} missed/s (rx ring full: raise it with ethtool -G or spread the rx work)",
+            "{} missed/s (rx ring full: ethtool -G)",
             compact(Some(r))
         ));
     }
     if let Some(c) = crc.filter(|&v| v >= t.nic_errors_per_s) {
         why.push(format!(
-            "{} CRC errors/s (a bad cable, optic or port)",
+            "{} CRC errors/s (bad cable, optic or port)",
             compact(Some(c))
         ));
     }
-    let msg = format!("{}: {}", n.name, why.join(", "));
+    let msg = if why.len() > 1 {
+        // Both: the short forms, so the line fits the strip.
+        format!(
+            "{}: {} missed/s (rx ring full), {} CRC errors/s (bad link)",
+            n.name,
+            compact(ring),
+            compact(crc)
+        )
+    } else {
+        format!("{}: {}", n.name, why.join(", "))
+    };
     Some(finding(
         "nic.errors",
         Severity::Warn,
@@ -63,7 +73,7 @@ pub fn link(d: &Derived, t: &Thresholds) -> Option<Finding> {
         let up = l.operstate.as_deref() == Some("up");
         if up && l.duplex.as_deref() == Some("half") {
             why.push(format!(
-                "{} is half duplex{} (autonegotiation failed: collisions, a fraction of the speed)",
+                "{} is half duplex{}: autonegotiation failed",
                 n.name,
                 l.speed_mbps
                     .map(|s| format!(" at {s} Mb/s"))
@@ -75,7 +85,7 @@ pub fn link(d: &Derived, t: &Thresholds) -> Option<Finding> {
             .filter(|&c| c as f64 >= t.nic_carrier_changes)
         {
             why.push(format!(
-                "{} carrier changed {c} time{} in {}s (link flapping; now {})",
+                "{} carrier changed {c} time{} in {}s (flapping; now {})",
                 n.name,
                 if c == 1 { "" } else { "s" },
                 d.interval_s
@@ -85,15 +95,17 @@ pub fn link(d: &Derived, t: &Thresholds) -> Option<Finding> {
             ));
         }
     }
-    if why.is_empty() {
-        return None;
-    }
+    let first = why.first()?.clone();
+    let msg = match why.len() {
+        1 => first,
+        n => format!("{first}; +{} more", n - 1),
+    };
     Some(finding(
         "nic.link",
         Severity::Warn,
         Pane::Softirq.name(),
         None,
-        why.join("; "),
+        msg,
     ))
 }
 
@@ -118,23 +130,21 @@ pub fn point_to_rps(d: &Derived, mut f: Finding) -> Finding {
     // Only when the single-queue NIC is the busiest one with a driver.
     if let (Some(n), Some(b)) = (single, busiest_any) {
         if n.name == b.name {
-            let rps_on = n
-                .rps_cpus
-                .first()
-                .cloned()
-                .flatten()
-                .is_some_and(|m| !m.is_empty());
             let tweak = format!("net.{}.rx-0.rps_cpus", n.name);
-            f.message = format!(
-                "{}; {} has one rx queue: moving its IRQ only moves the hotspot, {}",
-                f.message,
-                n.name,
-                if rps_on {
-                    "RPS is on: widen its CPU set"
-                } else {
-                    "turn on RPS"
-                }
-            );
+            // The strip has 76 columns: the longest wording that fits.
+            let base = f
+                .message
+                .strip_suffix(": spread IRQs/RPS")
+                .unwrap_or(&f.message)
+                .to_string();
+            let fits = |m: &String| m.chars().count() <= 76;
+            let long = format!("{base}: 1-queue {}, use RPS", n.name);
+            let short = format!("{base}: 1 rx queue, use RPS");
+            if fits(&long) {
+                f.message = long;
+            } else if fits(&short) {
+                f.message = short;
+            }
             f.tweak = Some(tweak);
         }
     }

@@ -12,12 +12,10 @@ pub fn listen_overflow(d: &Derived, t: &Thresholds) -> Option<Finding> {
     let ovf = m
         .listen_overflows_per_s
         .filter(|&v| v >= t.net_listen_overflow_per_s)?;
+    // The application's own listen() backlog caps what somaxconn allows: the knob says so.
     let msg = format!(
-        "{} listen-queue overflows/s (listen drops {}/s): an accept queue is full, so clients \
-         time out while the box looks idle; raise net.core.somaxconn (the application's own \
-         listen() backlog caps it) or accept faster",
-        compact(Some(ovf)),
-        compact(m.listen_drops_per_s)
+        "{} listen overflows/s: accept queue full, apps time out, box looks idle",
+        compact(Some(ovf))
     );
     Some(finding(
         "net.listen_overflow",
@@ -40,10 +38,9 @@ pub fn retrans(d: &Derived, t: &Thresholds) -> Option<Finding> {
         Severity::Warn
     };
     let msg = format!(
-        "TCP retransmits {pct:.1}% of segments out ({} of {}/s, {} timeouts/s): loss or \
-         congestion on the path, or a peer too slow to ack",
-        compact(m.retrans_segs_per_s),
+        "TCP retransmits {pct:.1}% of {} segments/s out ({}/s, {} timeouts/s)",
         compact(Some(out)),
+        compact(m.retrans_segs_per_s),
         compact(m.timeouts_per_s)
     );
     Some(finding("net.retrans", sev, Pane::Softirq.name(), None, msg))
@@ -55,8 +52,7 @@ pub fn udp_rcvbuf(d: &Derived, t: &Thresholds) -> Option<Finding> {
         .udp_rcvbuf_errors_per_s
         .filter(|&v| v >= t.udp_rcvbuf_errors_per_s)?;
     let msg = format!(
-        "{} UDP datagrams/s dropped for a full socket receive buffer: the application reads \
-         too slowly or its SO_RCVBUF is small (net.core.rmem_max caps what it may ask for)",
+        "{} UDP datagrams/s dropped: socket receive buffers full (app too slow)",
         compact(Some(e))
     );
     Some(finding(
