@@ -6,7 +6,7 @@
 //! pages of the host's page size as the sample recorded it: never inferred, unknown without it.
 
 use super::{ratio, Interval};
-use crate::sample::{NicLink, Sample, TcpSample};
+use crate::sample::{NicLink, PageKbFrom, Sample, TcpSample};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -47,7 +47,13 @@ pub fn derive_tcp(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Option<T
     let r = |f: fn(&TcpSample) -> Option<u64>| iv.rate(d(f));
     let retrans = d(|x| x.retrans_segs);
     let out = d(|x| x.out_segs);
-    let page_kb = cur.memory.page_kb;
+    // The kernel's page size (live) or the one exact meminfo/vmstat pairs agree on (a fixture
+    // root, an old recording); never the 4 kB default assumed when there was nothing to go by.
+    let page_kb = cur.memory.page_kb.filter(|_| {
+        cur.memory
+            .page_kb_from
+            .is_some_and(|f| f != PageKbFrom::Default)
+    });
     let mem_max = t.tcp_mem.map(|m| m[2]);
     Some(TcpMetrics {
         listen_overflows_per_s: r(|x| x.listen_overflows),

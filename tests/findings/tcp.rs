@@ -56,6 +56,13 @@ fn a_healthy_stack_raises_nothing_and_derives_by_hand() {
     assert_eq!(m.mem_kb, None, "no page size: unknown, never a guess");
     let mut q = tcp_pair();
     q.b.memory.page_kb = Some(4);
+    q.b.memory.page_kb_from = Some(perftop::sample::PageKbFrom::Default);
+    assert_eq!(
+        q.derive().derived.tcp.expect("tcp").mem_kb,
+        None,
+        "a 4 kB page assumed for want of anything to go by is not the host's"
+    );
+    q.b.memory.page_kb_from = Some(perftop::sample::PageKbFrom::Host);
     let m = q.derive().derived.tcp.expect("tcp");
     assert_eq!(m.mem_kb, Some(588));
     let pct = m.mem_of_max_pct.expect("pct");
