@@ -282,6 +282,10 @@ fn truncated_and_missing_stack_files_are_unknown_not_zero() {
 
 // ---------------------------------------------------------------- tweaks
 
+/// Tests that write through perftop (which makes every setting of every reader due) and the
+/// test of the settings tier take turns.
+static WRITES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn host() -> (tempfile::TempDir, Ctx) {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("root");
@@ -316,6 +320,7 @@ fn set(ctx: &Ctx, knob: &str, value: &str) -> Result<(), String> {
 
 #[test]
 fn socket_sysctls_set_read_back_and_undo() {
+    let _one = WRITES.lock().unwrap_or_else(|e| e.into_inner());
     let (_dir, ctx) = host();
     let read = |f: &str| ctx.root.read_line(&format!("proc/sys/net/{f}"));
     set(&ctx, "net.core.somaxconn", "8192").expect("somaxconn");
@@ -352,6 +357,7 @@ fn socket_sysctls_set_read_back_and_undo() {
 
 #[test]
 fn rps_takes_a_cpu_list_or_mask_of_online_cpus_and_undoes() {
+    let _one = WRITES.lock().unwrap_or_else(|e| e.into_inner());
     let (_dir, ctx) = host();
     let rel = "sys/class/net/eth0/queues/rx-0/rps_cpus";
     let p = plan::plan(&ctx, "net.eth0.rx-0.rps_cpus", "0-1").expect("plan");
@@ -373,4 +379,47 @@ fn rps_takes_a_cpu_list_or_mask_of_online_cpus_and_undoes() {
     // A queue that does not exist: disabled with the reason and the command.
     let e = plan::plan(&ctx, "net.eth9.rx-0.rps_cpus", "0").expect_err("no eth9");
     assert!(e.to_string().contains("not present"), "{e}");
+}
+
+/// The link's settings are read in the settings tier, but a moved `carrier_changes` (a
+/// counter, read every sample) reads them again in the same sample: a link that went down is
+/// never shown up. Without a carrier change an edited `operstate` shows within the tier's 10
+/// samples. (Serialised with the tweak tests: a perftop write makes every setting due.)
+#[test]
+fn a_carrier_change_rereads_the_link_state_at_once() {
+    let _one = WRITES.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = tree(dir.path(), "t0", &T0);
+    let eth0 = root.join("sys/class/net/eth0");
+    let mut reader = Reader::new(Root::new(&root));
+    let state = |s: &Sample| {
+        let l = s
+            .net
+            .devices
+            .iter()
+            .find(|d| d.name == "eth0")
+            .and_then(|d| d.link.clone())
+            .expect("eth0 link");
+        (l.operstate, l.speed_mbps, l.carrier_changes)
+    };
+    let first = reader.sample();
+    assert_eq!(state(&first), (Some("up".into()), Some(10_000), Some(3)));
+    // No carrier change: the edit shows when the setting is due, within 10 samples (taken
+    // back to back, well within the 2 s that make every setting due at once).
+    fs::write(eth0.join("operstate"), "down\n").expect("operstate");
+    let mut samples = 1;
+    while state(&reader.sample()).0.as_deref() == Some("up") {
+        samples += 1;
+        assert!(samples <= 10, "operstate not read again in 10 samples");
+    }
+    // It was just read: due again only 10 samples on. The carrier comes back: the counter
+    // moves, and the same sample reads the state (and the speed) again.
+    fs::write(eth0.join("operstate"), "up\n").expect("operstate");
+    fs::write(eth0.join("carrier_changes"), "4\n").expect("carrier");
+    fs::write(eth0.join("speed"), "25000\n").expect("speed");
+    let back = reader.sample();
+    assert_eq!(state(&back), (Some("up".into()), Some(25_000), Some(4)));
+    // And no change without one: an edit now waits for its refresh.
+    fs::write(eth0.join("operstate"), "down\n").expect("operstate");
+    assert_eq!(state(&reader.sample()).0.as_deref(), Some("up"));
 }
