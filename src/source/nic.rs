@@ -49,12 +49,6 @@ pub fn read_link(probe: &mut Probe, name: &str, device: bool) -> NicLink {
         }
         c.carrier = link.carrier_changes;
     }
-    if probe.tier.tweaked {
-        if let (Some(m), Some(q)) = (&mut c.mtu, &mut c.tx_queue_len) {
-            m.expire();
-            q.expire();
-        }
-    }
     // `speed` and `duplex` fail with EINVAL on a link that is down: unknown, not a problem.
     link.speed_mbps = quiet_in(probe, &mut c.speed, &dir, "speed", spread)
         .and_then(|s| s.parse::<u64>().ok())
