@@ -423,3 +423,34 @@ fn a_carrier_change_rereads_the_link_state_at_once() {
     fs::write(eth0.join("operstate"), "down\n").expect("operstate");
     assert_eq!(state(&reader.sample()).0.as_deref(), Some("up"));
 }
+
+/// At 80x24 the Softirq/NIC pane, focused with `6`, shows the TCP line, and the pane's headline
+/// carries the alarms (the listen overflows first, so a narrow screen keeps them).
+#[test]
+fn the_tcp_line_and_alarms_show_at_80x24() {
+    use perftop::ui::app::App;
+    use ratatui::crossterm::event::KeyCode;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = App::new(
+        std::time::Duration::from_secs(1),
+        std::time::Duration::from_secs(600),
+    );
+    app.privilege = "root".into();
+    for (t, p) in [("t0", &T0), ("t1", &T1)] {
+        app.push_sample(Reader::new(Root::new(tree(dir.path(), t, p))).sample());
+    }
+    support::screen::key(&mut app, KeyCode::Char('6'));
+    let s = support::screen::screen(&app, 80, 24);
+    assert!(
+        s.contains("TCP lovf 10/s  retx 3.0% of 1.0k/s  tmo 2/s  est 7 tw 4"),
+        "{s}"
+    );
+    let headline = s
+        .lines()
+        .find(|l| l.contains("NET_RX"))
+        .unwrap_or_else(|| panic!("no Softirq headline:\n{s}"));
+    assert!(
+        headline.contains("NET_RX 1.2k/s  lovf 10/s  retx 3.0%"),
+        "{headline}"
+    );
+}

@@ -63,6 +63,8 @@ fn headline(d: &Derived, x: &Ctx) -> Cells {
         format!("NET_RX {}/s", compact(sum(d, |c| rate(c, "NET_RX")))),
         Level::Text,
     )];
+    // TCP alarms (only while something is wrong) early, where an 80-column headline keeps them.
+    s.extend(super::tcp::headline(d, x));
     if let Some(c) = hot {
         s.push(cell(format!("  hot cpu{} ", c.cpu), Level::Text));
         s.push(cell(
@@ -82,7 +84,6 @@ fn headline(d: &Derived, x: &Ctx) -> Cells {
         format!("{}/s", compact(nic_drops)),
         l.nic_drops(nic_drops),
     ));
-    s.extend(super::tcp::headline(d, x));
     irq::headline(d, x, &mut s);
     s
 }

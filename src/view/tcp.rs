@@ -14,7 +14,7 @@ pub fn headline(d: &Derived, x: &Ctx) -> Cells {
     let mut s = Vec::new();
     let Some(m) = &d.tcp else { return s };
     if let Some(o) = m.listen_overflows_per_s.filter(|&o| o > 0.0) {
-        s.push(cell(" lovf ", Level::Text));
+        s.push(cell("  lovf ", Level::Text));
         s.push(cell(
             format!("{}/s", compact(Some(o))),
             overflow_level(Some(o), t.net_listen_overflow_per_s),
@@ -24,7 +24,7 @@ pub fn headline(d: &Derived, x: &Ctx) -> Cells {
         .out_segs_per_s
         .is_some_and(|o| o >= t.net_retrans_min_segs_per_s);
     if let Some(r) = m.retrans_pct.filter(|&r| busy && r >= t.net_retrans_pct) {
-        s.push(cell(" retx ", Level::Text));
+        s.push(cell("  retx ", Level::Text));
         s.push(cell(
             format!("{r:.1}%"),
             super::levels::level(Some(r), t.net_retrans_pct, t.net_retrans_pct_crit),
