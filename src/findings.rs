@@ -12,8 +12,10 @@ mod disk;
 mod filesystems;
 mod irq;
 mod memory;
+mod nic;
 mod power;
 mod pressure;
+mod tcp;
 mod thresholds;
 mod tracker;
 
@@ -32,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Every rule id, in evaluation order. Ids are stable: scripts and configs key on them.
-pub const RULE_IDS: [&str; 24] = [
+pub const RULE_IDS: [&str; 29] = [
     "dirty.background",
     "dirty.throttled",
     "disk.stalled",
@@ -40,6 +42,11 @@ pub const RULE_IDS: [&str; 24] = [
     "fs.full",
     "softirq.hotspot",
     "net.drops",
+    "net.listen_overflow",
+    "net.retrans",
+    "udp.rcvbuf",
+    "nic.errors",
+    "nic.link",
     "numa.misses",
     "thp.fallback",
     "hugepages.unused",
@@ -122,14 +129,19 @@ pub fn evaluate(d: &Derived, t: &Thresholds, baseline: Option<&Baselines>) -> Ve
     if d.since_boot {
         return Vec::new();
     }
-    let rules: [Rule; 18] = [
+    let rules: [Rule; 23] = [
         |d, t, _| dirty_background(d, t),
         |d, t, _| dirty_throttled(d, t),
         |d, _, _| disk::stalled(d),
         disk::saturated,
         |d, t, _| filesystems::full(d, t),
-        |d, t, _| softirq_hotspot(d, t),
+        |d, t, _| softirq_hotspot(d, t).map(|f| nic::point_to_rps(d, f)),
         |d, t, _| net_drops(d, t),
+        |d, t, _| tcp::listen_overflow(d, t),
+        |d, t, _| tcp::retrans(d, t),
+        |d, t, _| tcp::udp_rcvbuf(d, t),
+        |d, t, _| nic::errors(d, t),
+        |d, t, _| nic::link(d, t),
         |d, t, _| memory::numa_misses(d, t),
         |d, t, _| memory::thp_fallback(d, t),
         |d, t, _| memory::hugepages_unused(d, t),

@@ -9,6 +9,7 @@ mod filesystems;
 mod interrupts;
 mod power;
 mod processes;
+mod tcp;
 mod zone;
 
 pub use cgroups::{CgroupIo, CgroupPressure, CgroupSample, CgroupVersion, Cgroups, Limit};
@@ -16,6 +17,7 @@ pub use filesystems::{Filesystem, Filesystems, ReadAt, Sensor, Temperatures};
 pub use interrupts::{ArchRow, Interrupts, IrqLine};
 pub use power::{PowerSample, RaplZone, Throttle, ThrottleRead, ThrottleScope, ThrottleTurn};
 pub use processes::{Processes, Task, TaskCounters};
+pub use tcp::{NicLink, TcpSample};
 pub use zone::Zone;
 
 use crate::cpulist::CpuList;
@@ -575,6 +577,9 @@ pub struct NetSample {
     pub interrupts: Option<Interrupts>,
     #[serde(default)]
     pub devices: Vec<NetDevice>,
+    /// TCP/UDP counters and socket gauges (`None` in recordings made before perftop read them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpSample>,
 }
 
 /// `/proc/softirqs`: the header names the CPUs (including offline ones); counts are 32-bit.
@@ -623,6 +628,9 @@ pub struct NetDevice {
     #[serde(default)]
     pub rx_queues: Vec<Option<CpuList>>,
     pub tx_queues: u32,
+    /// Link settings and error counters from `sys/class/net/DEV/` (`None` in older recordings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<NicLink>,
 }
 
 impl Sample {

@@ -279,6 +279,52 @@ proptest! {
     }
 }
 
+/// This VM's `/proc/net/snmp` Tcp and Udp lines and `/proc/net/sockstat` (Linux 6.18).
+const SNMP: &str = "Tcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens PassiveOpens AttemptFails \
+EstabResets CurrEstab InSegs OutSegs RetransSegs InErrs OutRsts InCsumErrors\n\
+Tcp: 1 200 120000 -1 4 4 0 0 1 387932 387176 0 0 6 0\n\
+Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors InCsumErrors IgnoredMulti MemErrors\n\
+Udp: 944 0 0 944 0 0 0 0 0\n";
+const SOCKSTAT: &str =
+    "sockets: used 10\nTCP: inuse 1 orphan 0 tw 1 alloc 1 mem 147\nUDP: inuse 0 mem 0\n";
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Header/value pairs by name: a value is only ever a number the value line printed at
+    /// the header's position; a damaged file never panics.
+    #[test]
+    fn snmp_pairs(text in prop_oneof![any::<String>(), soup(), mutated_text(SNMP)]) {
+        let mut p = probe();
+        for prefix in ["Tcp", "Udp"] {
+            let got = perftop::source::tcp::pairs(&mut p, "proc/net/snmp", &text, prefix);
+            let mut lines = text.lines().filter_map(|l| {
+                let (a, rest) = l.split_once(':')?;
+                (a == prefix).then_some(rest)
+            });
+            let names: Vec<&str> = lines.next().map(|l| l.split_ascii_whitespace().collect()).unwrap_or_default();
+            let values: Vec<&str> = lines.next().map(|l| l.split_ascii_whitespace().collect()).unwrap_or_default();
+            for (name, v) in &got {
+                let at = |i: usize| values.get(i).and_then(|x| x.parse::<u64>().ok()) == Some(*v);
+                let ok = names.iter().enumerate().any(|(i, n)| n == name && at(i));
+                prop_assert!(ok, "{}={}", name, v);
+            }
+        }
+    }
+
+    #[test]
+    fn sockstat_and_tcp_mem(text in prop_oneof![any::<String>(), soup(), mutated_text(SOCKSTAT)]) {
+        let s = perftop::source::tcp::sockstat_tcp(&text);
+        let line = text.lines().find_map(|l| l.strip_prefix("TCP:")).unwrap_or("");
+        let words: Vec<&str> = line.split_ascii_whitespace().collect();
+        for (k, v) in &s {
+            let ok = words.chunks(2).any(|c| c.len() == 2 && c[0] == *k && c[1].parse::<u64>().ok() == Some(*v));
+            prop_assert!(ok, "{}={}", k, v);
+        }
+        let _ = perftop::source::tcp::tcp_mem(&text);
+    }
+}
+
 const VM: &str = "vm-2cpu/t1";
 const INTEL: &str = "intel-pstate/t1";
 const ACPI: &str = "acpi-shared/t1";

@@ -14,6 +14,7 @@ pub mod net;
 pub mod power;
 pub mod pressure;
 pub mod processes;
+pub mod tcp;
 
 use crate::sample::{Sample, SampleTime};
 use serde::Serialize;
@@ -29,6 +30,7 @@ pub use net::{IrqQueueMetrics, NicMetrics, SoftirqCpuMetrics};
 pub use power::{PowerMetrics, RaplMetrics, ThrottleMetrics};
 pub use pressure::{PressureMetrics, PsiMetrics, ReclaimMetrics};
 pub use processes::{ProcessMetrics, TaskCounts};
+pub use tcp::{NicLinkMetrics, TcpMetrics};
 
 /// USER_HZ: the unit of `/proc/stat` and `/proc/PID/stat` times on every Linux ABI.
 pub const USER_HZ: f64 = 100.0;
@@ -67,6 +69,8 @@ pub struct Derived {
     /// Mounted filesystems' space (live host only; `host.filesystems_unknown` says why none or
     /// why old).
     pub filesystems: Vec<FsMetrics>,
+    /// TCP/UDP stack rates and socket gauges (null: not read, e.g. an older recording).
+    pub tcp: Option<TcpMetrics>,
 }
 
 /// The load averages as the decimals the kernel wrote (`2.7`, not `2.700000047683716`): the
@@ -267,6 +271,7 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
         filesystems,
         cpus,
         policies,
+        tcp: tcp::derive_tcp(iv, prev, cur),
     }
 }
 

@@ -61,6 +61,8 @@ pub struct NicMetrics {
     pub tx_queues: u32,
     /// `rps_cpus` of each rx queue (empty = RPS off).
     pub rps_cpus: Vec<Option<String>>,
+    /// Speed, duplex, MTU, state, carrier changes, missed/CRC error rates (null: not read).
+    pub link: Option<super::NicLinkMetrics>,
 }
 
 pub fn derive_softirq_cpus(
@@ -376,6 +378,10 @@ pub fn derive_nics(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Vec<Nic
                     .iter()
                     .map(|m| m.as_ref().map(|l| l.to_string()))
                     .collect(),
+                link: d
+                    .link
+                    .as_ref()
+                    .map(|l| super::tcp::derive_link(iv, p.and_then(|p| p.link.as_ref()), l)),
             }
         })
         .collect()

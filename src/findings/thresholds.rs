@@ -60,6 +60,20 @@ pub struct Thresholds {
     /// net.drops: one NIC's rx+tx drops per second (`/proc/net/dev`). Higher than the softnet
     /// level: many drivers count frames nobody handles (LLDP, unknown protocols) as rx drops.
     pub net_nic_drops_per_s: f64,
+    /// net.listen_overflow: TcpExt ListenOverflows per second (always crit).
+    pub net_listen_overflow_per_s: f64,
+    /// net.retrans: RetransSegs at or above this % of OutSegs ...
+    pub net_retrans_pct: f64,
+    /// ... crit at or above this % ...
+    pub net_retrans_pct_crit: f64,
+    /// ... while at least this many segments/s go out (an idle box's few retransmits).
+    pub net_retrans_min_segs_per_s: f64,
+    /// udp.rcvbuf: Udp RcvbufErrors per second.
+    pub udp_rcvbuf_errors_per_s: f64,
+    /// nic.errors: one NIC's rx_missed (or FIFO) or CRC errors per second.
+    pub nic_errors_per_s: f64,
+    /// nic.link: carrier changes within one interval.
+    pub nic_carrier_changes: f64,
     /// numa.misses: a node's numa_miss / (numa_hit + numa_miss) over the interval ...
     pub numa_miss_ratio: f64,
     /// ... crit at or above this ratio ...
@@ -169,6 +183,13 @@ impl Default for Thresholds {
             net_softnet_drops_per_s: 1.0,
             net_squeeze_per_s: 10.0,
             net_nic_drops_per_s: 10.0,
+            net_listen_overflow_per_s: 1.0,
+            net_retrans_pct: 2.0,
+            net_retrans_pct_crit: 10.0,
+            net_retrans_min_segs_per_s: 100.0,
+            udp_rcvbuf_errors_per_s: 1.0,
+            nic_errors_per_s: 1.0,
+            nic_carrier_changes: 1.0,
             numa_miss_ratio: 0.10,
             numa_miss_ratio_crit: 0.30,
             numa_min_pages_per_s: 1000.0,
@@ -260,6 +281,10 @@ impl Thresholds {
             &mut t.net_softnet_drops_per_s,
             &mut t.net_squeeze_per_s,
             &mut t.net_nic_drops_per_s,
+            &mut t.net_listen_overflow_per_s,
+            &mut t.net_retrans_pct,
+            &mut t.udp_rcvbuf_errors_per_s,
+            &mut t.nic_errors_per_s,
             &mut t.numa_miss_ratio,
             &mut t.thp_fallback_ratio,
             &mut t.thp_compact_stall_per_s,

@@ -43,11 +43,13 @@ pub mod interrupts;
 pub mod kthreads;
 pub mod memory;
 pub mod net;
+pub mod nic;
 pub mod parse;
 pub mod power;
 pub mod pressure;
 mod probe;
 pub mod processes;
+pub mod tcp;
 pub mod turns;
 pub mod zoneinfo;
 
@@ -85,6 +87,8 @@ pub(crate) struct Cache {
     setting_lists: TierMap<Vec<String>>,
     /// Per IRQ: its last `smp_affinity_list` line and its effective affinity.
     pub(crate) irqs: HashMap<u32, net::IrqCache>,
+    /// Per NIC: its link settings and last `carrier_changes`.
+    pub(crate) nics: HashMap<String, nic::NicCache>,
     /// The `intel_pstate`/`amd_pstate` status as last read (`None`: not read yet).
     pub(crate) pstate_status: Option<Option<String>>,
     /// `cpu/possible` as read (fixed at boot).

@@ -84,7 +84,14 @@ pub fn read_net(probe: &mut Probe, online: Option<&CpuList>) -> NetSample {
             }),
         devices: probe
             .with_text("proc/net/dev", false, read_devices)
+            .map(|mut devs| {
+                for d in &mut devs {
+                    d.link = Some(super::nic::read_link(probe, &d.name, d.driver.is_some()));
+                }
+                devs
+            })
             .unwrap_or_default(),
+        tcp: super::tcp::read_tcp(probe),
     }
 }
 
@@ -209,6 +216,7 @@ fn read_devices(probe: &mut Probe, text: &str) -> Vec<NetDevice> {
             rx_queues,
             tx_queues,
             name,
+            link: None,
         });
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));

@@ -17,7 +17,17 @@ pub struct Target {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Allowed {
     Choices(Vec<String>),
-    Range { min: u64, max: u64, unit: Unit },
+    Range {
+        min: u64,
+        max: u64,
+        unit: Unit,
+    },
+    /// A set of online CPUs, typed as a list or `0x` mask and written as a hex mask of
+    /// `digits` digits (RPS, `super::net`).
+    CpuMask {
+        online: Vec<u32>,
+        digits: usize,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -72,6 +82,7 @@ impl Knob {
                     range::words(*min, *max, *unit)
                 )),
             },
+            Allowed::CpuMask { online, .. } => super::net::check_mask(value, online),
         }
     }
 
@@ -81,6 +92,7 @@ impl Knob {
         let value = match &self.allowed {
             Allowed::Choices(_) => typed.trim().to_string(),
             Allowed::Range { unit, .. } => range::parse(typed, *unit)?.to_string(),
+            Allowed::CpuMask { online, digits } => super::net::mask_value(typed, online, *digits)?,
         };
         self.check_value(&value)?;
         Ok(value)
@@ -91,6 +103,10 @@ impl Knob {
         match &self.allowed {
             Allowed::Choices(c) => c.join(", "),
             Allowed::Range { min, max, unit } => range::words(*min, *max, *unit),
+            Allowed::CpuMask { online, .. } => format!(
+                "online CPUs {} as a list (0-3) or 0x mask; none turns it off",
+                crate::cpulist::CpuList::from_ids(online.clone())
+            ),
         }
     }
 
@@ -163,7 +179,7 @@ fn meminfo_kb(root: &Root, key: &str) -> Option<u64> {
     })
 }
 
-fn single(
+pub(super) fn single(
     ctx: &Ctx,
     name: &'static str,
     description: &'static str,
@@ -403,6 +419,7 @@ pub fn registry(ctx: &Ctx) -> Vec<Knob> {
             unit: Unit::KiB,
         },
     ));
+    knobs.extend(super::net::sysctls(ctx));
     for k in &mut knobs {
         gate(ctx, k);
     }
@@ -410,7 +427,7 @@ pub fn registry(ctx: &Ctx) -> Vec<Knob> {
 }
 
 /// Disables `k` when its files are missing, in read-only mode, unprivileged, or valueless.
-fn gate(ctx: &Ctx, k: &mut Knob) {
+pub(super) fn gate(ctx: &Ctx, k: &mut Knob) {
     let root = &ctx.root;
     {
         if k.disabled.is_some() {
@@ -463,10 +480,13 @@ pub fn find(ctx: &Ctx, name: &str) -> Result<Knob, String> {
     if let Some(n) = name.strip_prefix("irq.").and_then(|n| n.parse().ok()) {
         return Ok(irq(ctx, n));
     }
+    if let Some((dev, q)) = super::net::parse_rps_name(name) {
+        return Ok(super::net::rps(ctx, dev, q));
+    }
     let all = registry(ctx);
     let names: Vec<&str> = all.iter().map(|k| k.name).collect();
     let joined = names.join(", ");
-    all.into_iter()
-        .find(|k| k.name == name)
-        .ok_or_else(|| format!("unknown knob {name:?} (known: {joined}, irq.N)"))
+    all.into_iter().find(|k| k.name == name).ok_or_else(|| {
+        format!("unknown knob {name:?} (known: {joined}, irq.N, net.DEV.rx-N.rps_cpus)")
+    })
 }

@@ -31,6 +31,7 @@ pub mod cmd;
 pub mod journal;
 pub mod knob;
 pub mod lock;
+pub mod net;
 pub mod plan;
 pub mod pmqos;
 pub mod range;

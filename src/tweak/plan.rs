@@ -104,6 +104,17 @@ pub fn plan(ctx: &Ctx, knob_name: &str, value: &str) -> Result<Plan, Refusal> {
     if let Some(why) = &k.disabled {
         return Err(refuse(&k, ctx, format!("{}: {why}", k.name), value));
     }
+    // RPS takes a CPU list or a 0x mask and writes the mask the kernel prints back.
+    let typed;
+    let value = if matches!(k.allowed, knob::Allowed::CpuMask { .. }) {
+        typed = k.parse_value(value).map_err(|reason| Refusal {
+            reason,
+            command: None,
+        })?;
+        typed.as_str()
+    } else {
+        value
+    };
     k.check_value(value).map_err(|reason| Refusal {
         reason,
         command: None,
@@ -164,7 +175,7 @@ pub fn plan(ctx: &Ctx, knob_name: &str, value: &str) -> Result<Plan, Refusal> {
             notes.push(format!("{o} is running and may override this change"));
         }
     }
-    let knob = if k.name == "irq" {
+    let knob = if k.name == "irq" || k.name == "rps" {
         knob_name.to_string()
     } else {
         k.name.to_string()

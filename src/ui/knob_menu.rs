@@ -170,7 +170,7 @@ impl KnobMenu {
                     choices: c.clone(),
                 }
             }
-            Allowed::Range { .. } => Stage::Typing {
+            Allowed::Range { .. } | Allowed::CpuMask { .. } => Stage::Typing {
                 text: String::new(),
                 error: None,
             },

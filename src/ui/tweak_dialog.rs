@@ -216,7 +216,7 @@ impl TweakState {
         }
         let allowed = match &k.allowed {
             Allowed::Choices(c) => c.clone(),
-            Allowed::Range { .. } => Vec::new(),
+            Allowed::Range { .. } | Allowed::CpuMask { .. } => Vec::new(),
         };
         // What perftop changed away from, if the last journalled change was the governor.
         let before = Journal::new(&ctx.state_dir)

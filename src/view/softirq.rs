@@ -4,7 +4,9 @@
 
 mod irq;
 
-use super::model::{cell, col, lcol, xcol, Block, Cells, Level, Order, PaneView, Row, Table};
+use super::model::{
+    cell, col, lcol, xcol, xlcol, Block, Cells, Level, Order, PaneView, Row, Table,
+};
 use super::Ctx;
 use crate::cpulist::CpuList;
 use crate::derive::{Derived, SoftirqCpuMetrics};
@@ -13,16 +15,17 @@ use crate::units::{compact, pct};
 pub fn view(d: &Derived, x: &Ctx) -> PaneView {
     PaneView {
         headline: headline(d, x),
-        body: [
-            Block::Table(cpus(d, x)),
-            Block::Table(queues(d)),
-            Block::Table(nics(d, x)),
-            Block::Table(irq::lines(d, x)),
-            Block::Table(irq::per_cpu(d, x)),
-        ]
-        .into_iter()
-        .chain(irq::notes(d))
-        .collect(),
+        body: super::tcp::line(d, x)
+            .into_iter()
+            .chain([
+                Block::Table(cpus(d, x)),
+                Block::Table(queues(d)),
+                Block::Table(nics(d, x)),
+                Block::Table(irq::lines(d, x)),
+                Block::Table(irq::per_cpu(d, x)),
+            ])
+            .chain(irq::notes(d))
+            .collect(),
     }
 }
 
@@ -60,6 +63,8 @@ fn headline(d: &Derived, x: &Ctx) -> Cells {
         format!("NET_RX {}/s", compact(sum(d, |c| rate(c, "NET_RX")))),
         Level::Text,
     )];
+    // TCP alarms (only while something is wrong) early, where an 80-column headline keeps them.
+    s.extend(super::tcp::headline(d, x));
     if let Some(c) = hot {
         s.push(cell(format!("  hot cpu{} ", c.cpu), Level::Text));
         s.push(cell(
@@ -195,6 +200,12 @@ fn nics(d: &Derived, x: &Ctx) -> Table {
             col("txdrop", 6),
             col("node", 4),
             lcol("queues", 9),
+            xlcol("link", 12),
+            xcol("mtu", 5),
+            xcol("errs/s", 6),
+            xcol("miss/s", 6),
+            xcol("crc/s", 6),
+            xcol("carrier", 7),
         ],
         "NICs",
         Order::Natural,
@@ -231,8 +242,53 @@ fn nics(d: &Derived, x: &Ctx) -> Table {
                     ),
                     Level::Text,
                 ),
-            ],
+            ]
+            .into_iter()
+            .chain(link_cells(n, x))
+            .collect(),
         });
     }
     t
+}
+
+/// The extra NIC columns: link, MTU, error rates, carrier changes (in the interval, else
+/// since boot in parentheses).
+fn link_cells(n: &crate::derive::NicMetrics, x: &Ctx) -> Vec<super::model::Cell> {
+    let t = x.levels.t;
+    let errs = n.rx_errs_per_s.zip(n.tx_errs_per_s).map(|(a, b)| a + b);
+    let Some(l) = &n.link else {
+        return vec![
+            cell("-", Level::Dim),
+            cell("-", Level::Dim),
+            cell(compact(errs), Level::Text),
+            cell("-", Level::Dim),
+            cell("-", Level::Dim),
+            cell("-", Level::Dim),
+        ];
+    };
+    let err = |v: Option<f64>| super::levels::level(v, t.nic_errors_per_s, f64::INFINITY);
+    let carrier = match (l.carrier_changes_delta, l.carrier_changes) {
+        (Some(c), _) => c.to_string(),
+        (None, Some(c)) => format!("({c})"),
+        _ => "-".into(),
+    };
+    let half = l.duplex.as_deref() == Some("half");
+    vec![
+        cell(
+            super::tcp::link_text(l),
+            if half { Level::Warn } else { Level::Text },
+        ),
+        cell(l.mtu.map_or("-".into(), |m| m.to_string()), Level::Text),
+        cell(compact(errs), Level::Text),
+        cell(compact(l.rx_missed_per_s), err(l.rx_missed_per_s)),
+        cell(compact(l.rx_crc_per_s), err(l.rx_crc_per_s)),
+        cell(
+            carrier,
+            super::levels::level(
+                l.carrier_changes_delta.map(|c| c as f64),
+                t.nic_carrier_changes,
+                f64::INFINITY,
+            ),
+        ),
+    ]
 }

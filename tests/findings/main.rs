@@ -21,6 +21,7 @@ mod net;
 mod pressure;
 mod quiet;
 mod strip;
+mod tcp;
 mod tracker;
 
 use perftop::assess::{assess, Assessed};

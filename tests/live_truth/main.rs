@@ -29,6 +29,7 @@ mod net;
 mod pressure;
 mod processes;
 mod stuck;
+mod tcp;
 mod watermarks;
 
 use serde_json::Value;
