@@ -14,6 +14,7 @@ pub mod net;
 pub mod power;
 pub mod pressure;
 pub mod processes;
+pub mod storage;
 
 use crate::sample::{Sample, SampleTime};
 use serde::Serialize;

@@ -48,6 +48,7 @@ pub mod power;
 pub mod pressure;
 mod probe;
 pub mod processes;
+pub mod storage;
 pub mod turns;
 pub mod zoneinfo;
 
