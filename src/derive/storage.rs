@@ -30,13 +30,14 @@ pub struct StackMetrics {
 impl StackMetrics {
     /// Requests the host queues before the device: (limit, which file set it). The SCSI
     /// `queue_depth` is the device's own limit and the tighter one where there is one; else
-    /// `nr_requests` times the hardware queues (it is per queue).
+    /// `nr_requests` times the hardware queues (it is per queue). A device with no hardware
+    /// queue (bio-based dm, md) has none: its `nr_requests` limits nothing it counts.
     pub fn queue_limit(&self) -> Option<(u64, &'static str)> {
         if let Some(q) = self.queue_depth.filter(|q| *q > 0) {
             return Some((q, "queue_depth"));
         }
         let n = self.nr_requests.filter(|n| *n > 0)?;
-        Some((n.saturating_mul(self.hw_queues.unwrap_or(1).max(1)), "nr_requests"))
+        Some((n.saturating_mul(self.hw_queues?), "nr_requests"))
     }
 }
 
@@ -94,6 +95,8 @@ mod tests {
         let m = derive_stack(&d);
         assert_eq!(m.queue_limit(), Some((32, "queue_depth")));
         assert_eq!(m.queue_depth_unknown, None);
+        d.stack = Some(DiskStack::default());
+        assert_eq!(derive_stack(&d).queue_limit(), None, "no hardware queue: bio-based");
         d.stack = None;
         assert!(derive_stack(&d).queue_depth_unknown.is_some());
         d.whole_disk = false;
