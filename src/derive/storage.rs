@@ -48,7 +48,7 @@ pub fn derive_stack(c: &DiskSample) -> StackMetrics {
         (None, _) if c.whole_disk => Some("not read (recording made before perftop read it)"),
         (None, _) => None,
         (Some(st), None) if st.state.is_some() => Some("SCSI device/queue_depth unreadable"),
-        (Some(_), None) => Some("not a SCSI disk: no device/queue_depth"),
+        (Some(_), None) => Some("not SCSI (no device/queue_depth)"),
     };
     StackMetrics {
         nr_requests: c.nr_requests,
@@ -85,7 +85,7 @@ mod tests {
         assert_eq!(m.queue_limit(), Some((512, "nr_requests")));
         assert_eq!(
             m.queue_depth_unknown.as_deref(),
-            Some("not a SCSI disk: no device/queue_depth")
+            Some("not SCSI (no device/queue_depth)")
         );
         d.stack = Some(DiskStack {
             queue_depth: Some(32),

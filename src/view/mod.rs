@@ -14,6 +14,7 @@ pub mod power;
 pub mod pressure;
 pub mod procs;
 pub mod softirq;
+pub mod storage;
 
 use crate::derive::Derived;
 use crate::findings::Thresholds;
