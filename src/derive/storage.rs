@@ -96,7 +96,11 @@ mod tests {
         assert_eq!(m.queue_limit(), Some((32, "queue_depth")));
         assert_eq!(m.queue_depth_unknown, None);
         d.stack = Some(DiskStack::default());
-        assert_eq!(derive_stack(&d).queue_limit(), None, "no hardware queue: bio-based");
+        assert_eq!(
+            derive_stack(&d).queue_limit(),
+            None,
+            "no hardware queue: bio-based"
+        );
         d.stack = None;
         assert!(derive_stack(&d).queue_depth_unknown.is_some());
         d.whole_disk = false;

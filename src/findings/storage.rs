@@ -73,7 +73,12 @@ pub fn queue_full(d: &Derived, t: &Thresholds) -> Option<Finding> {
         tweak = Some(h.3.clone());
     }
     let hits = hits.into_iter().map(|(s, v, m, _)| (s, v, m)).collect();
-    worst("disk.queue_full", Pane::Disks.name(), tweak.as_deref(), hits)
+    worst(
+        "disk.queue_full",
+        Pane::Disks.name(),
+        tweak.as_deref(),
+        hits,
+    )
 }
 
 pub fn path_down(d: &Derived) -> Option<Finding> {
@@ -93,18 +98,23 @@ pub fn path_down(d: &Derived) -> Option<Finding> {
             .count();
         let which: Vec<String> = down
             .iter()
-            .map(|p| format!("{} {}", p.disk_device, p.stack.state.as_deref().unwrap_or("-")))
+            .map(|p| {
+                format!(
+                    "{} {}",
+                    p.disk_device,
+                    p.stack.state.as_deref().unwrap_or("-")
+                )
+            })
             .collect();
         let (sev, left) = if running == 0 {
             (Severity::Crit, "no running path left".to_string())
         } else {
-            (Severity::Warn, format!("{running} of {} running", paths.len()))
+            (
+                Severity::Warn,
+                format!("{running} of {} running", paths.len()),
+            )
         };
-        let msg = format!(
-            "{}: path {}: {left}",
-            label(map),
-            which.join(", path ")
-        );
+        let msg = format!("{}: path {}: {left}", label(map), which.join(", path "));
         hits.push((sev, down.len() as f64, msg));
     }
     worst("mpath.path_down", Pane::Disks.name(), None, hits)

@@ -27,7 +27,11 @@ pub fn read_stacks(probe: &mut Probe, disks: &mut [DiskSample]) {
         .collect();
     for d in disks.iter_mut().filter(|d| paths.contains(&d.name)) {
         let rel = format!("sys/block/{}/device/state", d.name);
-        if let Some(s) = d.stack.as_mut().filter(|_| probe.static_is_dir(&scsi(&d.name))) {
+        if let Some(s) = d
+            .stack
+            .as_mut()
+            .filter(|_| probe.static_is_dir(&scsi(&d.name)))
+        {
             s.state = probe.line(&rel);
         }
     }

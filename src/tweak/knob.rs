@@ -410,7 +410,7 @@ pub fn registry(ctx: &Ctx) -> Vec<Knob> {
 }
 
 /// Disables `k` when its files are missing, in read-only mode, unprivileged, or valueless.
-fn gate(ctx: &Ctx, k: &mut Knob) {
+pub(super) fn gate(ctx: &Ctx, k: &mut Knob) {
     let root = &ctx.root;
     {
         if k.disabled.is_some() {
@@ -462,6 +462,9 @@ pub fn irq(ctx: &Ctx, n: u32) -> Knob {
 pub fn find(ctx: &Ctx, name: &str) -> Result<Knob, String> {
     if let Some(n) = name.strip_prefix("irq.").and_then(|n| n.parse().ok()) {
         return Ok(irq(ctx, n));
+    }
+    if let Some(k) = super::storage::find(ctx, name) {
+        return k;
     }
     let all = registry(ctx);
     let names: Vec<&str> = all.iter().map(|k| k.name).collect();

@@ -34,6 +34,7 @@ pub mod lock;
 pub mod plan;
 pub mod pmqos;
 pub mod range;
+pub mod storage;
 
 use crate::root::Root;
 use std::path::PathBuf;

@@ -40,7 +40,9 @@ fn queues(whole: &[&DiskMetrics], x: &Ctx, out: &mut Vec<Block>) {
     for (i, m) in whole.iter().enumerate() {
         let s = &m.stack;
         if let Some(r) = &s.queue_depth_unknown {
-            why.entry(r.as_str()).or_default().push(m.disk_device.clone());
+            why.entry(r.as_str())
+                .or_default()
+                .push(m.disk_device.clone());
         }
         let full = s.queue_limit().is_some_and(|(limit, _)| {
             let depth = (m.inflight.unwrap_or(0) as f64).max(m.aqu_sz.unwrap_or(0.0));
@@ -64,7 +66,10 @@ fn queues(whole: &[&DiskMetrics], x: &Ctx, out: &mut Vec<Block>) {
             natural: i as u64,
             cells: vec![
                 cell(label(m), Level::Text),
-                cell(m.scheduler.clone().unwrap_or_else(|| "-".into()), Level::Dim),
+                cell(
+                    m.scheduler.clone().unwrap_or_else(|| "-".into()),
+                    Level::Dim,
+                ),
                 cell(opt(s.nr_requests), depth_level),
                 cell(opt(s.hw_queues), Level::Text),
                 cell(opt(s.read_ahead_kb), Level::Text),
