@@ -166,7 +166,7 @@ fn stack_reads_right_and_json_names_slaves() {
     assert_eq!(by("sdi")["queue_depth"], 32);
     assert_eq!(by("sdi")["nr_requests"], 64);
     assert_eq!(by("sdi")["hw_queues"], 2);
-    assert_eq!(by("sdi")["state"], "running");
+    assert_eq!(by("sdi")["device_state"], "running");
     assert!(by("sdi").get("slaves").is_none(), "a path has no slaves");
     // Unknown is null with the reason, never 0.
     assert_eq!(by("vda")["queue_depth"], serde_json::Value::Null);

@@ -18,7 +18,7 @@ pub struct StackMetrics {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queue_depth_unknown: Option<String>,
     /// SCSI `device/state` (`running`, `offline`, ...); `None` where the disk is not SCSI.
-    pub state: Option<String>,
+    pub device_state: Option<String>,
     /// The devices a dm or md device is built on; empty for everything else.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub slaves: Vec<String>,
@@ -58,7 +58,7 @@ pub fn derive_stack(c: &DiskSample) -> StackMetrics {
         hw_queues: s.hw_queues,
         queue_depth: s.queue_depth,
         queue_depth_unknown: queue_depth_unknown.map(str::to_string),
-        state: s.state,
+        device_state: s.state,
         slaves: s.slaves,
         multipath: s.multipath,
     }

@@ -87,14 +87,19 @@ pub fn path_down(d: &Derived) -> Option<Finding> {
     for (map, paths) in maps(d) {
         let down: Vec<&&DiskMetrics> = paths
             .iter()
-            .filter(|p| p.stack.state.as_deref().is_some_and(|s| s != "running"))
+            .filter(|p| {
+                p.stack
+                    .device_state
+                    .as_deref()
+                    .is_some_and(|s| s != "running")
+            })
             .collect();
         if down.is_empty() {
             continue;
         }
         let running = paths
             .iter()
-            .filter(|p| p.stack.state.as_deref() == Some("running"))
+            .filter(|p| p.stack.device_state.as_deref() == Some("running"))
             .count();
         let which: Vec<String> = down
             .iter()
@@ -102,7 +107,7 @@ pub fn path_down(d: &Derived) -> Option<Finding> {
                 format!(
                     "{} {}",
                     p.disk_device,
-                    p.stack.state.as_deref().unwrap_or("-")
+                    p.stack.device_state.as_deref().unwrap_or("-")
                 )
             })
             .collect();
@@ -126,7 +131,7 @@ pub fn path_idle(d: &Derived, t: &Thresholds) -> Option<Finding> {
     for (map, paths) in maps(d) {
         let running: Vec<(&DiskMetrics, f64)> = paths
             .iter()
-            .filter(|p| p.stack.state.as_deref() == Some("running"))
+            .filter(|p| p.stack.device_state.as_deref() == Some("running"))
             .filter_map(|p| Some((*p, ios(p)?)))
             .collect();
         if running.len() < 2 {

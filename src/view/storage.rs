@@ -49,7 +49,7 @@ fn queues(whole: &[&DiskMetrics], x: &Ctx, out: &mut Vec<Block>) {
             depth >= x.levels.t.disk_queue_full_pct / 100.0 * limit as f64
         });
         let depth_level = if full { Level::Warn } else { Level::Text };
-        let state_level = match s.state.as_deref() {
+        let state_level = match s.device_state.as_deref() {
             Some("running") | None => Level::Text,
             Some(_) => Level::Crit,
         };
@@ -76,7 +76,10 @@ fn queues(whole: &[&DiskMetrics], x: &Ctx, out: &mut Vec<Block>) {
                 cell(opt(s.max_sectors_kb), Level::Text),
                 cell(opt(s.rq_affinity), Level::Text),
                 cell(opt(s.queue_depth), depth_level),
-                cell(s.state.clone().unwrap_or_else(|| "-".into()), state_level),
+                cell(
+                    s.device_state.clone().unwrap_or_else(|| "-".into()),
+                    state_level,
+                ),
             ],
             quiet: false,
         });
@@ -133,7 +136,7 @@ fn maps(d: &Derived, out: &mut Vec<Block>) {
             } else {
                 String::new()
             };
-            let state = m.and_then(|m| m.stack.state.clone());
+            let state = m.and_then(|m| m.stack.device_state.clone());
             let state_level = match state.as_deref() {
                 Some("running") | None => Level::Text,
                 Some(_) => Level::Crit,
