@@ -48,7 +48,7 @@ fn queue(root: &Path, dev: &str, sched: &str, nr: u64, ra: u64, queues: u32) {
     write(root, &format!("{q}/rq_affinity"), "1\n");
     write(root, &format!("{q}/rotational"), "0\n");
     for n in 0..queues {
-        fs::create_dir_all(root.join(format!("sys/block/{dev}/mq/{n}"))).expect("mq");
+        write(root, &format!("sys/block/{dev}/mq/{n}/nr_tags"), "128\n");
     }
 }
 
@@ -379,6 +379,11 @@ fn choices_and_bounds_come_from_the_files() {
     fs::remove_file(h.ctx.root.path("sys/class/scsi_host/host0/can_queue")).expect("rm");
     assert!(plan::plan(&h.ctx, "scsi.sdi.queue_depth", "33").is_err());
     assert!(plan::plan(&h.ctx, "scsi.sdi.queue_depth", "16").is_ok());
+    // vda has no scheduler: no more requests than its 128 hardware tags.
+    assert!(plan::plan(&h.ctx, "disk.vda.nr_requests", "128").is_ok());
+    let e = plan::plan(&h.ctx, "disk.vda.nr_requests", "129").expect_err("over nr_tags");
+    assert!(e.reason.contains("4 – 128"), "{e}");
+    assert!(plan::plan(&h.ctx, "disk.sdi.nr_requests", "2048").is_ok());
     assert!(plan::plan(&h.ctx, "disk.sdi.nr_requests", "3").is_err());
     assert!(plan::plan(&h.ctx, "disk.sdi.nr_requests", "2049").is_err());
     assert!(plan::plan(&h.ctx, "disk.sdi.read_ahead_kb", "65537").is_err());
@@ -430,7 +435,7 @@ fn one_refusing_disk_rolls_back_the_others() {
             Some("64".into())
         ]
     );
-    let p = plan::plan(&h.ctx, "disk.dm-0.nr_requests", "256").expect("plan");
+    let p = plan::plan(&h.ctx, "disk.dm-0.nr_requests", "100").expect("plan");
     let labels: Vec<&str> = p.writes().map(|c| c.label.as_str()).collect();
     assert_eq!(labels, ["dm-0", "sdi", "sdj"]);
     let r = apply::apply(&h.ctx, &p, &mut Refuses("/sdj/")).expect("apply");

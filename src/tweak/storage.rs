@@ -10,8 +10,8 @@
 //! Bounds, and why: `read_ahead_kb` 0 – 64 MiB (tuned's throughput profiles use 4 MiB; more is
 //! page cache thrown away on random reads; the kernel keeps it in pages, so a value that is not
 //! a whole number of pages reads back different and is rolled back); `nr_requests` 4 – 2048
-//! (the kernel's minimum and the most a scheduler takes; without one it refuses more than the
-//! hardware tag depth); `queue_depth` 1 – the SCSI host's `can_queue` (the kernel refuses more),
+//! (the kernel's minimum and the most a scheduler takes), and without a scheduler at most the
+//! hardware tags (`mq/0/nr_tags`: the kernel refuses more with EINVAL); `queue_depth` 1 – the SCSI host's `can_queue` (the kernel refuses more),
 //! or only down from the smallest current depth when `can_queue` cannot be read.
 
 use super::knob::{gate, Allowed, Knob, Target};
@@ -95,6 +95,15 @@ fn scheduler_words(root: &Root, rel: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Without a scheduler a queue takes no more requests than its hardware tags (`mq/0/nr_tags`;
+/// the kernel refuses more with EINVAL).
+fn tag_limit(root: &Root, dev: &str) -> Option<u64> {
+    let sched = read_value(root, &format!("sys/block/{dev}/queue/scheduler"))?;
+    (sched == "none")
+        .then(|| root.read_u64(&format!("sys/block/{dev}/mq/0/nr_tags")))
+        .flatten()
+}
+
 /// The SCSI host's `can_queue` for disk `dev` (`device` links to `.../H:C:T:L`).
 fn can_queue(root: &Root, dev: &str) -> Option<u64> {
     let hctl = root.link_name(&format!("sys/block/{dev}/device"))?;
@@ -149,7 +158,10 @@ fn build(ctx: &Ctx, knob: &'static str, dev: &str) -> Knob {
             "requests the block layer queues per hardware queue (and under a dm/md device)",
             Allowed::Range {
                 min: 4,
-                max: 2048,
+                max: targets
+                    .iter()
+                    .filter_map(|t| tag_limit(root, &t.label))
+                    .fold(2048, u64::min),
                 unit: Unit::Plain,
             },
         ),
