@@ -322,3 +322,116 @@ fn dm_map_slaves_and_per_path_rates_match_iostat() {
     }
     t.finish();
 }
+
+/// Writes a queue setting back when dropped (declared before the disk it belongs to, so the
+/// disk is thawed first: changing `nr_requests` waits for the queue to drain).
+struct Restore(Option<(String, String)>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        if let Some((path, v)) = self.0.take() {
+            let _ = std::fs::write(path, format!("{v}\n"));
+        }
+    }
+}
+
+/// A loop device held at `nr_requests` 4 (the kernel's minimum) with 8 direct writers stuck
+/// behind a frozen filesystem: 4 requests in flight, the other writers waiting for a tag in
+/// the host. `disk.queue_full` must name it, with the kernel's in-flight count.
+#[test]
+fn queue_full_on_a_loop_device_held_at_nr_requests() {
+    const T: &str = "queue_full_on_a_loop_device_held_at_nr_requests";
+    let _serial = live::serial();
+    if !live::ready(T, &["dd", "mkfs.ext4", "fsfreeze", "losetup"]) {
+        return;
+    }
+    let mut restore = Restore(None);
+    let mut disk = match super::frozen::FrozenDisk::new(16, false) {
+        Ok(d) => d,
+        Err(e) => {
+            support::skip(T, &format!("cannot build a stalling disk: {e}"));
+            return;
+        }
+    };
+    let name = disk.name();
+    let path = format!("/sys/block/{name}/queue/nr_requests");
+    let Some(old) = live::read_trim(&path) else {
+        support::skip(T, &format!("{path} unreadable"));
+        return;
+    };
+    if std::fs::write(&path, "4\n").is_err() || live::read_trim(&path).as_deref() != Some("4") {
+        support::skip(T, &format!("{path} does not take 4"));
+        return;
+    }
+    restore.0 = Some((path, old));
+    disk.freeze().expect("fsfreeze");
+    let dev = disk.inner.clone().unwrap_or_default();
+    for i in 0..8 {
+        let of = format!("of={dev}");
+        let seek = format!("seek={i}");
+        disk.writers.push(
+            Command::new("dd")
+                .args(["if=/dev/zero", &of, "bs=4k", "count=1", &seek])
+                .args(["oflag=direct", "status=none"])
+                .spawn()
+                .expect("start dd"),
+        );
+    }
+    let inflight = || -> u64 {
+        live::read_trim(format!("/sys/block/{name}/inflight"))
+            .map(|s| {
+                s.split_whitespace()
+                    .filter_map(|x| x.parse::<u64>().ok())
+                    .sum()
+            })
+            .unwrap_or(0)
+    };
+    if !live::wait_until(std::time::Duration::from_secs(5), || inflight() >= 4) {
+        support::skip(
+            T,
+            "writes to a loop device over a frozen ext4 did not stay in flight",
+        );
+        return;
+    }
+    let frames = Recording::start(1.0, 4).finish();
+    let mut t = Table::new(T);
+    let now = inflight();
+    t.holds(
+        &format!("kernel: {name} inflight (8 writers, nr_requests 4)"),
+        now.to_string(),
+        "4".into(),
+        now == 4,
+    );
+    for (i, fr) in frames.iter().enumerate() {
+        let d = find(&fr["disks"], "disk_device", &name);
+        t.close(
+            &format!("[{i}] {name} inflight"),
+            d.and_then(|d| f(d, &["inflight"])),
+            4.0,
+            0.0,
+        );
+        t.close(
+            &format!("[{i}] {name} nr_requests"),
+            d.and_then(|d| f(d, &["nr_requests"])),
+            4.0,
+            0.0,
+        );
+    }
+    // Findings are raised after 3 samples: the last interval must carry it.
+    let msg = frames
+        .last()
+        .and_then(|fr| fr["findings"].as_array())
+        .and_then(|a| a.iter().find(|x| x["id"] == "disk.queue_full"))
+        .and_then(|x| x["message"].as_str().map(String::from))
+        .unwrap_or_default();
+    let want = format!("{name}: 4 in flight");
+    t.holds(
+        "disk.queue_full raised",
+        msg.clone(),
+        format!("{want}... 100% of nr_requests 4"),
+        msg.starts_with(&want) && msg.contains("100% of nr_requests 4"),
+    );
+    drop(disk);
+    drop(restore);
+    t.finish();
+}
