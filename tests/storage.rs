@@ -265,6 +265,60 @@ fn path_down_warn_crit_and_none() {
     assert!(one(&findings(&QUIET).0, "mpath.path_down").is_none());
 }
 
+/// Garbled, empty and missing stack files are unknown (garbled ones listed as problems),
+/// never a panic nor a 0; a map whose `dm/uuid` is gone is no multipath map.
+#[test]
+fn garbled_and_missing_stack_files_are_unknown() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = tree(dir.path(), "t0", &QUIET);
+    write(&root, "sys/block/sdi/queue/read_ahead_kb", "lots\n");
+    write(&root, "sys/block/vda/queue/max_sectors_kb", "-1\n");
+    write(
+        &root,
+        "sys/devices/pci0000:00/host0/target0:0:0/0:0:0:8/queue_depth",
+        "",
+    );
+    fs::remove_file(root.join("sys/block/dm-0/dm/uuid")).expect("rm uuid");
+    fs::remove_dir_all(root.join("sys/block/dm-0/slaves")).expect("rm slaves");
+    let s = Reader::new(Root::new(&root)).sample();
+    let stack = |n: &str| {
+        s.disks
+            .iter()
+            .find(|d| d.name == n)
+            .and_then(|d| d.stack.clone())
+            .expect(n)
+    };
+    let noted = |rel: &str| s.problems.iter().any(|p| p.path == rel);
+    assert_eq!(stack("sdi").read_ahead_kb, None);
+    assert!(
+        noted("sys/block/sdi/queue/read_ahead_kb"),
+        "{:?}",
+        s.problems
+    );
+    assert_eq!(stack("vda").max_sectors_kb, None);
+    assert!(
+        noted("sys/block/vda/queue/max_sectors_kb"),
+        "{:?}",
+        s.problems
+    );
+    assert_eq!(stack("sdi").queue_depth, None, "empty is unknown");
+    assert_eq!(stack("sdi").state.as_deref(), Some("running"));
+    let dm = stack("dm-0");
+    assert!(!dm.multipath && dm.slaves.is_empty());
+    let x = assess(Some(&s), &s, &Thresholds::default());
+    let sdi = x
+        .derived
+        .disks
+        .iter()
+        .find(|d| d.disk_device == "sdi")
+        .expect("sdi");
+    assert_eq!(
+        sdi.stack.queue_depth_unknown.as_deref(),
+        Some("SCSI device/queue_depth unreadable")
+    );
+    assert!(x.findings.iter().all(|f| !f.id.starts_with("mpath.")));
+}
+
 /// A path's state is read every sample (it flips when the path fails); the map's other
 /// settings within the settings tier.
 #[test]
