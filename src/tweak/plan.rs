@@ -164,9 +164,7 @@ pub fn plan(ctx: &Ctx, knob_name: &str, value: &str) -> Result<Plan, Refusal> {
             notes.push(format!("{o} is running and may override this change"));
         }
     }
-    // Per-device knobs (`irq.N`, `disk.DEV.X`) are named as typed.
-    let per_device = k.name.contains(".DEV.");
-    let knob = if k.name == "irq" || per_device {
+    let knob = if k.name == "irq" {
         knob_name.to_string()
     } else {
         k.name.to_string()

@@ -1,4 +1,5 @@
-//! Per-disk knobs of the storage stack, named after the device like `irq.N`:
+//! Per-disk knobs of the storage stack, named after the device like `irq.N` and listed in
+//! `tweak list` and the knob menu:
 //! `disk.DEV.scheduler` (choices: the bracketed list of `queue/scheduler`, common to every
 //! target), `disk.DEV.read_ahead_kb`, `disk.DEV.nr_requests` and `scsi.DEV.queue_depth`.
 //!
@@ -18,6 +19,8 @@ use super::knob::{gate, Allowed, Knob, Target};
 use super::range::Unit;
 use super::{read_value, Ctx};
 use crate::root::Root;
+use std::collections::BTreeSet;
+use std::sync::Mutex;
 
 /// The knob named `name` when it is a storage knob (`disk.DEV.X`, `scsi.DEV.queue_depth`).
 pub fn find(ctx: &Ctx, name: &str) -> Option<Result<Knob, String>> {
@@ -26,11 +29,8 @@ pub fn find(ctx: &Ctx, name: &str) -> Option<Result<Knob, String>> {
         return None;
     }
     let (dev, what) = rest.rsplit_once('.')?;
-    let knob = match (family, what) {
-        ("disk", "scheduler") => "disk.DEV.scheduler",
-        ("disk", "read_ahead_kb") => "disk.DEV.read_ahead_kb",
-        ("disk", "nr_requests") => "disk.DEV.nr_requests",
-        ("scsi", "queue_depth") => "scsi.DEV.queue_depth",
+    match (family, what) {
+        ("disk", "scheduler" | "read_ahead_kb" | "nr_requests") | ("scsi", "queue_depth") => {}
         _ => {
             return Some(Err(format!(
                 "unknown knob {name:?} (storage knobs: disk.DEV.scheduler, \
@@ -43,7 +43,23 @@ pub fn find(ctx: &Ctx, name: &str) -> Option<Result<Knob, String>> {
             "{name}: no disk {dev:?} in sys/block (nor a dm map of that name)"
         )));
     };
-    Some(Ok(build(ctx, knob, &dev)))
+    // Named as typed (`disk.mpatha.read_ahead_kb`), once the device is known to exist: the
+    // names are as many as the disks' and dm maps' (see `intern`).
+    Some(Ok(build(ctx, intern(name), &dev)))
+}
+
+/// A knob's name for the lifetime of the process. `Knob::name` is `&'static str` (the fixed
+/// registry's names); a per-disk name is kept once per distinct name, so what this holds is
+/// bounded by the host's disks and dm maps times four knobs.
+fn intern(name: &str) -> &'static str {
+    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(n) = names.get(name) {
+        return n;
+    }
+    let n: &'static str = Box::leak(name.to_string().into_boxed_str());
+    names.insert(n);
+    n
 }
 
 /// `sys/block` name of DEV: itself, or the dm device whose `dm/name` it is.
@@ -210,27 +226,26 @@ fn build(ctx: &Ctx, knob: &'static str, dev: &str) -> Knob {
     k
 }
 
-/// Storage knobs of every whole disk that has the file, for `tweak list`.
-pub fn all(ctx: &Ctx) -> Vec<(String, Knob)> {
+/// Storage knobs of every whole disk that has the file, for `tweak list` and the knob menu;
+/// a disk of size 0 (a loop device with nothing attached) has nothing to tune.
+pub fn all(ctx: &Ctx) -> Vec<Knob> {
     let root = &ctx.root;
     let mut disks = root.list_dir("sys/block");
     disks.sort();
     let mut out = Vec::new();
     for d in disks {
-        for what in ["scheduler", "read_ahead_kb", "nr_requests"] {
-            if root.exists(&format!("sys/block/{d}/queue/{what}")) {
-                let name = format!("disk.{d}.{what}");
-                if let Some(Ok(k)) = find(ctx, &name) {
-                    out.push((name, k));
-                }
-            }
+        if root.read_u64(&format!("sys/block/{d}/size")) == Some(0) {
+            continue;
         }
+        let mut names: Vec<String> = ["scheduler", "read_ahead_kb", "nr_requests"]
+            .iter()
+            .filter(|w| root.exists(&format!("sys/block/{d}/queue/{w}")))
+            .map(|w| format!("disk.{d}.{w}"))
+            .collect();
         if root.exists(&format!("sys/block/{d}/device/queue_depth")) {
-            let name = format!("scsi.{d}.queue_depth");
-            if let Some(Ok(k)) = find(ctx, &name) {
-                out.push((name, k));
-            }
+            names.push(format!("scsi.{d}.queue_depth"));
         }
+        out.extend(names.iter().filter_map(|n| find(ctx, n)?.ok()));
     }
     out
 }
@@ -238,9 +253,10 @@ pub fn all(ctx: &Ctx) -> Vec<(String, Knob)> {
 /// `tweak list`'s storage section: one line per disk knob, the reason when it is disabled.
 pub fn list(ctx: &Ctx) -> String {
     let mut s = String::new();
-    for (name, k) in all(ctx) {
+    for k in all(ctx) {
         s.push_str(&format!(
-            "{name:<30} {:<14} allowed: {}\n",
+            "{:<30} {:<14} allowed: {}\n",
+            k.name,
             k.current_text(),
             k.allowed_text()
         ));
