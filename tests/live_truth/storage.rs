@@ -53,7 +53,7 @@ impl Loops {
 impl Drop for Loops {
     fn drop(&mut self) {
         if let Some(m) = self.map.take() {
-            let _ = sh(&["dmsetup", "remove", &m]);
+            let _ = sh(&["dmsetup", "remove", "--noudevsync", &m]);
         }
         // The scheduler first: nr_requests may only go back once the scheduler takes it.
         for (path, v) in &self.saved {
@@ -250,16 +250,28 @@ fn dm_map_slaves_and_per_path_rates_match_iostat() {
         "0 262144 striped 2 128 /dev/{} 0 /dev/{} 0",
         loops.devs[0], loops.devs[1]
     );
-    if let Err(e) = sh(&["dmsetup", "create", &name, "--table", &table]) {
+    // No udev sync (a VM or container may have no udev to answer); the kernel's devtmpfs
+    // makes /dev/dm-N by itself, and sysfs names the map.
+    if let Err(e) = sh(&[
+        "dmsetup",
+        "create",
+        "--noudevsync",
+        &name,
+        "--table",
+        &table,
+    ]) {
         support::skip(T, &format!("dmsetup create failed: {e}"));
         return;
     }
     loops.map = Some(name.clone());
-    let dm = std::fs::read_link(format!("/dev/mapper/{name}"))
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .expect("dm-N behind /dev/mapper");
-    let src = format!("if=/dev/mapper/{name}");
+    let dm = std::fs::read_dir("/sys/block")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|d| sysfs(d, "dm/name").as_deref() == Some(name.as_str()))
+        .expect("the map's dm-N in /sys/block");
+    let src = format!("if=/dev/{dm}");
     let _reader = LoadThread::start(move || {
         let _ = Command::new("dd")
             .args([&src, "of=/dev/null", "bs=64k", "count=1024"])
