@@ -502,3 +502,76 @@ fn one_refusing_disk_rolls_back_the_others() {
     assert_eq!(after, before);
     assert!(apply::undo(&h.ctx, &mut FsWriter, Which::Last, None).is_err());
 }
+
+/// The cells of the zoomed Disks pane's table that lists `what` (`queues`, `paths`).
+fn table(p: &perftop::view::model::PaneView, what: &str) -> Vec<Vec<String>> {
+    p.body
+        .iter()
+        .find_map(|b| match b {
+            perftop::view::model::Block::Table(t) if t.what == what => Some(
+                t.rows
+                    .iter()
+                    .map(|r| r.cells.iter().map(|c| c.text.clone()).collect())
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// Zoomed, the map is drawn with its paths: each path's state, r/s and share of the map's I/O
+/// (the skewed pass: 950 and 50 reads/s), and each disk's queue settings with `-` where unknown.
+#[test]
+fn zoomed_disks_pane_draws_the_map_with_its_paths() {
+    let skewed = Pass {
+        sdi: (11_900, 0, "running"),
+        sdj: (10_100, 0, "offline"),
+    };
+    let (a, b) = samples(&QUIET, &skewed);
+    let t = Thresholds::default();
+    let x = assess(Some(&a), &b, &t);
+    let ctx = perftop::view::Ctx::new(&t, true);
+    let p = perftop::view::pane(perftop::view::Pane::Disks, &x.derived, &ctx);
+    let paths = table(&p, "paths");
+    assert_eq!(
+        paths,
+        [
+            ["mpatha mpath", "sdi", "running", "950.0", "0.0", "95"],
+            ["", "sdj", "offline", "50.0", "0.0", "5"],
+        ]
+    );
+    let queues = table(&p, "queues");
+    let row = |n: &str| queues.iter().find(|r| r[0] == n).cloned().expect(n);
+    assert_eq!(
+        row("sdi"),
+        [
+            "sdi",
+            "mq-deadline",
+            "64",
+            "2",
+            "128",
+            "1280",
+            "1",
+            "32",
+            "running"
+        ]
+    );
+    assert_eq!(
+        row("vda"),
+        ["vda", "none", "256", "1", "4096", "1280", "1", "-", "-"]
+    );
+    let notes: Vec<&String> = p
+        .body
+        .iter()
+        .filter_map(|b| match b {
+            perftop::view::model::Block::Note(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str() == "qdepth - (vda dm-0): not SCSI (no device/queue_depth)"),
+        "{notes:?}"
+    );
+}
