@@ -15,6 +15,7 @@ mod memory;
 mod nic;
 mod power;
 mod pressure;
+mod storage;
 mod tcp;
 mod thresholds;
 mod tracker;
@@ -34,7 +35,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Every rule id, in evaluation order. Ids are stable: scripts and configs key on them.
-pub const RULE_IDS: [&str; 29] = [
+pub const RULE_IDS: [&str; 32] = [
     "dirty.background",
     "dirty.throttled",
     "disk.stalled",
@@ -59,6 +60,10 @@ pub const RULE_IDS: [&str; 29] = [
     // `cgroups::IDS`, in its order.
     "cgroup.throttled",
     "cgroup.memory_high",
+    // `storage`, evaluated after the rules array (before pressure, whose ids end the list).
+    "disk.queue_full",
+    "mpath.path_down",
+    "mpath.path_idle",
     // `pressure::IDS`, in its order (a test keeps the two lists equal).
     "memory.oom_kill",
     "memory.pressure",
@@ -155,6 +160,9 @@ pub fn evaluate(d: &Derived, t: &Thresholds, baseline: Option<&Baselines>) -> Ve
         |d, t, _| cgroups::memory_high(d, t),
     ];
     let mut out: Vec<Finding> = rules.iter().filter_map(|r| r(d, t, baseline)).collect();
+    out.extend(storage::queue_full(d, t));
+    out.extend(storage::path_down(d));
+    out.extend(storage::path_idle(d, t));
     out.extend(pressure::evaluate(d, t));
     culprits::attach(&mut out, d);
     out

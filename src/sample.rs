@@ -9,6 +9,7 @@ mod filesystems;
 mod interrupts;
 mod power;
 mod processes;
+mod storage;
 mod tcp;
 mod zone;
 
@@ -17,6 +18,7 @@ pub use filesystems::{Filesystem, Filesystems, ReadAt, Sensor, Temperatures};
 pub use interrupts::{ArchRow, Interrupts, IrqLine};
 pub use power::{PowerSample, RaplZone, Throttle, ThrottleRead, ThrottleScope, ThrottleTurn};
 pub use processes::{Processes, Task, TaskCounters};
+pub use storage::DiskStack;
 pub use tcp::{NicLink, TcpSample};
 pub use zone::Zone;
 
@@ -565,6 +567,9 @@ pub struct DiskSample {
     pub nr_requests: Option<u64>,
     /// `sys/block/<dev>/inflight`: reads, writes.
     pub inflight: Option<[u64; 2]>,
+    /// Queue settings, SCSI depth and state, dm/md slaves (`None`: partitions, older recordings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack: Option<DiskStack>,
 }
 
 // ---------------------------------------------------------------- softirq / network

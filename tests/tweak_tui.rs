@@ -565,3 +565,39 @@ fn latency_hold_previews_then_holds_only_on_y() {
     assert!(!screen_at(&app, 80, 24).contains("HOLD"));
     assert_eq!(audited("hold-release"), 1);
 }
+
+/// The knob menu lists each disk's storage knobs (after the fixed ones, before the latency
+/// hold): `disk.nvme0n1.scheduler` with the choices of its `queue/scheduler`, set through the
+/// same preview and `y`, and undone with `u`.
+#[test]
+fn knob_menu_sets_a_disk_scheduler() {
+    let (_dir, mut app, root) = tweak_app();
+    let rel = "sys/block/nvme0n1/queue/scheduler";
+    let sched = |r: &Root| perftop::tweak::read_value(r, rel);
+    assert_eq!(sched(&root).as_deref(), Some("none"));
+    key(&mut app, KeyCode::Char('a'));
+    key(&mut app, KeyCode::End);
+    key(&mut app, KeyCode::Up);
+    key(&mut app, KeyCode::Up);
+    key(&mut app, KeyCode::Enter);
+    let s = screen_at(&app, 80, 24);
+    assert!(s.contains("disk.nvme0n1.scheduler: now none"), "{s}");
+    for c in ["mq-deadline", "kyber", "bfq"] {
+        assert!(s.contains(c), "{c} in\n{s}");
+    }
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Enter);
+    let s = screen_at(&app, 80, 24);
+    assert!(s.contains("none → mq-deadline"), "{s}");
+    assert_eq!(sched(&root).as_deref(), Some("none"), "nothing before y");
+    key(&mut app, KeyCode::Char('y'));
+    assert_eq!(
+        sched(&root).as_deref(),
+        Some("mq-deadline"),
+        "{:?}",
+        app.status
+    );
+    key(&mut app, KeyCode::Char('u'));
+    key(&mut app, KeyCode::Char('y'));
+    assert_eq!(sched(&root).as_deref(), Some("none"), "{:?}", app.status);
+}

@@ -64,6 +64,9 @@ pub struct DiskMetrics {
     #[serde(rename = "aqu-sz")]
     pub aqu_sz: Option<f64>,
     pub util: Option<f64>,
+    /// Queue settings, SCSI depth and state, dm/md slaves (`derive::storage`).
+    #[serde(flatten)]
+    pub stack: super::storage::StackMetrics,
 }
 
 /// Device families that serve many requests at once.
@@ -112,6 +115,7 @@ fn derive_disk(iv: Interval, p: Option<&DiskSample>, c: &DiskSample) -> DiskMetr
             .map(|[r, w]| r.saturating_add(w))
             .or(Some(c.in_flight)),
         parallel: is_parallel(&c.name),
+        stack: super::storage::derive_stack(c),
         ..DiskMetrics::default()
     };
     let (Some(secs), true) = (iv.secs, iv.since_boot || p.is_some()) else {

@@ -14,6 +14,7 @@ pub mod net;
 pub mod power;
 pub mod pressure;
 pub mod processes;
+pub mod storage;
 pub mod tcp;
 
 use crate::sample::{Sample, SampleTime};

@@ -148,6 +148,13 @@ pub struct Thresholds {
     pub cgroup_memory_max_pct: f64,
     /// memory.oom_kill: seconds a kill stays on the strip after the last one.
     pub oom_kill_hold_s: f64,
+    /// disk.queue_full: in-flight requests or aqu-sz at or above this % of the device's queue
+    /// (SCSI `queue_depth`, else `nr_requests` times its hardware queues).
+    pub disk_queue_full_pct: f64,
+    /// mpath.path_idle: one running path's share (0..1) of its multipath map's IO/s ...
+    pub mpath_path_idle_share: f64,
+    /// ... when the map's running paths complete at least this many IO/s together.
+    pub mpath_min_ios_per_s: f64,
     /// Strip: consecutive samples a finding must hold before it is raised.
     pub raise_after: u32,
     /// Strip: consecutive samples a raised finding must fail (even at the relaxed thresholds)
@@ -224,6 +231,9 @@ impl Default for Thresholds {
             cgroup_throttled_pct_crit: 50.0,
             cgroup_memory_max_pct: 90.0,
             oom_kill_hold_s: 60.0,
+            disk_queue_full_pct: 90.0,
+            mpath_path_idle_share: 0.9,
+            mpath_min_ios_per_s: 10.0,
             raise_after: 3,
             clear_after: 3,
             clear_factor: 0.9,
@@ -309,6 +319,8 @@ impl Thresholds {
             &mut t.cgroup_throttled_pct,
             &mut t.cgroup_throttled_ms_per_s,
             &mut t.cgroup_memory_max_pct,
+            &mut t.disk_queue_full_pct,
+            &mut t.mpath_path_idle_share,
         ] {
             *v *= k;
         }

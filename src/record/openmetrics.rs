@@ -57,13 +57,16 @@ impl OpenMetrics {
 /// Integer fields that identify an array element (become labels, not gauges).
 const ID_FIELDS: [&str; 4] = ["cpu", "node", "irq", "size_kb"];
 /// String fields that change every interval and would make a new series each time, and
-/// limits that are a number or `"max"` (no limit: no gauge, and no label either).
-const NOT_LABELS: [&str; 5] = [
+/// limits that are a number or `"max"` (no limit: no gauge, and no label either), and a
+/// disk's SCSI state and why its depth is unknown (a path failing must not rename its series).
+const NOT_LABELS: [&str; 7] = [
     "message",
     "dir",
     "cpu_quota_cpus",
     "mem_high_kb",
     "mem_max_kb",
+    "device_state",
+    "queue_depth_unknown",
 ];
 
 /// Every gauge of one interval's JSON `v` for the panes in `keys`, in base units: the

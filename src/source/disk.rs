@@ -60,6 +60,7 @@ pub fn read_disks(probe: &mut Probe) -> Vec<DiskSample> {
             Some([it.next()??, it.next()??])
         });
     }
+    super::storage::read_stacks(probe, &mut disks);
     disks.sort_by(|a, b| (a.major, a.minor, &a.name).cmp(&(b.major, b.minor, &b.name)));
     disks
 }

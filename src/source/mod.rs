@@ -23,6 +23,9 @@
 //! - an IRQ's `smp_affinity_list` (perftop's `irq.N` tweak and irqbalance write it) is a
 //!   setting too, read again on the sample after any perftop write (`root::note_write`);
 //! - a disk's `inflight` split only when `diskstats` counts requests in flight;
+//! - a disk's storage stack (`storage`: read-ahead, max sectors, rq_affinity, hardware queues,
+//!   SCSI depth and state, dm/md slaves) is a setting, except a multipath path's SCSI `state`,
+//!   read every sample;
 //! - on a big host, per-CPU detail (idle-state counters, cpufreq frequency, governor, EPP) in
 //!   turns within a file budget (`turns`), every policy on the sample after a perftop write;
 //!   idle processes every `processes::IDLE_EVERY` samples (`processes`);
@@ -49,6 +52,7 @@ pub mod power;
 pub mod pressure;
 mod probe;
 pub mod processes;
+pub mod storage;
 pub mod tcp;
 pub mod turns;
 pub mod zoneinfo;

@@ -27,6 +27,7 @@ pub fn list(ctx: &Ctx) -> String {
             }
         }
     }
+    s.push_str(&super::storage::list(ctx));
     for o in super::overriders(&ctx.root) {
         s.push_str(&format!("warning: {}\n", super::override_warning(&o)));
     }

@@ -480,6 +480,9 @@ pub fn find(ctx: &Ctx, name: &str) -> Result<Knob, String> {
     if let Some(n) = name.strip_prefix("irq.").and_then(|n| n.parse().ok()) {
         return Ok(irq(ctx, n));
     }
+    if let Some(k) = super::storage::find(ctx, name) {
+        return k;
+    }
     if let Some((dev, q)) = super::net::parse_rps_name(name) {
         return Ok(super::net::rps(ctx, dev, q));
     }
@@ -487,6 +490,10 @@ pub fn find(ctx: &Ctx, name: &str) -> Result<Knob, String> {
     let names: Vec<&str> = all.iter().map(|k| k.name).collect();
     let joined = names.join(", ");
     all.into_iter().find(|k| k.name == name).ok_or_else(|| {
-        format!("unknown knob {name:?} (known: {joined}, irq.N, net.DEV.rx-N.rps_cpus)")
+        format!(
+            "unknown knob {name:?} (known: {joined}, irq.N, net.DEV.rx-N.rps_cpus, \
+             disk.DEV.scheduler, disk.DEV.read_ahead_kb, disk.DEV.nr_requests, \
+             scsi.DEV.queue_depth)"
+        )
     })
 }

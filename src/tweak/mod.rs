@@ -1,7 +1,8 @@
 //! Safe tweaks: a small registry of reversible kernel knobs, changed under a strict protocol.
 //!
 //! Knobs (`knob`): CPU governor per cpufreq policy, EPP, `vm.dirty_*` ratios and bytes, THP
-//! `enabled`/`defrag`, `vm.nr_hugepages` (bounded by free memory), `net.core.netdev_*`. Never
+//! `enabled`/`defrag`, `vm.nr_hugepages` (bounded by free memory), `net.core.netdev_*`, and per
+//! disk `disk.DEV.{scheduler,read_ahead_kb,nr_requests}` and `scsi.DEV.queue_depth` (`storage`). Never
 //! offered: `drop_caches`, `intel_pstate/status`, anything that can drop a network link.
 //!
 //! Protocol for every change:
@@ -35,6 +36,7 @@ pub mod net;
 pub mod plan;
 pub mod pmqos;
 pub mod range;
+pub mod storage;
 
 use crate::root::Root;
 use std::path::PathBuf;

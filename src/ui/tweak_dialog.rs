@@ -250,8 +250,10 @@ impl TweakState {
         let Some(ctx) = self.ctx.clone() else {
             return Some("tweaks are disabled here (replay)".into());
         };
+        let mut knobs = knob::registry(&ctx);
+        knobs.extend(crate::tweak::storage::all(&ctx));
         self.open(Dialog::Menu(Box::new(KnobMenu::new(
-            knob::registry(&ctx),
+            knobs,
             crate::tweak::overriders(&ctx.root),
         ))));
         None

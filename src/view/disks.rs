@@ -220,6 +220,7 @@ fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
         ));
     }
     if x.detail {
+        super::storage::blocks(d, x, &mut out);
         filesystems(d, x, &mut out);
     }
     out

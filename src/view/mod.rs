@@ -14,6 +14,7 @@ pub mod power;
 pub mod pressure;
 pub mod procs;
 pub mod softirq;
+pub mod storage;
 pub mod tcp;
 
 use crate::derive::Derived;

@@ -28,6 +28,7 @@ mod memory;
 mod net;
 mod pressure;
 mod processes;
+mod storage;
 mod stuck;
 mod tcp;
 mod watermarks;

@@ -1,0 +1,70 @@
+//! The storage stack of each whole disk: queue settings (`read_ahead_kb`, `max_sectors_kb`,
+//! `rq_affinity`, the hardware queue count), the SCSI device's `queue_depth` and `state`, and
+//! the `slaves` of device-mapper and md devices (a multipath map's paths).
+//!
+//! Cost: every file here is a setting (settings tier: read again within
+//! `SETTINGS_REFRESH_SAMPLES` samples, staggered, and on the sample after a perftop write),
+//! except the `state` of a multipath map's paths, read every sample: it flips when a path fails,
+//! and a failed path is what `mpath.path_down` must see at once. Whether a disk is SCSI at all
+//! is asked once per static refresh (`device/scsi_device`), so a virtio or NVMe disk pays for no
+//! SCSI file.
+
+use super::Probe;
+use crate::sample::{DiskSample, DiskStack};
+use std::collections::HashSet;
+
+/// Reads the stack of every whole disk in `disks` (partitions have none).
+pub fn read_stacks(probe: &mut Probe, disks: &mut [DiskSample]) {
+    for d in disks.iter_mut().filter(|d| d.whole_disk) {
+        d.stack = Some(read_settings(probe, &d.name));
+    }
+    // Multipath paths: their state every sample (the settings pass read the others').
+    let paths: HashSet<String> = disks
+        .iter()
+        .filter_map(|d| d.stack.as_ref())
+        .filter(|s| s.multipath)
+        .flat_map(|s| s.slaves.iter().cloned())
+        .collect();
+    for d in disks.iter_mut().filter(|d| paths.contains(&d.name)) {
+        let rel = format!("sys/block/{}/device/state", d.name);
+        if let Some(s) = d
+            .stack
+            .as_mut()
+            .filter(|_| probe.static_is_dir(&scsi(&d.name)))
+        {
+            s.state = probe.line(&rel);
+        }
+    }
+}
+
+fn scsi(name: &str) -> String {
+    format!("sys/block/{name}/device/scsi_device")
+}
+
+fn read_settings(probe: &mut Probe, name: &str) -> DiskStack {
+    let dir = format!("sys/block/{name}");
+    let q = format!("{dir}/queue");
+    let mut s = DiskStack {
+        read_ahead_kb: probe.setting_u64(&format!("{q}/read_ahead_kb")),
+        max_sectors_kb: probe.setting_u64(&format!("{q}/max_sectors_kb")),
+        rq_affinity: probe.setting_u64(&format!("{q}/rq_affinity")),
+        ..DiskStack::default()
+    };
+    let mq = probe.setting_list_dir(&format!("{dir}/mq"));
+    s.hw_queues = (!mq.is_empty()).then_some(mq.len() as u64);
+    if probe.static_is_dir(&scsi(name)) {
+        s.queue_depth = probe.setting_u64(&format!("{dir}/device/queue_depth"));
+        s.state = probe.setting_line(&format!("{dir}/device/state"));
+    }
+    if name.starts_with("dm-") || name.starts_with("md") {
+        let mut slaves = probe.setting_list_dir(&format!("{dir}/slaves"));
+        slaves.sort();
+        s.slaves = slaves;
+    }
+    if name.starts_with("dm-") {
+        s.multipath = probe
+            .static_line(&format!("{dir}/dm/uuid"))
+            .is_some_and(|u| u.starts_with("mpath-"));
+    }
+    s
+}

@@ -1,0 +1,577 @@
+//! The storage stack on a node_exporter-style tree: a multipath map `dm-0` (`mpatha`,
+//! `dm/uuid` `mpath-...`) over the SCSI paths `sdi` and `sdj` (`device` links to their
+//! `H:C:T:L` directories, `queue_depth` 32, host `can_queue` 64), and the virtio disk `vda`
+//! (no SCSI depth). Every expected number is worked out by hand from the files written here:
+//! the interval is 2.00 s (`proc/uptime` 1000.00 → 1002.00).
+
+mod support;
+
+use perftop::assess::assess;
+use perftop::derive::DiskMetrics;
+use perftop::findings::{Finding, Thresholds};
+use perftop::root::Root;
+use perftop::sample::Sample;
+use perftop::source::Reader;
+use perftop::tweak::apply::{self, FsWriter, Which, Writer};
+use perftop::tweak::{plan, Ctx};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+    fs::write(p, text).expect("write");
+}
+
+/// One pass of the tree: per path (sdi, sdj) reads completed since boot, requests in flight
+/// and SCSI state.
+#[derive(Clone)]
+struct Pass {
+    sdi: (u64, u64, &'static str),
+    sdj: (u64, u64, &'static str),
+}
+
+/// A diskstats line: `reads` reads of 8 sectors, 1 ms each; `tiq` ms in queue.
+fn line(major: u32, minor: u32, name: &str, reads: u64, inflight: u64, tiq: u64) -> String {
+    format!(
+        "{major} {minor} {name} {reads} 0 {} {reads} 0 0 0 0 {inflight} {tiq} {tiq} 0 0 0 0 0 0\n",
+        reads * 8
+    )
+}
+
+fn queue(root: &Path, dev: &str, sched: &str, nr: u64, ra: u64, queues: u32) {
+    let q = format!("sys/block/{dev}/queue");
+    write(root, &format!("{q}/scheduler"), &format!("{sched}\n"));
+    write(root, &format!("{q}/nr_requests"), &format!("{nr}\n"));
+    write(root, &format!("{q}/read_ahead_kb"), &format!("{ra}\n"));
+    write(root, &format!("{q}/max_sectors_kb"), "1280\n");
+    write(root, &format!("{q}/rq_affinity"), "1\n");
+    write(root, &format!("{q}/rotational"), "0\n");
+    for n in 0..queues {
+        write(root, &format!("sys/block/{dev}/mq/{n}/nr_tags"), "128\n");
+    }
+}
+
+/// A SCSI path: its queue, its `device` link to `sys/devices/.../0:0:0:LUN` with
+/// `queue_depth`, `state` and `scsi_device/`.
+fn scsi(root: &Path, dev: &str, lun: u32, state: &str, inflight: u64) {
+    queue(root, dev, "[mq-deadline] kyber bfq none", 64, 128, 2);
+    let hctl = format!("sys/devices/pci0000:00/host0/target0:0:0/0:0:0:{lun}");
+    write(root, &format!("{hctl}/queue_depth"), "32\n");
+    write(root, &format!("{hctl}/state"), &format!("{state}\n"));
+    fs::create_dir_all(root.join(format!("{hctl}/scsi_device/0:0:0:{lun}"))).expect("scsi");
+    let link = root.join(format!("sys/block/{dev}/device"));
+    if !link.exists() {
+        std::os::unix::fs::symlink(
+            format!("../../devices/pci0000:00/host0/target0:0:0/0:0:0:{lun}"),
+            link,
+        )
+        .expect("symlink");
+    }
+    write(
+        root,
+        &format!("sys/block/{dev}/inflight"),
+        &format!("{inflight} 0\n"),
+    );
+}
+
+/// The vm-2cpu fixture's `when` tree with the multipath map and its paths added.
+fn tree(dir: &Path, when: &str, p: &Pass) -> PathBuf {
+    let root = dir.join(when);
+    support::copy_tree(&support::fixture("vm-2cpu").join(when), &root);
+    let (ri, fi, si) = p.sdi;
+    let (rj, fj, sj) = p.sdj;
+    let mut stats = String::new();
+    stats.push_str(&line(8, 128, "sdi", ri, fi, ri));
+    stats.push_str(&line(8, 144, "sdj", rj, fj, rj));
+    stats.push_str(&line(252, 0, "vda", 1000, 0, 1000));
+    stats.push_str(&line(253, 0, "dm-0", ri + rj, 0, ri + rj));
+    write(&root, "proc/diskstats", &stats);
+    scsi(&root, "sdi", 8, si, fi);
+    scsi(&root, "sdj", 9, sj, fj);
+    write(&root, "sys/class/scsi_host/host0/can_queue", "64\n");
+    queue(&root, "vda", "[none] mq-deadline", 256, 4096, 1);
+    queue(&root, "dm-0", "[none]", 128, 256, 1);
+    write(&root, "sys/block/dm-0/dm/name", "mpatha\n");
+    write(
+        &root,
+        "sys/block/dm-0/dm/uuid",
+        "mpath-3600a098038303053453f463045727a30\n",
+    );
+    for s in ["sdi", "sdj"] {
+        fs::create_dir_all(root.join(format!("sys/block/dm-0/slaves/{s}"))).expect("slave");
+    }
+    root
+}
+
+const QUIET: Pass = Pass {
+    sdi: (10_000, 0, "running"),
+    sdj: (10_000, 0, "running"),
+};
+
+fn samples(p0: &Pass, p1: &Pass) -> (Sample, Sample) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = Reader::new(Root::new(tree(dir.path(), "t0", p0))).sample();
+    let b = Reader::new(Root::new(tree(dir.path(), "t1", p1))).sample();
+    (a, b)
+}
+
+fn findings(p1: &Pass) -> (Vec<Finding>, Vec<DiskMetrics>) {
+    let (a, b) = samples(&QUIET, p1);
+    assert!(b.problems.is_empty(), "{:?}", b.problems);
+    let x = assess(Some(&a), &b, &Thresholds::default());
+    (x.findings, x.derived.disks)
+}
+
+fn one<'a>(f: &'a [Finding], id: &str) -> Option<&'a Finding> {
+    f.iter().find(|f| f.id == id)
+}
+
+#[test]
+fn stack_reads_right_and_json_names_slaves() {
+    let (a, b) = samples(&QUIET, &QUIET);
+    assert!(a.problems.is_empty(), "{:?}", a.problems);
+    let disk = |s: &Sample, n: &str| s.disks.iter().find(|d| d.name == n).cloned().expect(n);
+    let sdi = disk(&b, "sdi").stack.expect("sdi stack");
+    assert_eq!(
+        (
+            sdi.read_ahead_kb,
+            sdi.max_sectors_kb,
+            sdi.rq_affinity,
+            sdi.hw_queues
+        ),
+        (Some(128), Some(1280), Some(1), Some(2))
+    );
+    assert_eq!(
+        (sdi.queue_depth, sdi.state.as_deref()),
+        (Some(32), Some("running"))
+    );
+    let dm = disk(&b, "dm-0").stack.expect("dm stack");
+    assert_eq!(dm.slaves, ["sdi", "sdj"]);
+    assert!(dm.multipath);
+    let vda = disk(&b, "vda").stack.expect("vda stack");
+    assert_eq!((vda.queue_depth, vda.state.as_deref()), (None, None));
+
+    let x = assess(Some(&a), &b, &Thresholds::default());
+    let json = serde_json::to_value(&x.derived.disks).expect("json");
+    let by = |n: &str| {
+        json.as_array()
+            .and_then(|v| v.iter().find(|d| d["disk_device"] == n))
+            .cloned()
+            .expect(n)
+    };
+    assert_eq!(by("dm-0")["slaves"], serde_json::json!(["sdi", "sdj"]));
+    assert_eq!(by("dm-0")["multipath"], true);
+    assert_eq!(by("dm-0")["dm_name"], "mpatha");
+    assert_eq!(by("sdi")["queue_depth"], 32);
+    assert_eq!(by("sdi")["nr_requests"], 64);
+    assert_eq!(by("sdi")["hw_queues"], 2);
+    assert_eq!(by("sdi")["device_state"], "running");
+    assert!(by("sdi").get("slaves").is_none(), "a path has no slaves");
+    // Unknown is null with the reason, never 0.
+    assert_eq!(by("vda")["queue_depth"], serde_json::Value::Null);
+    assert_eq!(
+        by("vda")["queue_depth_unknown"],
+        "not SCSI (no device/queue_depth)"
+    );
+    // Per-path r/s over 2.00 s: nothing moved.
+    assert_eq!(by("sdi")["r/s"], 0.0);
+}
+
+#[test]
+fn queue_full_trigger_and_just_under() {
+    // sdi: 29 in flight of queue_depth 32 = 90.6% (>= 90); sdj idle.
+    let hot = Pass {
+        sdi: (10_100, 29, "running"),
+        ..QUIET
+    };
+    let (f, _) = findings(&hot);
+    let q = one(&f, "disk.queue_full").expect("queue_full");
+    assert!(q.message.starts_with("sdi: 29 in flight"), "{}", q.message);
+    assert!(q.message.contains("91% of queue_depth 32"), "{}", q.message);
+    assert_eq!(q.tweak.as_deref(), Some("scsi.sdi.queue_depth"));
+    // 28 of 32 = 87.5%: under. aqu-sz 100 ms / 2 s = 0.05 is far under too.
+    let under = Pass {
+        sdi: (10_100, 28, "running"),
+        ..QUIET
+    };
+    assert!(one(&findings(&under).0, "disk.queue_full").is_none());
+}
+
+#[test]
+fn path_idle_trigger_and_just_under() {
+    // 1900 + 100 reads in 2 s: sdi 950/s of 1000/s = 95% (>= 90%).
+    let skewed = Pass {
+        sdi: (11_900, 0, "running"),
+        sdj: (10_100, 0, "running"),
+    };
+    let (f, disks) = findings(&skewed);
+    let r = |n: &str| {
+        disks
+            .iter()
+            .find(|d| d.disk_device == n)
+            .and_then(|d| d.r_s)
+    };
+    assert_eq!(
+        (r("sdi"), r("sdj"), r("dm-0")),
+        (Some(950.0), Some(50.0), Some(1000.0))
+    );
+    let i = one(&f, "mpath.path_idle").expect("path_idle");
+    assert!(
+        i.message
+            .starts_with("mpatha (dm-0): sdi carries 95% of 1000 IO/s over 2 running paths"),
+        "{}",
+        i.message
+    );
+    assert_eq!(i.severity, "info");
+    // 1780 + 220: 890/s of 1000/s = 89%.
+    let spread = Pass {
+        sdi: (11_780, 0, "running"),
+        sdj: (10_220, 0, "running"),
+    };
+    assert!(one(&findings(&spread).0, "mpath.path_idle").is_none());
+    // One path down: fewer than 2 running paths, nothing to judge.
+    let down = Pass {
+        sdi: (11_900, 0, "running"),
+        sdj: (10_100, 0, "offline"),
+    };
+    assert!(one(&findings(&down).0, "mpath.path_idle").is_none());
+    // 18 reads in 2 s = 9 IO/s: under `mpath_min_ios_per_s` 10, not judged.
+    let idle = Pass {
+        sdi: (10_018, 0, "running"),
+        sdj: (10_000, 0, "running"),
+    };
+    assert!(one(&findings(&idle).0, "mpath.path_idle").is_none());
+}
+
+#[test]
+fn path_down_warn_crit_and_none() {
+    let one_down = Pass {
+        sdj: (10_000, 0, "offline"),
+        ..QUIET
+    };
+    let (f, _) = findings(&one_down);
+    let d = one(&f, "mpath.path_down").expect("path_down");
+    assert_eq!(d.message, "mpatha (dm-0): path sdj offline: 1 of 2 running");
+    assert_eq!(d.severity, "warn");
+    let both = Pass {
+        sdi: (10_000, 0, "transport-offline"),
+        sdj: (10_000, 0, "offline"),
+    };
+    let (f, _) = findings(&both);
+    let d = one(&f, "mpath.path_down").expect("path_down");
+    assert_eq!(d.severity, "crit");
+    assert!(d.message.ends_with("no running path left"), "{}", d.message);
+    assert!(one(&findings(&QUIET).0, "mpath.path_down").is_none());
+}
+
+/// Garbled, empty and missing stack files are unknown (garbled ones listed as problems),
+/// never a panic nor a 0; a map whose `dm/uuid` is gone is no multipath map.
+#[test]
+fn garbled_and_missing_stack_files_are_unknown() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = tree(dir.path(), "t0", &QUIET);
+    write(&root, "sys/block/sdi/queue/read_ahead_kb", "lots\n");
+    write(&root, "sys/block/vda/queue/max_sectors_kb", "-1\n");
+    write(
+        &root,
+        "sys/devices/pci0000:00/host0/target0:0:0/0:0:0:8/queue_depth",
+        "",
+    );
+    fs::remove_file(root.join("sys/block/dm-0/dm/uuid")).expect("rm uuid");
+    fs::remove_dir_all(root.join("sys/block/dm-0/slaves")).expect("rm slaves");
+    let s = Reader::new(Root::new(&root)).sample();
+    let stack = |n: &str| {
+        s.disks
+            .iter()
+            .find(|d| d.name == n)
+            .and_then(|d| d.stack.clone())
+            .expect(n)
+    };
+    let noted = |rel: &str| s.problems.iter().any(|p| p.path == rel);
+    assert_eq!(stack("sdi").read_ahead_kb, None);
+    assert!(
+        noted("sys/block/sdi/queue/read_ahead_kb"),
+        "{:?}",
+        s.problems
+    );
+    assert_eq!(stack("vda").max_sectors_kb, None);
+    assert!(
+        noted("sys/block/vda/queue/max_sectors_kb"),
+        "{:?}",
+        s.problems
+    );
+    assert_eq!(stack("sdi").queue_depth, None, "empty is unknown");
+    assert_eq!(stack("sdi").state.as_deref(), Some("running"));
+    let dm = stack("dm-0");
+    assert!(!dm.multipath && dm.slaves.is_empty());
+    let x = assess(Some(&s), &s, &Thresholds::default());
+    let sdi = x
+        .derived
+        .disks
+        .iter()
+        .find(|d| d.disk_device == "sdi")
+        .expect("sdi");
+    assert_eq!(
+        sdi.stack.queue_depth_unknown.as_deref(),
+        Some("SCSI device/queue_depth unreadable")
+    );
+    assert!(x.findings.iter().all(|f| !f.id.starts_with("mpath.")));
+}
+
+/// A path's state is read every sample (it flips when the path fails); the map's other
+/// settings within the settings tier.
+#[test]
+fn path_state_is_seen_on_the_next_sample() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = tree(dir.path(), "t0", &QUIET);
+    let mut r = Reader::new(Root::new(&root));
+    let state = |s: &Sample| {
+        s.disks
+            .iter()
+            .find(|d| d.name == "sdj")
+            .and_then(|d| d.stack.clone()?.state)
+    };
+    assert_eq!(state(&r.sample()).as_deref(), Some("running"));
+    // Flipped on every sample: a settings-tier read (again after up to 10 samples) would
+    // miss all but one of these.
+    for now in ["offline", "running", "blocked", "running"] {
+        write(
+            &root,
+            "sys/devices/pci0000:00/host0/target0:0:0/0:0:0:9/state",
+            &format!("{now}\n"),
+        );
+        assert_eq!(state(&r.sample()).as_deref(), Some(now));
+    }
+}
+
+// ------------------------------------------------------------------------------- tweaks
+
+struct Host {
+    _dir: tempfile::TempDir,
+    ctx: Ctx,
+}
+
+fn host() -> Host {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = tree(dir.path(), "t0", &QUIET);
+    let ctx = Ctx {
+        root: Root::new(&root),
+        state_dir: dir.path().join("state"),
+        privileged: true,
+        read_only: false,
+    };
+    Host { _dir: dir, ctx }
+}
+
+fn val(ctx: &Ctx, rel: &str) -> Option<String> {
+    perftop::tweak::read_value(&ctx.root, rel)
+}
+
+/// Set → read back → undo, for one knob: the files it must change and their values after.
+fn round_trip(knob: &str, value: &str, files: &[(&str, &str)]) {
+    let h = host();
+    let before: Vec<Option<String>> = files.iter().map(|(f, _)| val(&h.ctx, f)).collect();
+    let p = plan::plan(&h.ctx, knob, value).unwrap_or_else(|e| panic!("{knob}: {e}"));
+    assert_eq!(p.knob, knob);
+    let r = apply::apply(&h.ctx, &p, &mut FsWriter).expect("apply");
+    assert!(r.ok(), "{knob}: {}", r.text());
+    for (f, v) in files {
+        assert_eq!(val(&h.ctx, f).as_deref(), Some(*v), "{knob}: {f}");
+    }
+    let u = apply::undo(&h.ctx, &mut FsWriter, Which::Last, None).expect("undo");
+    assert!(u.ok(), "{knob}: {}", u.text());
+    let after: Vec<Option<String>> = files.iter().map(|(f, _)| val(&h.ctx, f)).collect();
+    assert_eq!(after, before, "{knob}: undo restores every file");
+}
+
+#[test]
+fn every_storage_knob_sets_reads_back_and_undoes() {
+    round_trip(
+        "disk.sdi.scheduler",
+        "kyber",
+        &[("sys/block/sdi/queue/scheduler", "kyber")],
+    );
+    // A map by its name: the map and both paths.
+    round_trip(
+        "disk.mpatha.read_ahead_kb",
+        "4096",
+        &[
+            ("sys/block/dm-0/queue/read_ahead_kb", "4096"),
+            ("sys/block/sdi/queue/read_ahead_kb", "4096"),
+            ("sys/block/sdj/queue/read_ahead_kb", "4096"),
+        ],
+    );
+    round_trip(
+        "disk.vda.nr_requests",
+        "64",
+        &[("sys/block/vda/queue/nr_requests", "64")],
+    );
+    // The SCSI depth of a map: its SCSI paths (the map has none of its own).
+    round_trip(
+        "scsi.dm-0.queue_depth",
+        "64",
+        &[
+            ("sys/block/sdi/device/queue_depth", "64"),
+            ("sys/block/sdj/device/queue_depth", "64"),
+        ],
+    );
+}
+
+#[test]
+fn choices_and_bounds_come_from_the_files() {
+    let h = host();
+    // The map's scheduler list is `[none]`: the common choice of map and paths is none alone.
+    let e = plan::plan(&h.ctx, "disk.mpatha.scheduler", "kyber").expect_err("not on dm-0");
+    assert!(e.reason.contains("allowed: none"), "{e}");
+    assert!(plan::plan(&h.ctx, "disk.sdi.scheduler", "deadline").is_err());
+    // can_queue 64 bounds the SCSI depth.
+    assert!(plan::plan(&h.ctx, "scsi.sdi.queue_depth", "64").is_ok());
+    let e = plan::plan(&h.ctx, "scsi.sdi.queue_depth", "65").expect_err("over can_queue");
+    assert!(e.reason.contains("1 – 64"), "{e}");
+    // Without a readable can_queue the depth may only go down.
+    fs::remove_file(h.ctx.root.path("sys/class/scsi_host/host0/can_queue")).expect("rm");
+    assert!(plan::plan(&h.ctx, "scsi.sdi.queue_depth", "33").is_err());
+    assert!(plan::plan(&h.ctx, "scsi.sdi.queue_depth", "16").is_ok());
+    // vda has no scheduler: no more requests than its 128 hardware tags.
+    assert!(plan::plan(&h.ctx, "disk.vda.nr_requests", "128").is_ok());
+    let e = plan::plan(&h.ctx, "disk.vda.nr_requests", "129").expect_err("over nr_tags");
+    assert!(e.reason.contains("4 – 128"), "{e}");
+    assert!(plan::plan(&h.ctx, "disk.sdi.nr_requests", "2048").is_ok());
+    assert!(plan::plan(&h.ctx, "disk.sdi.nr_requests", "3").is_err());
+    assert!(plan::plan(&h.ctx, "disk.sdi.nr_requests", "2049").is_err());
+    assert!(plan::plan(&h.ctx, "disk.sdi.read_ahead_kb", "65537").is_err());
+    // vda is virtio: disabled with the reason.
+    let e = plan::plan(&h.ctx, "scsi.vda.queue_depth", "8").expect_err("virtio");
+    assert!(e.reason.contains("vda is not a SCSI disk"), "{e}");
+    let e = plan::plan(&h.ctx, "disk.sdx.scheduler", "none").expect_err("no sdx");
+    assert!(e.reason.contains("no disk \"sdx\""), "{e}");
+    // Not root: disabled, with the command the user could run.
+    let ctx = Ctx {
+        privileged: false,
+        ..h.ctx.clone()
+    };
+    let e = plan::plan(&ctx, "disk.sdi.read_ahead_kb", "256").expect_err("not root");
+    assert!(
+        e.command
+            .as_deref()
+            .is_some_and(|c| c.contains("sdi/queue/read_ahead_kb")),
+        "{e}"
+    );
+}
+
+/// Fails writes under one disk with EINVAL, as the kernel does for a value a queue refuses.
+struct Refuses(&'static str);
+
+impl Writer for Refuses {
+    fn write(&mut self, path: &Path, value: &str) -> std::io::Result<()> {
+        if path.to_string_lossy().contains(self.0) {
+            return Err(std::io::Error::from_raw_os_error(22));
+        }
+        FsWriter.write(path, value)
+    }
+}
+
+#[test]
+fn one_refusing_disk_rolls_back_the_others() {
+    let h = host();
+    let files = [
+        "sys/block/dm-0/queue/nr_requests",
+        "sys/block/sdi/queue/nr_requests",
+        "sys/block/sdj/queue/nr_requests",
+    ];
+    let before: Vec<Option<String>> = files.iter().map(|f| val(&h.ctx, f)).collect();
+    assert_eq!(
+        before,
+        [
+            Some("128".to_string()),
+            Some("64".into()),
+            Some("64".into())
+        ]
+    );
+    let p = plan::plan(&h.ctx, "disk.dm-0.nr_requests", "100").expect("plan");
+    let labels: Vec<&str> = p.writes().map(|c| c.label.as_str()).collect();
+    assert_eq!(labels, ["dm-0", "sdi", "sdj"]);
+    let r = apply::apply(&h.ctx, &p, &mut Refuses("/sdj/")).expect("apply");
+    assert!(!r.ok());
+    assert!(r.text().contains("FAILED  sdj"), "{}", r.text());
+    // Restored in reverse order: sdi, then dm-0.
+    let restored: Vec<&str> = r.rolled_back.iter().map(|t| t.label.as_str()).collect();
+    assert_eq!(restored, ["sdi", "dm-0"]);
+    let after: Vec<Option<String>> = files.iter().map(|f| val(&h.ctx, f)).collect();
+    assert_eq!(after, before);
+    assert!(apply::undo(&h.ctx, &mut FsWriter, Which::Last, None).is_err());
+}
+
+/// The cells of the zoomed Disks pane's table that lists `what` (`queues`, `paths`).
+fn table(p: &perftop::view::model::PaneView, what: &str) -> Vec<Vec<String>> {
+    p.body
+        .iter()
+        .find_map(|b| match b {
+            perftop::view::model::Block::Table(t) if t.what == what => Some(
+                t.rows
+                    .iter()
+                    .map(|r| r.cells.iter().map(|c| c.text.clone()).collect())
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// Zoomed, the map is drawn with its paths: each path's state, r/s and share of the map's I/O
+/// (the skewed pass: 950 and 50 reads/s), and each disk's queue settings with `-` where unknown.
+#[test]
+fn zoomed_disks_pane_draws_the_map_with_its_paths() {
+    let skewed = Pass {
+        sdi: (11_900, 0, "running"),
+        sdj: (10_100, 0, "offline"),
+    };
+    let (a, b) = samples(&QUIET, &skewed);
+    let t = Thresholds::default();
+    let x = assess(Some(&a), &b, &t);
+    let ctx = perftop::view::Ctx::new(&t, true);
+    let p = perftop::view::pane(perftop::view::Pane::Disks, &x.derived, &ctx);
+    let paths = table(&p, "paths");
+    assert_eq!(
+        paths,
+        [
+            ["mpatha mpath", "sdi", "running", "950.0", "0.0", "95"],
+            ["", "sdj", "offline", "50.0", "0.0", "5"],
+        ]
+    );
+    let queues = table(&p, "queues");
+    let row = |n: &str| queues.iter().find(|r| r[0] == n).cloned().expect(n);
+    assert_eq!(
+        row("sdi"),
+        [
+            "sdi",
+            "mq-deadline",
+            "64",
+            "2",
+            "128",
+            "1280",
+            "1",
+            "32",
+            "running"
+        ]
+    );
+    assert_eq!(
+        row("vda"),
+        ["vda", "none", "256", "1", "4096", "1280", "1", "-", "-"]
+    );
+    let notes: Vec<&String> = p
+        .body
+        .iter()
+        .filter_map(|b| match b {
+            perftop::view::model::Block::Note(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str() == "qdepth - (vda dm-0): not SCSI (no device/queue_depth)"),
+        "{notes:?}"
+    );
+}
