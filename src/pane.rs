@@ -31,7 +31,7 @@ pub const PANES: [Pane; 8] = [
 
 /// The top-level keys of the assessed JSON (`delta`, `dump --format json`), in output order.
 /// `host` and `findings` belong to no pane; the rest belong to exactly one.
-pub const JSON_KEYS: [&str; 18] = [
+pub const JSON_KEYS: [&str; 19] = [
     "host",
     "cpus",
     "policies",
@@ -42,6 +42,7 @@ pub const JSON_KEYS: [&str; 18] = [
     "softirq_cpus",
     "irq_queues",
     "nics",
+    "tcp",
     "interrupts",
     "memory",
     "pressure",
@@ -117,7 +118,7 @@ impl Pane {
             Pane::Huge => &["hugepages"],
             Pane::Dirty => &["dirty"],
             Pane::Disks => &["disks", "filesystems"],
-            Pane::Softirq => &["softirq_cpus", "irq_queues", "nics", "interrupts"],
+            Pane::Softirq => &["softirq_cpus", "irq_queues", "nics", "tcp", "interrupts"],
             Pane::Pressure => &["memory", "pressure"],
             Pane::Procs => &["processes", "cgroups"],
         }

@@ -105,12 +105,27 @@ fn kernel_dirty_threshold_bytes() -> f64 {
     pages * page
 }
 
+/// `/proc/net/sockstat`'s TCP `mem` (pages) in bytes.
+fn kernel_tcp_mem_bytes() -> f64 {
+    let text = std::fs::read_to_string("/proc/net/sockstat").expect("sockstat");
+    let pages: f64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("TCP: "))
+        .and_then(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            w.windows(2).find(|p| p[0] == "mem")?.get(1)?.parse().ok()
+        })
+        .expect("TCP mem in sockstat");
+    pages * rustix::param::page_size() as f64
+}
+
 #[test]
 fn textfile_and_metrics_parse_and_the_dirty_threshold_is_the_kernels() {
     const T: &str = "textfile_and_metrics_parse_and_the_dirty_threshold_is_the_kernels";
     let dir = tempfile::tempdir().expect("tempdir");
     let addr = "127.0.0.1:18427";
     let before = kernel_dirty_threshold_bytes();
+    let tcp_before = kernel_tcp_mem_bytes();
     let mut child = exporter(&[
         "--textfile",
         dir.path().to_str().expect("utf8"),
@@ -125,6 +140,7 @@ fn textfile_and_metrics_parse_and_the_dirty_threshold_is_the_kernels() {
     });
     let text = std::fs::read_to_string(&prom).unwrap_or_default();
     let after = kernel_dirty_threshold_bytes();
+    let tcp_after = kernel_tcp_mem_bytes();
     let (status, body) = http(addr, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
     let (om_status, om_body) = http(
         addr,
@@ -149,7 +165,21 @@ fn textfile_and_metrics_parse_and_the_dirty_threshold_is_the_kernels() {
         (lo..=hi).contains(&got),
         "perftop_dirty_threshold_bytes {got} vs kernel {before}..{after}"
     );
+    // TCP socket memory is the kernel's sockstat `mem` in pages, in bytes: between two reads
+    // around the first interval, give or take 16 pages of sockets opening and closing.
+    let tcp = gauge(&text, "perftop_tcp_mem_bytes").expect("tcp socket memory gauge");
+    let slack = 16.0 * rustix::param::page_size() as f64;
+    let (lo, hi) = (
+        tcp_before.min(tcp_after) - slack,
+        tcp_before.max(tcp_after) + slack,
+    );
+    assert!(
+        (lo..=hi).contains(&tcp),
+        "perftop_tcp_mem_bytes {tcp} vs kernel {tcp_before}..{tcp_after}"
+    );
     for name in [
+        "perftop_tcp_listen_overflows_per_second",
+        "perftop_tcp_retrans_segs_per_second",
         "perftop_dirty_background_threshold_bytes",
         "perftop_pressure_cpu_some_ratio",
         "perftop_host_busy_ratio",

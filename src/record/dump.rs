@@ -99,6 +99,7 @@ impl Serialize for JsonPanes<'_> {
                 "softirq_cpus" => m.serialize_entry(key, &d.softirq_cpus)?,
                 "irq_queues" => m.serialize_entry(key, &d.irq_queues)?,
                 "nics" => m.serialize_entry(key, &d.nics)?,
+                "tcp" => m.serialize_entry(key, &d.tcp)?,
                 "interrupts" => m.serialize_entry(key, &d.interrupts)?,
                 "memory" => m.serialize_entry(key, &d.memory)?,
                 "pressure" => m.serialize_entry(key, &d.pressure)?,
