@@ -181,6 +181,16 @@ impl Host {
             out.line(&format!("{dir}/queue/scheduler"), sched)?;
             out.line(&format!("{dir}/queue/rotational"), rot)?;
             out.line(&format!("{dir}/queue/nr_requests"), nr)?;
+            // The rest of the storage stack a real disk carries (the reader's settings tier):
+            // queue limits, hardware queues for blk-mq disks, the paths of a dm map.
+            out.line(&format!("{dir}/queue/read_ahead_kb"), 128)?;
+            out.line(&format!("{dir}/queue/max_sectors_kb"), 1280)?;
+            out.line(&format!("{dir}/queue/rq_affinity"), 1)?;
+            if !name.starts_with("dm-") {
+                for q in 0..4 {
+                    out.dir(&format!("{dir}/mq/{q}"))?;
+                }
+            }
             let inflight = u64::from(d % 4);
             out.line(
                 &format!("{dir}/inflight"),
@@ -189,6 +199,11 @@ impl Host {
             if name.starts_with("dm-") {
                 out.dir(&format!("{dir}/dm"))?;
                 out.line(&format!("{dir}/dm/name"), format!("vg0-lv{}", dm - 1))?;
+                out.line(
+                    &format!("{dir}/dm/uuid"),
+                    format!("LVM-synthetic{:08}", dm - 1),
+                )?;
+                out.dir(&format!("{dir}/slaves"))?;
             }
         }
         out.file("proc/diskstats", &s)
@@ -241,6 +256,24 @@ impl Host {
                 out.dir(&format!("{dir}/queues/tx-{k}"))?;
                 out.line(&format!("{dir}/queues/rx-{k}/rps_cpus"), &mask)?;
                 out.line(&format!("{dir}/queues/tx-{k}/xps_cpus"), &mask)?;
+            }
+            // Link settings and the counters a NIC with a driver has.
+            out.line(
+                &format!("{dir}/mtu"),
+                if node.is_some() { 9000 } else { 65536 },
+            )?;
+            out.line(&format!("{dir}/tx_queue_len"), 1000)?;
+            out.line(
+                &format!("{dir}/operstate"),
+                if node.is_some() { "up" } else { "unknown" },
+            )?;
+            if node.is_some() {
+                out.line(&format!("{dir}/speed"), 100_000)?;
+                out.line(&format!("{dir}/duplex"), "full")?;
+                out.line(&format!("{dir}/carrier_changes"), 2)?;
+                out.dir(&format!("{dir}/statistics"))?;
+                out.line(&format!("{dir}/statistics/rx_missed_errors"), 0)?;
+                out.line(&format!("{dir}/statistics/rx_crc_errors"), 0)?;
             }
             if let Some(node) = node {
                 out.dir(&format!("{dir}/device"))?;
