@@ -5,6 +5,7 @@
 //! never 0. Lists are sorted by their kernel id so derive can pair prev/cur by id.
 
 mod cgroups;
+mod devices;
 mod filesystems;
 mod interrupts;
 mod power;
@@ -14,6 +15,7 @@ mod tcp;
 mod zone;
 
 pub use cgroups::{CgroupIo, CgroupPressure, CgroupSample, CgroupVersion, Cgroups, Limit};
+pub use devices::{DiskSample, NetDevice, NetSample, SoftirqRow, Softirqs, SoftnetRow};
 pub use filesystems::{Filesystem, Filesystems, ReadAt, Sensor, Temperatures};
 pub use interrupts::{ArchRow, Interrupts, IrqLine};
 pub use power::{PowerSample, RaplZone, Throttle, ThrottleRead, ThrottleScope, ThrottleTurn};
@@ -529,113 +531,6 @@ pub struct NodeHugePages {
     pub total: Option<u64>,
     pub free: Option<u64>,
     pub surplus: Option<u64>,
-}
-
-// ---------------------------------------------------------------- disks
-
-/// One `/proc/diskstats` line. Counts are 64-bit; the kernel prints the *_ticks, io_ticks and
-/// time_in_queue fields as 32-bit unsigned ms, so they wrap (derive handles that).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct DiskSample {
-    pub name: String,
-    pub major: u32,
-    pub minor: u32,
-    /// Number of stat fields after the name: 4 (2.6 partitions), 11, 15 (discard, 4.18), 17 (flush, 5.5).
-    pub fields: u8,
-    pub read_ios: u64,
-    pub read_merges: u64,
-    pub read_sectors: u64,
-    pub read_ticks: u64,
-    pub write_ios: u64,
-    pub write_merges: u64,
-    pub write_sectors: u64,
-    pub write_ticks: u64,
-    pub in_flight: u64,
-    pub io_ticks: u64,
-    pub time_in_queue: u64,
-    pub discard_ios: Option<u64>,
-    pub discard_merges: Option<u64>,
-    pub discard_sectors: Option<u64>,
-    pub discard_ticks: Option<u64>,
-    pub flush_ios: Option<u64>,
-    pub flush_ticks: Option<u64>,
-    /// True when `sys/block/<name>` exists (a whole disk, not a partition).
-    pub whole_disk: bool,
-    pub dm_name: Option<String>,
-    pub rotational: Option<bool>,
-    pub scheduler: Option<String>,
-    pub nr_requests: Option<u64>,
-    /// `sys/block/<dev>/inflight`: reads, writes.
-    pub inflight: Option<[u64; 2]>,
-    /// Queue settings, SCSI depth and state, dm/md slaves (`None`: partitions, older recordings).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stack: Option<DiskStack>,
-}
-
-// ---------------------------------------------------------------- softirq / network
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct NetSample {
-    pub softirqs: Option<Softirqs>,
-    #[serde(default)]
-    pub softnet: Vec<SoftnetRow>,
-    pub interrupts: Option<Interrupts>,
-    #[serde(default)]
-    pub devices: Vec<NetDevice>,
-    /// TCP/UDP counters and socket gauges (`None` in recordings made before perftop read them).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tcp: Option<TcpSample>,
-}
-
-/// `/proc/softirqs`: the header names the CPUs (including offline ones); counts are 32-bit.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Softirqs {
-    pub cpus: Vec<u32>,
-    pub rows: Vec<SoftirqRow>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SoftirqRow {
-    pub name: String,
-    pub counts: Vec<u64>,
-}
-
-/// One `/proc/net/softnet_stat` line (hex, 32-bit counters).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SoftnetRow {
-    pub cpu: u32,
-    /// False before 5.10: the id is the n-th online CPU, not printed by the kernel.
-    pub cpu_from_file: bool,
-    pub processed: u64,
-    pub dropped: u64,
-    pub time_squeeze: u64,
-    pub received_rps: Option<u64>,
-    pub flow_limit: Option<u64>,
-    /// Backlog queue length (a gauge), since 5.10.
-    pub backlog: Option<u64>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct NetDevice {
-    pub name: String,
-    pub rx_bytes: u64,
-    pub rx_packets: u64,
-    pub rx_errs: u64,
-    pub rx_drop: u64,
-    pub rx_fifo: u64,
-    pub tx_bytes: u64,
-    pub tx_packets: u64,
-    pub tx_errs: u64,
-    pub tx_drop: u64,
-    pub numa_node: Option<i32>,
-    pub driver: Option<String>,
-    /// `rps_cpus` per `queues/rx-N` (empty set = RPS off).
-    #[serde(default)]
-    pub rx_queues: Vec<Option<CpuList>>,
-    pub tx_queues: u32,
-    /// Link settings and error counters from `sys/class/net/DEV/` (`None` in older recordings).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub link: Option<NicLink>,
 }
 
 impl Sample {
