@@ -21,7 +21,7 @@ pub use interrupts::{ArchRow, Interrupts, IrqLine};
 pub use power::{PowerSample, RaplZone, Throttle, ThrottleRead, ThrottleScope, ThrottleTurn};
 pub use processes::{Processes, Task, TaskCounters};
 pub use storage::DiskStack;
-pub use tcp::{NicLink, TcpSample};
+pub use tcp::{Listener, NicLink, TcpSample};
 pub use zone::Zone;
 
 use crate::cpulist::CpuList;

@@ -454,3 +454,70 @@ fn the_tcp_line_and_alarms_show_at_80x24() {
         "{headline}"
     );
 }
+
+/// The listeners are read only on a sample whose ListenOverflows moved: one reader over one
+/// tree, its counters rewritten between reads (t0's, then t1's with 20 more overflows, then
+/// t1's again).
+#[test]
+fn listeners_are_read_when_overflows_move_and_name_the_port() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let live = dir.path().join("live");
+    let t0 = tree(dir.path(), "t0", &T0);
+    let t1 = tree(dir.path(), "t1", &T1);
+    // :8080 on 127.0.0.1 with 2 waiting (a listen(1) socket is full at 2), :22 with none,
+    // then an established row; tcp6 `::` :443 with 1.
+    for root in [&t0, &t1] {
+        write(
+            root,
+            "proc/net/tcp",
+            "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n\
+                0: 0100007F:1F90 00000000:0000 0A 00000000:00000002 00:00000000 00000000     0        0 1\n\
+                1: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 2\n\
+                2: 0100007F:1F90 0100007F:D2F0 01 00000000:00000000 00:00000000 00000000     0        0 3\n",
+        );
+        write(
+            root,
+            "proc/net/tcp6",
+            "  sl  local_address                         remote_address                        st tx_queue rx_queue\n\
+                0: 00000000000000000000000000000000:01BB 00000000000000000000000000000000:0000 0A 00000000:00000001 00:00000000\n",
+        );
+    }
+    fs::rename(&t0, &live).expect("t0 in place");
+    let mut reader = Reader::new(Root::new(&live));
+    let first = reader.sample();
+    assert_eq!(
+        first.net.tcp.as_ref().and_then(|t| t.listeners.clone()),
+        None,
+        "nothing to compare the first sample's counter with"
+    );
+    fs::rename(&live, dir.path().join("was-t0")).expect("t0 out");
+    fs::rename(&t1, &live).expect("t1 in place");
+    let moved = reader.sample();
+    let got: Vec<(String, u16, u64)> = moved
+        .net
+        .tcp
+        .as_ref()
+        .and_then(|t| t.listeners.clone())
+        .expect("read when ListenOverflows moved")
+        .into_iter()
+        .map(|l| (l.addr, l.port, l.queue))
+        .collect();
+    assert_eq!(got, [("127.0.0.1".into(), 8080, 2), ("::".into(), 443, 1)]);
+    let d = assess(Some(&first), &moved, &Thresholds::default());
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.id == "net.listen_overflow")
+        .expect("overflow finding");
+    assert!(
+        f.message.contains(":8080 accept queue 2 full"),
+        "{}",
+        f.message
+    );
+    let still = reader.sample();
+    assert_eq!(
+        still.net.tcp.as_ref().and_then(|t| t.listeners.clone()),
+        None,
+        "the counter did not move: not read"
+    );
+}

@@ -36,6 +36,10 @@ pub struct TcpMetrics {
     pub mem_pressure_pages: Option<u64>,
     pub mem_max_pages: Option<u64>,
     pub mem_of_max_pct: Option<f64>,
+    /// On an interval whose listen overflows moved: the listening sockets with connections
+    /// waiting to be accepted, fullest first (`source::tcp::listeners`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub listeners: Vec<crate::sample::Listener>,
 }
 
 pub fn derive_tcp(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Option<TcpMetrics> {
@@ -83,6 +87,7 @@ pub fn derive_tcp(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Option<T
             .zip(mem_max)
             .and_then(|(m, x)| ratio(m as f64, x as f64))
             .map(|v| v * 100.0),
+        listeners: t.listeners.clone().unwrap_or_default(),
     })
 }
 

@@ -13,10 +13,19 @@ pub fn listen_overflow(d: &Derived, t: &Thresholds) -> Option<Finding> {
         .listen_overflows_per_s
         .filter(|&v| v >= t.net_listen_overflow_per_s)?;
     // The application's own listen() backlog caps what somaxconn allows: the knob says so.
-    let msg = format!(
-        "{} listen overflows/s: accept queue full, apps time out, box looks idle",
-        compact(Some(ovf))
-    );
+    // The fullest listener, when the sample read them, says which port.
+    let msg = match m.listeners.first() {
+        Some(l) => format!(
+            "{} listen overflows/s: :{} accept queue {} full, apps time out",
+            compact(Some(ovf)),
+            l.port,
+            l.queue
+        ),
+        None => format!(
+            "{} listen overflows/s: accept queue full, apps time out, box looks idle",
+            compact(Some(ovf))
+        ),
+    };
     Some(finding(
         "net.listen_overflow",
         Severity::Crit,

@@ -29,6 +29,22 @@ pub struct TcpSample {
     /// `net.ipv4.tcp_mem`: min, pressure, max, in pages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp_mem: Option<[u64; 3]>,
+    /// Listening sockets with connections waiting in their accept queue, fullest first: read
+    /// only on a sample whose ListenOverflows moved (`source::tcp::listeners`); `None` on
+    /// every other sample and in older recordings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listeners: Option<Vec<Listener>>,
+}
+
+/// A listening TCP socket and its accept queue (`/proc/net/tcp{,6}`, state `0A`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Listener {
+    /// Local address as the kernel prints it, decoded: `127.0.0.1`, `::`, `::ffff:10.0.0.1`.
+    pub addr: String,
+    pub port: u16,
+    /// Connections accepted by the kernel and not yet by the application (`rx_queue` of a
+    /// listener: `sk_ack_backlog`). The queue is full when it exceeds the listen() backlog.
+    pub queue: u64,
 }
 
 /// A NIC's link settings (settings tier) and its error counters not in `/proc/net/dev`.

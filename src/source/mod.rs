@@ -93,6 +93,8 @@ pub(crate) struct Cache {
     pub(crate) irqs: HashMap<u32, net::IrqCache>,
     /// Per NIC: its link settings and last `carrier_changes`.
     pub(crate) nics: HashMap<String, nic::NicCache>,
+    /// TcpExt ListenOverflows as last read: when it moves, the listeners are read.
+    pub(crate) listen_overflows: Option<u64>,
     /// The `intel_pstate`/`amd_pstate` status as last read (`None`: not read yet).
     pub(crate) pstate_status: Option<Option<String>>,
     /// `cpu/possible` as read (fixed at boot).

@@ -6,8 +6,16 @@
 
 use super::parse::dec;
 use super::Probe;
-use crate::sample::TcpSample;
+use crate::root::ReadBuf;
+use crate::sample::{Listener, TcpSample};
 use std::collections::HashMap;
+
+/// What of `/proc/net/tcp{,6}` is read for the listeners: the kernel prints the listening
+/// sockets first, so a cut at this size loses established ones only (~1,700 lines a file).
+const LISTENERS_MAX_BYTES: u64 = 256 << 10;
+
+/// Listeners kept in a sample, fullest first.
+const LISTENERS_KEPT: usize = 4;
 
 pub fn read_tcp(probe: &mut Probe) -> Option<TcpSample> {
     let mut t = TcpSample::default();
@@ -38,6 +46,12 @@ pub fn read_tcp(probe: &mut Probe) -> Option<TcpSample> {
     });
     if ext.is_none() && snmp.is_none() && sock.is_none() {
         return None;
+    }
+    // Which accept queue overflows: only when the counter moved since the last sample (the
+    // tables can be megabytes on a busy host; a quiet one never reads them).
+    let was = std::mem::replace(&mut probe.cache.listen_overflows, t.listen_overflows);
+    if was.zip(t.listen_overflows).is_some_and(|(a, b)| b != a) {
+        t.listeners = Some(listeners(probe));
     }
     // A sysctl no perftop tweak writes: the settings tier.
     t.tcp_mem = probe
@@ -100,6 +114,75 @@ pub fn sockstat_tcp(text: &str) -> HashMap<&str, u64> {
     out
 }
 
+/// The listening sockets with a non-empty accept queue, fullest first, from `proc/net/tcp`
+/// and `tcp6` (missing or unreadable: none from that file; these are hints for a finding,
+/// not counters, so nothing is noted).
+fn listeners(probe: &mut Probe) -> Vec<Listener> {
+    let mut out = Vec::new();
+    let mut buf = ReadBuf::default();
+    for (rel, v6) in [("proc/net/tcp", false), ("proc/net/tcp6", true)] {
+        if probe
+            .root
+            .read_into_max(rel, "", &mut buf, LISTENERS_MAX_BYTES)
+            .is_ok()
+        {
+            out.extend(parse_listeners(&buf.text(), v6));
+        }
+    }
+    out.sort_by(|a, b| b.queue.cmp(&a.queue).then(a.port.cmp(&b.port)));
+    out.truncate(LISTENERS_KEPT);
+    out
+}
+
+/// Listening rows (`st` 0A) with connections waiting: `sl local rem st tx_queue:rx_queue ...`,
+/// where a listener's rx_queue is its accept queue. Listeners come first in the kernel's walk,
+/// so the parse stops at the first established row; a garbled row is skipped.
+pub fn parse_listeners(text: &str, v6: bool) -> Vec<Listener> {
+    let mut out = Vec::new();
+    for line in text.lines().skip(1) {
+        let w: Vec<&str> = line.split_ascii_whitespace().collect();
+        let (Some(local), Some(st), Some(queues)) = (w.get(1), w.get(3), w.get(4)) else {
+            continue;
+        };
+        if *st != "0A" {
+            if st.len() == 2 && st.bytes().all(|b| b.is_ascii_hexdigit()) {
+                break;
+            }
+            continue;
+        }
+        let queue = queues
+            .split_once(':')
+            .and_then(|(_, rx)| u64::from_str_radix(rx, 16).ok());
+        let addr_port = local
+            .split_once(':')
+            .and_then(|(a, p)| Some((addr(a, v6)?, u16::from_str_radix(p, 16).ok()?)));
+        if let (Some(queue), Some((addr, port))) = (queue.filter(|&q| q > 0), addr_port) {
+            out.push(Listener { addr, port, queue });
+        }
+    }
+    out
+}
+
+/// A `/proc/net/tcp` address: the kernel prints each 32-bit word of it as a host-order
+/// integer, so the bytes in network order are the word's native bytes (`0100007F` is
+/// 127.0.0.1 on a little-endian host).
+fn addr(hex: &str, v6: bool) -> Option<String> {
+    let words: Vec<u32> = (0..hex.len() / 8)
+        .map(|i| u32::from_str_radix(hex.get(8 * i..8 * i + 8)?, 16).ok())
+        .collect::<Option<_>>()?;
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    match (v6, bytes.len()) {
+        (false, 4) => {
+            Some(std::net::Ipv4Addr::new(bytes[0], bytes[1], bytes[2], bytes[3]).to_string())
+        }
+        (true, 16) => {
+            let b: [u8; 16] = bytes.try_into().ok()?;
+            Some(std::net::Ipv6Addr::from(b).to_string())
+        }
+        _ => None,
+    }
+}
+
 /// `net.ipv4.tcp_mem`: three page counts.
 pub fn tcp_mem(line: &str) -> Option<[u64; 3]> {
     let v: Vec<u64> = line
@@ -135,6 +218,40 @@ mod tests {
         let short = pairs(&mut p, "snmp", "Tcp: A B C\nTcp: 1 2\n", "Tcp");
         assert_eq!((short.get("B"), short.get("C")), (Some(&2), None));
         assert_eq!(p.problems.len(), 2);
+    }
+
+    #[test]
+    fn listeners_with_a_queue_fullest_first_up_to_the_first_established_row() {
+        // As /proc/net/tcp prints them on x86-64 (little-endian words): :8080 on 127.0.0.1
+        // with 2 waiting, :22 on 0.0.0.0 with none, then an established row, then a
+        // listener the walk cannot hold after it (not read).
+        let tcp = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n\
+   0: 0100007F:1F90 00000000:0000 0A 00000000:00000002 00:00000000 00000000     0        0 1\n\
+   1: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 2\n\
+   garbled row\n\
+   2: 0100007F:1F90 0100007F:D2F0 01 00000000:00000000 00:00000000 00000000     0        0 3\n\
+   3: 00000000:0050 00000000:0000 0A 00000000:00000009 00:00000000 00000000     0        0 4\n";
+        assert_eq!(
+            parse_listeners(tcp, false),
+            [Listener {
+                addr: "127.0.0.1".into(),
+                port: 8080,
+                queue: 2
+            }]
+        );
+        // tcp6: `::` and `::1`.
+        let tcp6 = "  sl  local_address                         remote_address                        st tx_queue rx_queue\n\
+   0: 00000000000000000000000000000000:01BB 00000000000000000000000000000000:0000 0A 00000000:00000081 00:00000000\n\
+   1: 00000000000000000000000001000000:1F91 00000000000000000000000000000000:0000 0A 00000000:00000003 00:00000000\n";
+        let v6 = parse_listeners(tcp6, true);
+        assert_eq!(
+            v6.iter()
+                .map(|l| (l.addr.as_str(), l.port, l.queue))
+                .collect::<Vec<_>>(),
+            [("::", 443, 129), ("::1", 8081, 3)]
+        );
+        assert!(parse_listeners("", false).is_empty());
+        assert!(parse_listeners("header\n 0: zz:zz 0 0A x:y\n", false).is_empty());
     }
 
     #[test]

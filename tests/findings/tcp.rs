@@ -25,6 +25,7 @@ fn tcp_pair() -> Pair {
         tw: Some(3),
         mem_pages: Some(147),
         tcp_mem: Some([287_898, 383_866, 575_796]),
+        listeners: None,
     };
     p.a.net.tcp = Some(base.clone());
     let mut b = base;
@@ -85,6 +86,27 @@ fn listen_overflow_is_crit_and_names_somaxconn() {
         f.message,
         "1 listen overflows/s: accept queue full, apps time out, box looks idle"
     );
+    // The sample read the listeners (its counter moved): the fullest names the port.
+    tcp(&mut p).listeners = Some(vec![
+        perftop::sample::Listener {
+            addr: "0.0.0.0".into(),
+            port: 8080,
+            queue: 129,
+        },
+        perftop::sample::Listener {
+            addr: "::".into(),
+            port: 443,
+            queue: 3,
+        },
+    ]);
+    let f = p.fires("net.listen_overflow");
+    assert_eq!(
+        f.message,
+        "1 listen overflows/s: :8080 accept queue 129 full, apps time out"
+    );
+    let listeners = &p.derive().derived.tcp.expect("tcp").listeners;
+    assert_eq!(listeners.len(), 2, "{listeners:?}");
+    tcp(&mut p).listeners = None;
     // 9 in 10 s: 0.9/s, just under.
     tcp(&mut p).listen_overflows = Some(109);
     p.silent("net.listen_overflow");

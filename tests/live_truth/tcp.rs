@@ -40,6 +40,7 @@ const FLOOD: &str = "
 import socket, sys, time
 l = socket.socket(); l.bind(('127.0.0.1', 0)); l.listen(1)
 port = l.getsockname()[1]
+print(port, flush=True)
 socks = []
 end = time.time() + float(sys.argv[1])
 while time.time() < end:
@@ -111,9 +112,10 @@ fn listen_overflows_and_retransmits_match_nstat() {
     let flood = ns
         .cmd("python3")
         .args(["-c", FLOOD, "2.5"])
-        .status()
+        .output()
         .expect("flood");
-    assert!(flood.success(), "flood script");
+    assert!(flood.status.success(), "flood script");
+    let port: Option<u64> = String::from_utf8_lossy(&flood.stdout).trim().parse().ok();
     live::sleep_ms(200);
     let theirs = nstat(&ns, &hist, &names);
     let out = recorder.wait_with_output().expect("perftop record");
@@ -185,6 +187,40 @@ fn listen_overflows_and_retransmits_match_nstat() {
         raised.to_string(),
         "true".into(),
         raised,
+    );
+    // The interval that saw overflows read the listeners: the flood's port, its accept queue
+    // full. The kernel holds backlog + 1 = 2 connections in a listen(1) socket's queue before
+    // it drops (sk_acceptq_is_full: queued > backlog).
+    let named: Vec<(u64, u64)> = frames
+        .iter()
+        .flat_map(|fr| {
+            fr["tcp"]["listeners"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|l| Some((l["port"].as_u64()?, l["queue"].as_u64()?)))
+        .collect();
+    t.holds(
+        "the flood's listener named with a full queue (port, queue)",
+        format!("{named:?}"),
+        format!(
+            "contains ({}, 2)",
+            port.map_or("-".into(), |p| p.to_string())
+        ),
+        port.is_some_and(|p| named.contains(&(p, 2))),
+    );
+    let message = frames
+        .iter()
+        .flat_map(|fr| fr["findings"].as_array().cloned().unwrap_or_default())
+        .find(|x| x["id"] == "net.listen_overflow")
+        .and_then(|x| x["message"].as_str().map(str::to_string))
+        .unwrap_or_default();
+    t.holds(
+        "net.listen_overflow names the port",
+        message.clone(),
+        format!(":{} accept queue 2 full", port.unwrap_or(0)),
+        port.is_some_and(|p| message.contains(&format!(":{p} accept queue 2 full"))),
     );
     // lo answers EINVAL for its speed: unknown, and no problem noted.
     let last = frames.last().expect("a frame");
