@@ -287,6 +287,9 @@ Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors InCsumE
 Udp: 944 0 0 944 0 0 0 0 0\n";
 const SOCKSTAT: &str =
     "sockets: used 10\nTCP: inuse 1 orphan 0 tw 1 alloc 1 mem 147\nUDP: inuse 0 mem 0\n";
+const NET_TCP: &str = "  sl  local_address rem_address   st tx_queue rx_queue tr\n\
+    0: 0100007F:1F90 00000000:0000 0A 00000000:00000002 00:00000000\n\
+    1: 0100007F:1F90 0100007F:D2F0 01 00000000:00000000 00:00000000\n";
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
@@ -322,6 +325,23 @@ proptest! {
             prop_assert!(ok, "{}={}", k, v);
         }
         let _ = perftop::source::tcp::tcp_mem(&text);
+    }
+
+    #[test]
+    fn net_tcp_listeners(text in prop_oneof![any::<String>(), soup(), mutated_text(NET_TCP)], v6 in any::<bool>()) {
+        // Every listener found is a listening row of the text with a waiting queue.
+        for l in perftop::source::tcp::parse_listeners(&text, v6) {
+            prop_assert!(l.queue > 0);
+            let row = text.lines().any(|r| {
+                let w: Vec<&str> = r.split_ascii_whitespace().collect();
+                w.get(3) == Some(&"0A")
+                    && w.get(1)
+                        .and_then(|a| a.split_once(':'))
+                        .and_then(|(_, p)| u16::from_str_radix(p, 16).ok())
+                        == Some(l.port)
+            });
+            prop_assert!(row, "{:?}", l);
+        }
     }
 }
 
