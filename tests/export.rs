@@ -282,8 +282,11 @@ fn a_silent_scraper_does_not_hold_up_sampling() {
     let _ = child.kill();
     let _ = child.wait();
     assert!(up, "exporter did not start");
+    // 8 at most; a sampler held by the silent client for the server's 2 s timeout would
+    // replace it once at most. A debug build on a loaded 2-vCPU machine misses ticks (4 of 8
+    // seen while other builds ran), so the bar is what no stall can reach.
     assert!(
-        changes >= 5,
+        changes >= 3,
         "textfile replaced {changes} times in 2 s at 0.25 s"
     );
     assert_eq!(
