@@ -148,7 +148,9 @@ pub fn policy_dirs(root: &Root) -> Vec<(String, String)> {
     out
 }
 
-fn words(root: &Root, rel: &str) -> Vec<String> {
+/// The words of a choice file, the bracketed current one unbracketed
+/// (`[none] mq-deadline`, `performance powersave`).
+pub(super) fn words(root: &Root, rel: &str) -> Vec<String> {
     root.read(rel)
         .map(|t| {
             t.split_whitespace()

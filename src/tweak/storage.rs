@@ -101,16 +101,6 @@ fn devices(root: &Root, dev: &str) -> Vec<String> {
     out
 }
 
-fn scheduler_words(root: &Root, rel: &str) -> Vec<String> {
-    root.read(rel)
-        .map(|t| {
-            t.split_whitespace()
-                .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// Without a scheduler a queue takes no more requests than its hardware tags (`mq/0/nr_tags`;
 /// the kernel refuses more with EINVAL).
 fn tag_limit(root: &Root, dev: &str) -> Option<u64> {
@@ -150,7 +140,7 @@ fn build(ctx: &Ctx, knob: &'static str, dev: &str) -> Knob {
         "scheduler" => {
             let lists = targets
                 .iter()
-                .map(|t| scheduler_words(root, &t.rel))
+                .map(|t| super::knob::words(root, &t.rel))
                 .collect::<Vec<_>>();
             let first = lists.first().cloned().unwrap_or_default();
             let common = first

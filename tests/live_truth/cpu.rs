@@ -102,13 +102,15 @@ fn cpu_matches_mpstat() {
                 );
             }
         }
-        // The setup itself: the pinned burner must show, or the comparison proves little.
+        // The setup itself: the pinned burner must show, or the comparison proves little. It
+        // gets most of cpu 1, not all: a CI run saw 94.03% (mpstat 93.97%) beside the test's
+        // own disk writer on cpu 0.
         let c1 = find(&fr["cpus"], "cpu", "1").and_then(|c| f(c, &["c0_pct"]));
         t.holds(
-            &format!("[{i}] burner visible on cpu 1 (c0 >= 95)"),
+            &format!("[{i}] burner visible on cpu 1 (c0 >= 90)"),
             format!("{:.2}", c1.unwrap_or(f64::NAN)),
-            "100".into(),
-            c1.is_some_and(|c| c >= 95.0),
+            ">= 90".into(),
+            c1.is_some_and(|c| c >= 90.0),
         );
     }
     live::check_psi(&mut t, &psi, &frames);
