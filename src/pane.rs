@@ -31,11 +31,10 @@ pub const PANES: [Pane; 8] = [
 
 /// The top-level keys of the assessed JSON (`delta`, `dump --format json`), in output order.
 /// `host` and `findings` belong to no pane; the rest belong to exactly one.
-pub const JSON_KEYS: [&str; 20] = [
+pub const JSON_KEYS: [&str; 19] = [
     "host",
     "cpus",
     "policies",
-    "power",
     "nodes",
     "hugepages",
     "dirty",
@@ -114,7 +113,7 @@ impl Pane {
     /// The JSON keys whose values this pane shows.
     pub fn json_keys(self) -> &'static [&'static str] {
         match self {
-            Pane::Cpu => &["cpus", "policies", "power", "temperatures"],
+            Pane::Cpu => &["cpus", "policies", "temperatures"],
             Pane::Numa => &["nodes"],
             Pane::Huge => &["hugepages"],
             Pane::Dirty => &["dirty"],
@@ -193,7 +192,7 @@ mod tests {
     fn pane_names_and_aliases_resolve() {
         assert_eq!(
             keys_for("CPU").ok(),
-            Some(vec!["cpus", "policies", "power", "temperatures"])
+            Some(vec!["cpus", "policies", "temperatures"])
         );
         assert_eq!(keys_for("iostat").ok(), Some(vec!["disks", "filesystems"]));
         assert_eq!(keys_for("thp").ok(), Some(vec!["hugepages"]));

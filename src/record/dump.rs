@@ -92,7 +92,6 @@ impl Serialize for JsonPanes<'_> {
                 "host" => m.serialize_entry(key, &d.host)?,
                 "cpus" => m.serialize_entry(key, &d.cpus)?,
                 "policies" => m.serialize_entry(key, &d.policies)?,
-                "power" => m.serialize_entry(key, &d.power)?,
                 "nodes" => m.serialize_entry(key, &d.nodes)?,
                 "hugepages" => m.serialize_entry(key, &d.hugepages)?,
                 "dirty" => m.serialize_entry(key, &d.dirty)?,
