@@ -6,10 +6,14 @@ use super::{audit, knob, lock, plan, Ctx};
 use anyhow::{bail, Context, Result};
 use std::io::{BufRead, Write};
 
-/// One line per knob: name, current value, allowed values, and why it is disabled.
+/// One line per knob (the registry's, then each disk's storage knobs): name, current value,
+/// allowed values, and why it is disabled.
 pub fn list(ctx: &Ctx) -> String {
     let mut s = String::new();
-    for k in knob::registry(ctx) {
+    for k in knob::registry(ctx)
+        .into_iter()
+        .chain(super::storage::all(ctx))
+    {
         s.push_str(&format!(
             "{:<30} {:<14} allowed: {}\n",
             k.name,
@@ -27,7 +31,6 @@ pub fn list(ctx: &Ctx) -> String {
             }
         }
     }
-    s.push_str(&super::storage::list(ctx));
     for o in super::overriders(&ctx.root) {
         s.push_str(&format!("warning: {}\n", super::override_warning(&o)));
     }

@@ -8,61 +8,44 @@ use super::range::Unit;
 use super::Ctx;
 use crate::cpulist::CpuList;
 
-/// The socket sysctls, in registry order.
+/// The socket sysctls, in registry order. Buffer caps run from the kernel's default (212992)
+/// to 256 MiB: they are per socket, so a high cap multiplied by many sockets is real memory.
 pub fn sysctls(ctx: &Ctx) -> Vec<Knob> {
-    let mut out = Vec::new();
-    for (name, description, min, max) in [
+    const BUF: (u64, u64, Unit) = (212_992, 256 << 20, Unit::Bytes);
+    [
         (
             "net.core.somaxconn",
             "cap on every listen() backlog (accept queue); the application's own backlog \
              argument still caps its socket",
-            128,
-            65_535,
+            (128, 65_535, Unit::Plain),
         ),
         (
             "net.ipv4.tcp_max_syn_backlog",
             "half-open connections (SYN queue) kept per listener",
-            128,
-            262_144,
+            (128, 262_144, Unit::Plain),
         ),
-    ] {
-        out.push(single(
-            ctx,
-            name,
-            description,
-            &sysctl_rel(name),
-            Allowed::Range {
-                min,
-                max,
-                unit: Unit::Plain,
-            },
-        ));
-    }
-    for (name, description) in [
         (
             "net.core.rmem_max",
             "largest receive buffer a socket may ask for (SO_RCVBUF)",
+            BUF,
         ),
         (
             "net.core.wmem_max",
             "largest send buffer a socket may ask for (SO_SNDBUF)",
+            BUF,
         ),
-    ] {
-        // From the kernel's default (212992) to 256 MiB: per socket, so a high cap multiplied by
-        // many sockets is real memory.
-        out.push(single(
+    ]
+    .into_iter()
+    .map(|(name, description, (min, max, unit))| {
+        single(
             ctx,
             name,
             description,
             &sysctl_rel(name),
-            Allowed::Range {
-                min: 212_992,
-                max: 256 << 20,
-                unit: Unit::Bytes,
-            },
-        ));
-    }
-    out
+            Allowed::Range { min, max, unit },
+        )
+    })
+    .collect()
 }
 
 fn sysctl_rel(name: &str) -> String {

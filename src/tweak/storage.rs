@@ -239,26 +239,3 @@ pub fn all(ctx: &Ctx) -> Vec<Knob> {
     }
     out
 }
-
-/// `tweak list`'s storage section: one line per disk knob, the reason when it is disabled.
-pub fn list(ctx: &Ctx) -> String {
-    let mut s = String::new();
-    for k in all(ctx) {
-        s.push_str(&format!(
-            "{:<30} {:<14} allowed: {}\n",
-            k.name,
-            k.current_text(),
-            k.allowed_text()
-        ));
-        if let Some(why) = &k.disabled {
-            s.push_str(&format!("    disabled: {why}\n"));
-            if !k.targets.is_empty() {
-                s.push_str(&format!(
-                    "    equivalent: {}\n",
-                    k.command(&ctx.root, "VALUE")
-                ));
-            }
-        }
-    }
-    s
-}
