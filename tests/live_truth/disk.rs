@@ -33,19 +33,7 @@ fn disk_matches_iostat() {
     const D: u32 = 2;
     const N: usize = 2;
     let rec = Recording::start(D.into(), N as u32 + 1);
-    let io = live::spawn(
-        "iostat",
-        &[
-            "-x",
-            "-d",
-            "-k",
-            "-o",
-            "JSON",
-            "-y",
-            &D.to_string(),
-            &N.to_string(),
-        ],
-    );
+    let io = iostat_json(D, N);
     let frames = rec.finish();
     let stats = sysstat(&live::output(io));
     drop(_writer);

@@ -73,6 +73,34 @@ impl FrozenDisk {
             .to_string()
     }
 
+    /// Starts `n` direct 4 kB writes to the stalling device, each to its own block: they stay
+    /// in flight while the filesystem over it is frozen.
+    pub fn stuck_writers(&mut self, n: usize) {
+        let of = format!("of={}", self.inner.as_deref().unwrap_or_default());
+        for i in 0..n {
+            let seek = format!("seek={i}");
+            self.writers.push(
+                std::process::Command::new("dd")
+                    .args(["if=/dev/zero", &of, "bs=4k", "count=1", &seek])
+                    .args(["oflag=direct", "status=none"])
+                    .spawn()
+                    .expect("start dd"),
+            );
+        }
+    }
+
+    /// Requests in flight on the stalling device, as the kernel counts them
+    /// (`/sys/block/NAME/inflight`, reads + writes; 0 when unreadable).
+    pub fn inflight(&self) -> u64 {
+        super::live::read_trim(format!("/sys/block/{}/inflight", self.name()))
+            .map(|s| {
+                s.split_whitespace()
+                    .filter_map(|x| x.parse::<u64>().ok())
+                    .sum()
+            })
+            .unwrap_or(0)
+    }
+
     pub fn freeze(&mut self) -> Result<(), String> {
         sh(&["fsfreeze", "-f", &self.mnt.to_string_lossy()])?;
         self.frozen = true;

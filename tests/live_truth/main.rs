@@ -35,6 +35,24 @@ mod watermarks;
 
 use serde_json::Value;
 
+/// `iostat -x -d -k -o JSON -y D N`, started now: N reports of D seconds each, as perftop
+/// records over the same window (`sysstat` reads its output).
+fn iostat_json(d: u32, n: usize) -> std::process::Child {
+    live::spawn(
+        "iostat",
+        &[
+            "-x",
+            "-d",
+            "-k",
+            "-o",
+            "JSON",
+            "-y",
+            &d.to_string(),
+            &n.to_string(),
+        ],
+    )
+}
+
 fn sysstat(text: &str) -> Vec<Value> {
     let v: Value = serde_json::from_str(text).expect("sysstat JSON");
     v["sysstat"]["hosts"][0]["statistics"]

@@ -282,19 +282,7 @@ fn dm_map_slaves_and_per_path_rates_match_iostat() {
     const D: u32 = 2;
     const N: usize = 2;
     let rec = Recording::start(D.into(), N as u32 + 1);
-    let io = live::spawn(
-        "iostat",
-        &[
-            "-x",
-            "-d",
-            "-k",
-            "-o",
-            "JSON",
-            "-y",
-            &D.to_string(),
-            &N.to_string(),
-        ],
-    );
+    let io = iostat_json(D, N);
     let frames = rec.finish();
     let stats = sysstat(&live::output(io));
     drop(_reader);
@@ -377,27 +365,8 @@ fn queue_full_on_a_loop_device_held_at_nr_requests() {
     }
     restore.0 = Some((path, old));
     disk.freeze().expect("fsfreeze");
-    let dev = disk.inner.clone().unwrap_or_default();
-    for i in 0..8 {
-        let of = format!("of={dev}");
-        let seek = format!("seek={i}");
-        disk.writers.push(
-            Command::new("dd")
-                .args(["if=/dev/zero", &of, "bs=4k", "count=1", &seek])
-                .args(["oflag=direct", "status=none"])
-                .spawn()
-                .expect("start dd"),
-        );
-    }
-    let inflight = || -> u64 {
-        live::read_trim(format!("/sys/block/{name}/inflight"))
-            .map(|s| {
-                s.split_whitespace()
-                    .filter_map(|x| x.parse::<u64>().ok())
-                    .sum()
-            })
-            .unwrap_or(0)
-    };
+    disk.stuck_writers(8);
+    let inflight = || disk.inflight();
     if !live::wait_until(std::time::Duration::from_secs(5), || inflight() >= 4) {
         support::skip(
             T,

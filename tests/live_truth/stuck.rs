@@ -3,7 +3,6 @@
 use super::live::{self, f, find, Recording, Table};
 use super::*;
 use serde_json::Value;
-use std::process::Command;
 use std::time::Duration;
 
 /// Writes in flight on a disk that completes nothing, while perftop records 3 intervals;
@@ -20,28 +19,9 @@ fn with_stuck_disk(test: &str, check: impl FnOnce(&mut Table, &[Value], &str)) {
         }
     };
     disk.freeze().expect("fsfreeze");
-    let dev = disk.inner.clone().unwrap_or_default();
     let name = disk.name();
-    for i in 0..3 {
-        let of = format!("of={dev}");
-        let seek = format!("seek={i}");
-        disk.writers.push(
-            Command::new("dd")
-                .args(["if=/dev/zero", &of, "bs=4k", "count=1", &seek])
-                .args(["oflag=direct", "status=none"])
-                .spawn()
-                .expect("start dd"),
-        );
-    }
-    let inflight = || -> u64 {
-        live::read_trim(format!("/sys/block/{name}/inflight"))
-            .map(|s| {
-                s.split_whitespace()
-                    .filter_map(|x| x.parse::<u64>().ok())
-                    .sum()
-            })
-            .unwrap_or(0)
-    };
+    disk.stuck_writers(3);
+    let inflight = || disk.inflight();
     if !live::wait_until(Duration::from_secs(5), || inflight() >= 3) {
         support::skip(
             test,
