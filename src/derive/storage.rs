@@ -41,6 +41,20 @@ impl StackMetrics {
     }
 }
 
+impl super::DiskMetrics {
+    /// How full the host-side queue is: the deeper of in-flight and aqu-sz as a share (%) of
+    /// `queue_limit`, with the limit and its name. `None` when there is no limit or neither
+    /// depth is known. The finding and the zoomed table both judge it from here.
+    pub fn queue_fill_pct(&self) -> Option<(f64, u64, &'static str)> {
+        let (limit, what) = self.stack.queue_limit()?;
+        let depth = match (self.inflight, self.aqu_sz) {
+            (None, None) => return None,
+            (i, a) => (i.unwrap_or(0) as f64).max(a.unwrap_or(0.0)),
+        };
+        Some((depth / limit as f64 * 100.0, limit, what))
+    }
+}
+
 pub fn derive_stack(c: &DiskSample) -> StackMetrics {
     let s = c.stack.clone().unwrap_or_default();
     let queue_depth_unknown = match (&c.stack, s.queue_depth) {

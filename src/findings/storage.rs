@@ -42,13 +42,9 @@ pub fn queue_full(d: &Derived, t: &Thresholds) -> Option<Finding> {
     let mut hits = Vec::new();
     let mut tweak = None;
     for m in d.disks.iter().filter(|m| !m.partition) {
-        let Some((limit, what)) = m.stack.queue_limit() else {
+        let Some((pct, limit, what)) = m.queue_fill_pct() else {
             continue;
         };
-        let inflight = m.inflight.unwrap_or(0) as f64;
-        let aqu = m.aqu_sz.unwrap_or(0.0);
-        let depth = inflight.max(aqu);
-        let pct = depth / limit as f64 * 100.0;
         if pct < t.disk_queue_full_pct {
             continue;
         }
@@ -61,10 +57,11 @@ pub fn queue_full(d: &Derived, t: &Thresholds) -> Option<Finding> {
             _ => String::new(),
         };
         let msg = format!(
-            "{}: {} in flight, aqu-sz {aqu:.1} = {pct:.0}% of {what} {limit}{per_queue}: \
+            "{}: {} in flight, aqu-sz {} = {pct:.0}% of {what} {limit}{per_queue}: \
              requests wait in the host, not the device ({knob})",
             label(m),
             m.inflight.map_or("-".to_string(), |n| n.to_string()),
+            m.aqu_sz.map_or("-".to_string(), |a| format!("{a:.1}")),
         );
         hits.push((Severity::Warn, pct, msg, knob));
     }

@@ -44,10 +44,9 @@ fn queues(whole: &[&DiskMetrics], x: &Ctx, out: &mut Vec<Block>) {
                 .or_default()
                 .push(m.disk_device.clone());
         }
-        let full = s.queue_limit().is_some_and(|(limit, _)| {
-            let depth = (m.inflight.unwrap_or(0) as f64).max(m.aqu_sz.unwrap_or(0.0));
-            depth >= x.levels.t.disk_queue_full_pct / 100.0 * limit as f64
-        });
+        let full = m
+            .queue_fill_pct()
+            .is_some_and(|(pct, _, _)| pct >= x.levels.t.disk_queue_full_pct);
         let depth_level = if full { Level::Warn } else { Level::Text };
         let state_level = match s.device_state.as_deref() {
             Some("running") | None => Level::Text,
