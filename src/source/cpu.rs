@@ -45,7 +45,14 @@ struct StateStatic {
     disable: Option<Cached<u64>>,
 }
 
-pub fn read_cpu(probe: &mut Probe, nodes: &[NodeSample], time: &SampleTime) -> CpuSample {
+/// `after_stat` runs right after `/proc/stat` is read, for counters that must be read at the
+/// same moment.
+pub fn read_cpu(
+    probe: &mut Probe,
+    nodes: &[NodeSample],
+    time: &SampleTime,
+    after_stat: impl FnOnce(&mut Probe),
+) -> CpuSample {
     let mut out = CpuSample {
         online: nonempty_cpu_list(probe, &format!("{CPU_DIR}/online")),
         possible: possible_cpus(probe),
@@ -66,6 +73,9 @@ pub fn read_cpu(probe: &mut Probe, nodes: &[NodeSample], time: &SampleTime) -> C
             probe.note("proc/stat", "no cpu lines");
         }
     });
+    // The per-CPU tables read next are budgeted by the CPUs /proc/stat lists.
+    probe.cpus_seen = per_cpu.len();
+    after_stat(probe);
 
     // Every CPU we know of: present, plus the cpuN directories, plus any with a /proc/stat
     // line. A `present` far larger than what else we see is garbled: probing thousands of CPUs

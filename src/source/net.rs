@@ -6,7 +6,7 @@ use super::interrupts::parse_interrupts;
 use super::parse::dec;
 use super::{Cached, Probe};
 use crate::cpulist::CpuList;
-use crate::sample::{NetDevice, NetSample, SoftirqRow, Softirqs, SoftnetRow};
+use crate::sample::{Interrupts, NetDevice, NetSample, SoftirqRow, Softirqs, SoftnetRow};
 
 /// What a reader keeps about one IRQ between samples.
 #[derive(Debug, Default)]
@@ -20,68 +20,81 @@ pub(crate) struct IrqCache {
     effective: Option<Cached<String>>,
 }
 
-pub fn read_net(probe: &mut Probe, online: Option<&CpuList>) -> NetSample {
-    NetSample {
+/// The interrupt counters, read apart from the rest of the pane: right after `/proc/stat` (see
+/// `Reader::sample`).
+#[derive(Debug, Default)]
+pub struct IrqCounters {
+    softirqs: Option<Softirqs>,
+    interrupts: Option<Interrupts>,
+}
+
+pub fn read_irq_counters(probe: &mut Probe) -> IrqCounters {
+    IrqCounters {
+        interrupts: probe.with_text("proc/interrupts", false, parse_interrupts),
         softirqs: probe
             .with_text("proc/softirqs", false, parse_softirqs)
             .flatten(),
+    }
+}
+
+pub fn read_net(probe: &mut Probe, online: Option<&CpuList>, counters: IrqCounters) -> NetSample {
+    NetSample {
+        softirqs: counters.softirqs,
         softnet: probe
             .with_text("proc/net/softnet_stat", false, |probe, t| {
                 parse_softnet(probe, t, online)
             })
             .unwrap_or_default(),
-        interrupts: probe
-            .with_text("proc/interrupts", false, parse_interrupts)
-            .map(|mut irqs| {
-                for irq in &mut irqs.irqs {
-                    let dir = format!("proc/irq/{}", irq.irq);
-                    // Affinity is a setting that perftop's irq.N tweak and irqbalance
-                    // write: read again after a tweak and within the settings tier. The
-                    // effective affinity follows it (or CPU hotplug, which drops this
-                    // cache): read again when the affinity changes. The node is fixed.
-                    let mut c = probe.cache.irqs.remove(&irq.irq).unwrap_or_default();
-                    if probe.tier.tweaked {
-                        if let Some(a) = &mut c.affinity {
-                            a.expire();
-                        }
+        interrupts: counters.interrupts.map(|mut irqs| {
+            for irq in &mut irqs.irqs {
+                let dir = format!("proc/irq/{}", irq.irq);
+                // Affinity is a setting that perftop's irq.N tweak and irqbalance
+                // write: read again after a tweak and within the settings tier. The
+                // effective affinity follows it (or CPU hotplug, which drops this
+                // cache): read again when the affinity changes. The node is fixed.
+                let mut c = probe.cache.irqs.remove(&irq.irq).unwrap_or_default();
+                if probe.tier.tweaked {
+                    if let Some(a) = &mut c.affinity {
+                        a.expire();
                     }
-                    let affinity = probe.setting_in(
-                        &mut c.affinity,
+                }
+                let affinity = probe.setting_in(
+                    &mut c.affinity,
+                    &dir,
+                    "smp_affinity_list",
+                    u64::from(irq.irq),
+                    |l| Ok(l.to_string()),
+                );
+                let moved = c.last.as_ref().is_some_and(|a| *a != affinity);
+                if moved {
+                    if let Some(e) = &mut c.effective {
+                        e.expire();
+                    }
+                }
+                irq.effective_affinity = probe
+                    .setting_in(
+                        &mut c.effective,
                         &dir,
-                        "smp_affinity_list",
+                        "effective_affinity_list",
                         u64::from(irq.irq),
                         |l| Ok(l.to_string()),
-                    );
-                    let moved = c.last.as_ref().is_some_and(|a| *a != affinity);
-                    if moved {
-                        if let Some(e) = &mut c.effective {
-                            e.expire();
-                        }
+                    )
+                    .and_then(|l| CpuList::parse(&l));
+                if moved {
+                    // x86 moves an IRQ when it next fires: look again next sample.
+                    if let Some(e) = &mut c.effective {
+                        e.due_next(probe.tier.sample_no);
                     }
-                    irq.effective_affinity = probe
-                        .setting_in(
-                            &mut c.effective,
-                            &dir,
-                            "effective_affinity_list",
-                            u64::from(irq.irq),
-                            |l| Ok(l.to_string()),
-                        )
-                        .and_then(|l| CpuList::parse(&l));
-                    if moved {
-                        // x86 moves an IRQ when it next fires: look again next sample.
-                        if let Some(e) = &mut c.effective {
-                            e.due_next(probe.tier.sample_no);
-                        }
-                    }
-                    irq.affinity = affinity.as_deref().and_then(CpuList::parse);
-                    c.last = Some(affinity);
-                    probe.cache.irqs.insert(irq.irq, c);
-                    irq.node = probe
-                        .static_i64(&format!("{dir}/node"))
-                        .and_then(|v| i32::try_from(v).ok());
                 }
-                irqs
-            }),
+                irq.affinity = affinity.as_deref().and_then(CpuList::parse);
+                c.last = Some(affinity);
+                probe.cache.irqs.insert(irq.irq, c);
+                irq.node = probe
+                    .static_i64(&format!("{dir}/node"))
+                    .and_then(|v| i32::try_from(v).ok());
+            }
+            irqs
+        }),
         devices: probe
             .with_text("proc/net/dev", false, read_devices)
             .map(|mut devs| {

@@ -158,8 +158,9 @@ fn interrupts_match_mpstat_and_the_kernel() {
                     + 20.0,
             );
         }
-        // Summed over CPUs, the hard interrupts are the kernel's `intr` total: the same sample
-        // read /proc/stat a few ms before /proc/interrupts, so 1% + 20/s.
+        // Summed over CPUs, the hard interrupts are the kernel's `intr` total: the sample reads
+        // /proc/interrupts right after /proc/stat, so 0.5% + 20/s. (With the processes pass
+        // between the two reads, CI once saw 1.2% at 64k IRQ/s.)
         let sum: f64 = m["cpus"]
             .as_array()
             .into_iter()
@@ -171,7 +172,7 @@ fn interrupts_match_mpstat_and_the_kernel() {
                 &format!("[{i}] hard irq/s summed over CPUs vs /proc/stat intr"),
                 Some(sum),
                 intr,
-                0.01,
+                0.005,
                 20.0,
             );
         }
