@@ -28,9 +28,13 @@ use std::fs::File;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// Samples a kept descriptor may go unread before it is closed (idle processes are read every
-/// 8 samples; their descriptors survive one missed turn).
-const IDLE_SAMPLES: u64 = 20;
+/// Samples a kept descriptor may go unread before it is closed: fewer than the processes'
+/// `IDLE_EVERY` turns, so a process read in two samples running (its first two passes, a
+/// burst of work) and then idle gives its descriptors back, instead of holding slots that
+/// the files read every sample need. (At 20 with turns of 16, 1,000 idle processes held all
+/// 512 slots after the first two passes and `/proc/meminfo`, `vmstat`... were opened by path
+/// every sample.)
+const IDLE_SAMPLES: u64 = 4;
 /// Most descriptors kept.
 const MAX_KEPT: usize = 512;
 
@@ -95,7 +99,7 @@ impl Kept {
 
     /// Keeps `file`, just read whole, for the next read of `path` when `path` was read in
     /// this sample or the one before too: a file read every sample is kept, one read in turns
-    /// (an idle process every 8 samples) is not, so it does not crowd out the rest. Beyond the
+    /// (an idle process every 16 samples) is not, so it does not crowd out the rest. Beyond the
     /// cap it is closed.
     pub fn keep(&self, path: &OsStr, file: File) {
         let Ok(mut files) = self.files.lock() else {

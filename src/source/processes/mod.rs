@@ -125,13 +125,11 @@ impl ProcState {
     }
 }
 
-/// One process this pass: read now, or (idle, not its turn) as last read.
+/// One process read this pass (an idle one not read is only counted, from its last read).
 struct Seen {
     pid: u32,
     stat: Stat,
     io: Option<(u64, u64)>,
-    /// Read this pass; a process that is not is only counted.
-    fresh: bool,
     /// Growth since it was last read (same process), scaled to this pass's interval: ticks,
     /// I/O bytes, major faults, RSS pages.
     d_ticks: u64,
@@ -178,8 +176,8 @@ pub fn read_processes(
         base_wall_ms: state.last.as_ref().map(|t| t.wall_ms),
         ..Processes::default()
     };
-    let mut seen: Vec<Seen> = Vec::with_capacity(pids.len());
-    let mut skipped: Vec<u32> = Vec::new();
+    let mut seen: Vec<Seen> = Vec::new();
+    let mut skipped: Vec<u32> = Vec::with_capacity(pids.len());
     for &pid in &pids {
         if !state.wanted(pid, pass) {
             skipped.push(pid);
@@ -203,42 +201,28 @@ pub fn read_processes(
         _ => 0,
     };
     let read_idle = unexplained as f64 > UNEXPLAINED_TICKS_PER_S * secs;
+    // The pids there are this pass: those read, and the idle ones counted from their last
+    // read. An idle process not read is not touched beyond that one lookup: with 1,000 idle
+    // processes, copying each into this pass's list and the next pass's map cost more CPU
+    // than reading the sixteenth of them that are due.
+    let mut live: Vec<u32> = Vec::with_capacity(pids.len());
     for pid in skipped {
         if read_idle {
             if let Some(s) = read_one(probe, state, pid, now_ticks, time, secs) {
                 seen.push(s);
             }
         } else if let Some(p) = state.prev.get(&pid) {
-            seen.push(Seen {
-                pid,
-                stat: p.stat.clone(),
-                io: p.c.read_bytes.zip(p.c.write_bytes),
-                fresh: false,
-                d_ticks: 0,
-                d_child_ticks: 0,
-                d_io: 0,
-                d_majflt: 0,
-                d_rss: 0,
-                rss_moved: false,
-            });
+            count(&mut out, &p.stat);
+            live.push(pid);
         }
     }
     seen.sort_unstable_by_key(|s| s.pid);
     for s in &seen {
-        out.total += 1;
-        match s.stat.state {
-            'R' => out.running += 1,
-            'D' => out.blocked += 1,
-            'Z' => out.zombies += 1,
-            _ => {}
-        }
-        if s.stat.flags & PF_KTHREAD != 0 {
-            out.kernel_threads += 1;
-        }
-        out.threads += u64::from(s.stat.threads);
+        count(&mut out, &s.stat);
+        live.push(s.pid);
     }
     read_io(probe, state, &mut seen, &mut out);
-    for s in seen.iter_mut().filter(|s| s.fresh) {
+    for s in seen.iter_mut() {
         match state
             .prev
             .get(&s.pid)
@@ -259,12 +243,14 @@ pub fn read_processes(
                 let life = |v| per_second_of_life(v, s.stat.start, now_ticks);
                 s.d_majflt = life(s.stat.majflt);
                 s.d_io = life(s.io.map_or(0, |(r, w)| r.saturating_add(w)));
-                s.rss_moved = true;
+                // A process new since the last pass grew from nothing; on the first pass every
+                // process is new, and counting them all as moved read all of them again on the
+                // second (2,000 files with 1,000 idle processes).
+                s.rss_moved = state.last.is_some();
             }
         }
     }
     let keep = choose(&seen, secs);
-    let mut next = HashMap::with_capacity(seen.len());
     for (i, s) in seen.into_iter().enumerate() {
         let Seen { pid, stat, io, .. } = s;
         let c = TaskCounters {
@@ -274,12 +260,6 @@ pub fn read_processes(
             read_bytes: io.map(|io| io.0),
             write_bytes: io.map(|io| io.1),
         };
-        if !s.fresh {
-            if let Some(p) = state.prev.remove(&pid) {
-                next.insert(pid, p);
-            }
-            continue;
-        }
         let before = state.prev.get(&pid).filter(|p| p.stat.start == stat.start);
         let base = before.filter(|p| !p.kept).map(|p| p.c);
         // Read before the previous pass: the base's own time goes with it.
@@ -323,22 +303,23 @@ pub fn read_processes(
                 base_time,
             });
         }
-        next.insert(
-            pid,
-            Prev {
-                stat,
-                c,
-                kept: keep[i],
-                active,
-                at: time.clone(),
-            },
-        );
+        let read = Prev {
+            stat,
+            c,
+            kept: keep[i],
+            active,
+            at: time.clone(),
+        };
+        state.prev.insert(pid, read);
     }
     // What the next pass starts from when nothing forked: the processes there were, less the
-    // ones that could not be read (exited).
-    state.pids = next.keys().copied().collect();
-    state.pids.sort_unstable();
-    state.prev = next;
+    // ones that could not be read (exited). `live` is a subset of `prev`'s pids, so equal
+    // sizes mean nothing exited.
+    live.sort_unstable();
+    if state.prev.len() != live.len() {
+        state.prev.retain(|pid, _| live.binary_search(pid).is_ok());
+    }
+    state.pids = live;
     state.cgroups.retain(|pid, _| state.prev.contains_key(pid));
     let prev = &state.prev;
     state.cmdlines.retain(|(pid, start)| {
@@ -439,7 +420,6 @@ fn read_one(
         pid,
         stat,
         io: None,
-        fresh: true,
         d_ticks,
         d_child_ticks,
         d_io: 0,
@@ -467,6 +447,21 @@ fn scaled(v: u64, scale: f64) -> u64 {
     }
 }
 
+/// Counts one process of the pass by its state and kind.
+fn count(out: &mut Processes, stat: &Stat) {
+    out.total += 1;
+    match stat.state {
+        'R' => out.running += 1,
+        'D' => out.blocked += 1,
+        'Z' => out.zombies += 1,
+        _ => {}
+    }
+    if stat.flags & PF_KTHREAD != 0 {
+        out.kernel_threads += 1;
+    }
+    out.threads += u64::from(stat.threads);
+}
+
 /// A process the previous pass did not see (the first pass, a new process, a reused pid)
 /// ranks by what it did per second of its life, as `ps` shows %CPU: a process younger than a
 /// second by all it did.
@@ -483,26 +478,26 @@ fn per_second_of_life(v: u64, start: u64, now_ticks: Option<u64>) -> u64 {
 /// Reads `io` for every process on a small host; on a big one for the busiest by CPU, the
 /// blocked and those kept last pass. Notes why I/O is unknown when it is.
 fn read_io(probe: &mut Probe, state: &ProcState, seen: &mut [Seen], out: &mut Processes) {
-    let fresh = seen.iter().filter(|s| s.fresh).count();
+    let fresh = seen.len();
     // A kernel thread that used no CPU did no I/O (its `io` is all zeros but for writeback
     // flushers, which work on CPU): on a big host thousands of per-CPU threads are skipped.
     let wanted: Vec<bool> = if fresh <= IO_ALL_MAX {
         seen.iter()
-            .map(|s| s.fresh && (s.stat.flags & PF_KTHREAD == 0 || s.d_ticks > 0))
+            .map(|s| s.stat.flags & PF_KTHREAD == 0 || s.d_ticks > 0)
             .collect()
     } else {
         let mut by_cpu: Vec<usize> = (0..seen.len()).collect();
         by_cpu.sort_unstable_by(|&a, &b| seen[b].d_ticks.cmp(&seen[a].d_ticks));
         let mut w = vec![false; seen.len()];
         for &i in by_cpu.iter().take(IO_TOP_CPU) {
-            w[i] = seen[i].fresh;
+            w[i] = true;
         }
         for (i, s) in seen.iter().enumerate() {
             let kept = state
                 .prev
                 .get(&s.pid)
                 .is_some_and(|p| p.kept && p.stat.start == s.stat.start);
-            if s.fresh && (s.stat.state == 'D' || kept) {
+            if s.stat.state == 'D' || kept {
                 w[i] = true;
             }
         }
@@ -545,8 +540,7 @@ fn read_io(probe: &mut Probe, state: &ProcState, seen: &mut [Seen], out: &mut Pr
     } else if fresh > IO_ALL_MAX {
         Some(format!(
             "{} of {} processes: I/O read for the {IO_TOP_CPU} busiest, the blocked and those shown",
-            read,
-            seen.len()
+            read, out.total
         ))
     } else {
         None
@@ -561,8 +555,9 @@ fn read_io(probe: &mut Probe, state: &ProcState, seen: &mut [Seen], out: &mut Pr
 fn choose(seen: &[Seen], secs: f64) -> Vec<bool> {
     let floor = |per_s: f64| ((per_s * secs).ceil() as u64).max(1);
     let mut keep = vec![false; seen.len()];
-    // Only what this pass read: a process seen as last read has no fresh counters to show.
-    let mut idx: Vec<usize> = (0..seen.len()).filter(|&i| seen[i].fresh).collect();
+    // Only what this pass read (`seen`): a process counted as last read has no fresh
+    // counters to show.
+    let mut idx: Vec<usize> = (0..seen.len()).collect();
     let mut top = |key: &dyn Fn(&Seen) -> u64, n: usize, least: u64| {
         idx.sort_unstable_by(|&a, &b| key(&seen[b]).cmp(&key(&seen[a])));
         for &i in idx.iter().take(n) {
