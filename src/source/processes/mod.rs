@@ -110,18 +110,13 @@ impl ProcState {
         })
     }
 
-    /// True when `pid` must be read this pass: new, active or shown last time it was read,
-    /// wanted by another pane, or its turn among the idle.
-    fn wanted(&self, pid: u32, pass: u64) -> bool {
-        match self.prev.get(&pid) {
-            None => true,
-            Some(p) => {
-                p.active
-                    || p.kept
-                    || self.always.binary_search(&pid).is_ok()
-                    || super::turns::due(pid as usize, pass, IDLE_EVERY)
-            }
-        }
+    /// True when `pid`, last read as `p`, must be read this pass: active or shown last time
+    /// it was read, wanted by another pane, or its turn among the idle. (A new one always is.)
+    fn due(&self, pid: u32, p: &Prev, pass: u64) -> bool {
+        p.active
+            || p.kept
+            || self.always.binary_search(&pid).is_ok()
+            || super::turns::due(pid as usize, pass, IDLE_EVERY)
     }
 }
 
@@ -177,14 +172,22 @@ pub fn read_processes(
         ..Processes::default()
     };
     let mut seen: Vec<Seen> = Vec::new();
+    // The idle ones not due, counted from their last read in the same lookup that said so:
+    // with 1,000 idle processes, touching each one more than once a pass cost more CPU than
+    // reading the sixteenth of them that are due.
     let mut skipped: Vec<u32> = Vec::with_capacity(pids.len());
+    let mut idle = Processes::default();
     for &pid in &pids {
-        if !state.wanted(pid, pass) {
-            skipped.push(pid);
-            continue;
-        }
-        if let Some(s) = read_one(probe, state, pid, now_ticks, time, secs) {
-            seen.push(s);
+        match state.prev.get(&pid) {
+            Some(p) if !state.due(pid, p, pass) => {
+                count(&mut idle, &p.stat);
+                skipped.push(pid);
+            }
+            _ => {
+                if let Some(s) = read_one(probe, state, pid, now_ticks, time, secs) {
+                    seen.push(s);
+                }
+            }
         }
     }
     // Everything the processes read did on the CPU, against what the host did: a gap means
@@ -201,20 +204,23 @@ pub fn read_processes(
         _ => 0,
     };
     let read_idle = unexplained as f64 > UNEXPLAINED_TICKS_PER_S * secs;
-    // The pids there are this pass: those read, and the idle ones counted from their last
-    // read. An idle process not read is not touched beyond that one lookup: with 1,000 idle
-    // processes, copying each into this pass's list and the next pass's map cost more CPU
-    // than reading the sixteenth of them that are due.
+    // The pids there are this pass: those read, and the idle ones as last read (left in
+    // `prev` as they are).
     let mut live: Vec<u32> = Vec::with_capacity(pids.len());
-    for pid in skipped {
-        if read_idle {
+    if read_idle {
+        for pid in skipped {
             if let Some(s) = read_one(probe, state, pid, now_ticks, time, secs) {
                 seen.push(s);
             }
-        } else if let Some(p) = state.prev.get(&pid) {
-            count(&mut out, &p.stat);
-            live.push(pid);
         }
+    } else {
+        out.total += idle.total;
+        out.running += idle.running;
+        out.blocked += idle.blocked;
+        out.zombies += idle.zombies;
+        out.kernel_threads += idle.kernel_threads;
+        out.threads += idle.threads;
+        live = skipped;
     }
     seen.sort_unstable_by_key(|s| s.pid);
     for s in &seen {
