@@ -1,36 +1,22 @@
-//! Per-process sampling: one `stat` read per process per pass, `io` for all of them on a
-//! small host and for the busiest and blocked ones on a big one, `cgroup` only for the few
+//! Per-process sampling: one `stat` read per process per pass (an idle one's in turns), `io`
+//! for every one whose `stat` moved on a small host and for the busiest and blocked ones on a
+//! big one (`pick`), `cgroup` only for the few
 //! processes kept in the sample. Never `smaps` (it walks every mapping under the mm lock:
 //! atop stopped reading it after it stalled Redis) and never `cmdline` (it takes the mm lock
 //! too, which a process stuck in a page fault holds).
 
 mod cmdline;
 mod parse;
+mod pick;
 
 pub use cmdline::parse as parse_cmdline;
 pub use parse::{parse_cgroup, parse_io, parse_stat, Stat, PF_KTHREAD};
+pub use pick::{IO_ALL_MAX, IO_TOP_CPU};
 
 use super::parse::dec;
 use super::Probe;
-use crate::root::ReadError;
 use crate::sample::{Processes, SampleTime, Task, TaskCounters};
 use std::collections::HashMap;
-
-/// Up to this many processes every `io` file is read; above it, only those of the
-/// `IO_TOP_CPU` busiest, the blocked and the ones kept last pass (so their rates go on).
-pub const IO_ALL_MAX: usize = 2000;
-/// Processes by CPU whose `io` is read on a big host.
-pub const IO_TOP_CPU: usize = 64;
-
-/// What a pass keeps, per reason (a process kept for two reasons is kept once): the busiest
-/// by CPU, by I/O and by major faults, the fastest growing and the largest by RSS, and the
-/// blocked (D state). Active ones only, except the largest; so an idle host keeps a handful.
-const KEEP_CPU: usize = 10;
-const KEEP_IO: usize = 6;
-const KEEP_FAULTS: usize = 4;
-const KEEP_GROWTH: usize = 3;
-const KEEP_RSS: usize = 3;
-const KEEP_BLOCKED: usize = 8;
 
 /// An idle process (no CPU, I/O, faults or RSS change, not R or D, not shown, when last
 /// read) is read every this many passes, in turns; an active one every pass. Its counters are
@@ -177,18 +163,21 @@ pub fn read_processes(
     // reading the sixteenth of them that are due.
     let mut skipped: Vec<u32> = Vec::with_capacity(pids.len());
     let mut idle = Processes::default();
+    // The pids there are this pass: those read, and the idle ones as last read (left in
+    // `prev` as they are).
+    let mut live: Vec<u32> = Vec::with_capacity(pids.len());
     for &pid in &pids {
-        match state.prev.get(&pid) {
+        let turn = match state.prev.get(&pid) {
             Some(p) if !state.due(pid, p, pass) => {
                 count(&mut idle, &p.stat);
                 skipped.push(pid);
+                continue;
             }
-            _ => {
-                if let Some(s) = read_one(probe, state, pid, now_ticks, time, secs) {
-                    seen.push(s);
-                }
-            }
-        }
+            Some(p) => !p.active && !p.kept && state.always.binary_search(&pid).is_err(),
+            None => false,
+        };
+        let found = read_one(probe, state, pid, turn, now_ticks, time, secs);
+        file(found, &mut seen, &mut out, &mut live);
     }
     // Everything the processes read did on the CPU, against what the host did: a gap means
     // an idle process woke up, so the idle ones are read this pass too. Children that ran
@@ -204,14 +193,10 @@ pub fn read_processes(
         _ => 0,
     };
     let read_idle = unexplained as f64 > UNEXPLAINED_TICKS_PER_S * secs;
-    // The pids there are this pass: those read, and the idle ones as last read (left in
-    // `prev` as they are).
-    let mut live: Vec<u32> = Vec::with_capacity(pids.len());
     if read_idle {
         for pid in skipped {
-            if let Some(s) = read_one(probe, state, pid, now_ticks, time, secs) {
-                seen.push(s);
-            }
+            let found = read_one(probe, state, pid, true, now_ticks, time, secs);
+            file(found, &mut seen, &mut out, &mut live);
         }
     } else {
         out.total += idle.total;
@@ -220,14 +205,14 @@ pub fn read_processes(
         out.zombies += idle.zombies;
         out.kernel_threads += idle.kernel_threads;
         out.threads += idle.threads;
-        live = skipped;
+        live.extend(skipped);
     }
     seen.sort_unstable_by_key(|s| s.pid);
     for s in &seen {
         count(&mut out, &s.stat);
         live.push(s.pid);
     }
-    read_io(probe, state, &mut seen, &mut out);
+    pick::read_io(probe, state, &mut seen, &mut out);
     for s in seen.iter_mut() {
         match state
             .prev
@@ -256,7 +241,7 @@ pub fn read_processes(
             }
         }
     }
-    let keep = choose(&seen, secs);
+    let keep = pick::choose(&seen, secs);
     for (i, s) in seen.into_iter().enumerate() {
         let Seen { pid, stat, io, .. } = s;
         let c = TaskCounters {
@@ -380,23 +365,51 @@ pub fn settle_first_cmdlines(probe: &Probe, state: &mut ProcState, out: &mut Pro
     }
 }
 
+/// What reading one process's `stat` found.
+enum Found {
+    Read(Seen),
+    /// Read on its idle turn with nothing in its `stat` moved (`Stat::idle_since`): counted,
+    /// and left as last read, `io` unread (on an idle host most turns end here, and `io`
+    /// was half of what 1,000 idle processes cost). Its next read measures from the last.
+    Unmoved(u32, Stat),
+}
+
+/// Files what `read_one` found: a process read joins `seen`, an unmoved one is counted.
+fn file(found: Option<Found>, seen: &mut Vec<Seen>, out: &mut Processes, live: &mut Vec<u32>) {
+    match found {
+        Some(Found::Read(s)) => seen.push(s),
+        Some(Found::Unmoved(pid, stat)) => {
+            count(out, &stat);
+            live.push(pid);
+        }
+        None => {}
+    }
+}
+
 /// Reads one process's `stat` (`None`: gone since the listing, or garbled), with its CPU
-/// ticks since it was last read scaled to this pass's `secs`.
+/// ticks since it was last read scaled to this pass's `secs`. `turn`: read only because it
+/// is its idle turn.
 fn read_one(
     probe: &mut Probe,
     state: &mut ProcState,
     pid: u32,
+    turn: bool,
     now_ticks: Option<u64>,
     time: &SampleTime,
     secs: f64,
-) -> Option<Seen> {
+) -> Option<Found> {
     let dir = format!("proc/{pid}");
     // Gone since the listing (ENOENT/ESRCH) or garbled: not a process this pass.
     let stat = probe
         .quiet_text(&dir, "stat")
         .and_then(|t| parse_stat(&t))?;
     let prev = state.prev.get(&pid).filter(|p| p.stat.start == stat.start);
-    if state.watch.binary_search(&pid).is_ok() {
+    // A watched kernel thread is handed to the other panes as read now.
+    let watched = state.watch.binary_search(&pid).is_ok();
+    if turn && !watched && prev.is_some_and(|p| stat.idle_since(&p.stat)) {
+        return Some(Found::Unmoved(pid, stat));
+    }
+    if watched {
         let since = prev
             .filter(|p| {
                 state
@@ -422,7 +435,7 @@ fn read_one(
         }
         None => (per_second_of_life(stat.ticks, stat.start, now_ticks), 0),
     };
-    Some(Seen {
+    Some(Found::Read(Seen {
         pid,
         stat,
         io: None,
@@ -432,7 +445,7 @@ fn read_one(
         d_majflt: 0,
         d_rss: 0,
         rss_moved: false,
-    })
+    }))
 }
 
 /// What a delta over a process's own interval (since `at`) is over this pass's `secs`: 1
@@ -479,106 +492,6 @@ fn per_second_of_life(v: u64, start: u64, now_ticks: Option<u64>) -> u64 {
         }
         None => v,
     }
-}
-
-/// Reads `io` for every process on a small host; on a big one for the busiest by CPU, the
-/// blocked and those kept last pass. Notes why I/O is unknown when it is.
-fn read_io(probe: &mut Probe, state: &ProcState, seen: &mut [Seen], out: &mut Processes) {
-    let fresh = seen.len();
-    // A kernel thread that used no CPU did no I/O (its `io` is all zeros but for writeback
-    // flushers, which work on CPU): on a big host thousands of per-CPU threads are skipped.
-    let wanted: Vec<bool> = if fresh <= IO_ALL_MAX {
-        seen.iter()
-            .map(|s| s.stat.flags & PF_KTHREAD == 0 || s.d_ticks > 0)
-            .collect()
-    } else {
-        let mut by_cpu: Vec<usize> = (0..seen.len()).collect();
-        by_cpu.sort_unstable_by(|&a, &b| seen[b].d_ticks.cmp(&seen[a].d_ticks));
-        let mut w = vec![false; seen.len()];
-        for &i in by_cpu.iter().take(IO_TOP_CPU) {
-            w[i] = true;
-        }
-        for (i, s) in seen.iter().enumerate() {
-            let kept = state
-                .prev
-                .get(&s.pid)
-                .is_some_and(|p| p.kept && p.stat.start == s.stat.start);
-            if s.stat.state == 'D' || kept {
-                w[i] = true;
-            }
-        }
-        w
-    };
-    let (mut denied, mut missing, mut read) = (0u32, 0u32, 0u32);
-    let mut buf_dir = String::new();
-    for (s, want) in seen.iter_mut().zip(wanted) {
-        // Not read: a process not read this pass keeps its last read's counters.
-        if !want || s.stat.state == 'Z' {
-            continue;
-        }
-        buf_dir.clear();
-        buf_dir.push_str("proc/");
-        buf_dir.push_str(&s.pid.to_string());
-        match probe.try_text(&buf_dir, "io") {
-            Ok(text) => {
-                s.io = parse_io(&text);
-                read += 1;
-            }
-            Err(ReadError::Denied) => denied += 1,
-            Err(ReadError::Missing) => missing += 1,
-            Err(_) => {}
-        }
-    }
-    out.io_read = read;
-    out.io_unknown = if denied > 0 {
-        // Root is refused too where ptrace access is (another user namespace, a process that
-        // made itself non-dumpable).
-        let why = if probe.root.is_live() && rustix::process::geteuid().is_root() {
-            "ptrace access denied"
-        } else {
-            "another user's need root"
-        };
-        Some(format!(
-            "{denied} processes' /proc/PID/io unreadable ({why})"
-        ))
-    } else if read == 0 && missing > 0 {
-        Some("no /proc/PID/io: kernel without task I/O accounting".to_string())
-    } else if fresh > IO_ALL_MAX {
-        Some(format!(
-            "{} of {} processes: I/O read for the {IO_TOP_CPU} busiest, the blocked and those shown",
-            read, out.total
-        ))
-    } else {
-        None
-    };
-}
-
-/// Marks the processes this pass keeps (see the `KEEP_*` constants): the top of each list
-/// among those above its floor over the `secs` since the previous pass. The floors keep an
-/// idle host's recording small (a kworker's odd tick is not activity) and sit under what
-/// names a culprit (`findings::culprits`): 2% of a CPU, 64 KiB/s of I/O, a major fault,
-/// 64 kB/s of RSS growth.
-fn choose(seen: &[Seen], secs: f64) -> Vec<bool> {
-    let floor = |per_s: f64| ((per_s * secs).ceil() as u64).max(1);
-    let mut keep = vec![false; seen.len()];
-    // Only what this pass read (`seen`): a process counted as last read has no fresh
-    // counters to show.
-    let mut idx: Vec<usize> = (0..seen.len()).collect();
-    let mut top = |key: &dyn Fn(&Seen) -> u64, n: usize, least: u64| {
-        idx.sort_unstable_by(|&a, &b| key(&seen[b]).cmp(&key(&seen[a])));
-        for &i in idx.iter().take(n) {
-            if key(&seen[i]) >= least {
-                keep[i] = true;
-            }
-        }
-    };
-    top(&|s| s.d_ticks, KEEP_CPU, floor(2.0));
-    top(&|s| s.d_io, KEEP_IO, floor(65_536.0));
-    top(&|s| s.d_majflt, KEEP_FAULTS, floor(1.0));
-    top(&|s| s.d_rss, KEEP_GROWTH, floor(16.0));
-    top(&|s| s.stat.rss_pages, KEEP_RSS, 1);
-    top(&|s| u64::from(s.stat.state == 'D'), KEEP_BLOCKED, 1);
-    keep
 }
 
 /// The cgroup path of a kept process, read once per process (and again with the static
