@@ -217,8 +217,56 @@ fn a_tweak_is_seen_on_the_next_sample_even_in_turns() {
     }
 }
 
-/// Synthetic processes as the kernel shows them: pid, comm, CPU ticks, write_bytes.
-/// `procs`: (pid, comm, CPU ticks, minor faults, bytes written) of each process.
+/// A frequency limit an administrator sets (`scaling_max_freq`) on a host read in turns is
+/// seen on its policy's turn, within `SETTINGS_REFRESH_SAMPLES` (10) + the turn's period, and
+/// never off it: a policy's settings are read on its turn only.
+#[test]
+fn a_limit_set_by_hand_is_seen_on_the_policy_turn() {
+    let spec = SynthSpec {
+        cpus: 128,
+        nodes: 2,
+        disks: 8,
+        queues: 8,
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_host(dir.path(), &spec, 0).expect("tick 0");
+    let mut reader = Reader::new(Root::new(dir.path()));
+    let every = reader.sample().cpu.detail_every.expect("in turns");
+    let mut seen_at: Vec<Option<u64>> = vec![None; 128];
+    let last = 10 + 2 * u64::from(every);
+    for tick in 1..=last {
+        write_host(dir.path(), &spec, tick).expect("tick");
+        for n in 0..128 {
+            let f = format!("sys/devices/system/cpu/cpufreq/policy{n}/scaling_max_freq");
+            fs::write(dir.path().join(f), "1200000\n").expect("limit");
+        }
+        let cur = reader.sample();
+        for p in &cur.cpu.freq.policies {
+            let n: u32 =
+                p.id.trim_start_matches("policy")
+                    .parse()
+                    .expect("policy id");
+            if p.max_khz != Some(1_200_000) || seen_at[n as usize].is_some() {
+                continue;
+            }
+            seen_at[n as usize] = Some(tick);
+            // One policy per CPU, read in the same turns as the CPU's detail.
+            let c = cur.cpu.cpus.iter().find(|c| c.id == n).expect("cpu");
+            let at = c.idle_turn.as_ref().and_then(|t| t.at.uptime_s);
+            assert_eq!(
+                at.map(|u| u as u64 - BOOT_AGE_S),
+                Some(tick),
+                "policy{n} changed off its turn"
+            );
+        }
+    }
+    for (n, at) in seen_at.iter().enumerate() {
+        let at = at.unwrap_or_else(|| panic!("policy{n}'s limit not seen in {last} samples"));
+        assert!(at <= 10 + u64::from(every), "policy{n} seen at {at}");
+    }
+}
+
+/// Synthetic processes as the kernel shows them. `procs`: (pid, comm, CPU ticks, minor faults, bytes written) of each process.
 fn write_procs(dir: &Path, tick: u64, procs: &[(u32, &str, u64, u64, u64)], busy: u64) {
     let proc = dir.join("proc");
     fs::create_dir_all(&proc).expect("mkdir");

@@ -548,19 +548,19 @@ fn read_policy(
         _ => (governor, epp, probe.u64_in(&dir, "scaling_cur_freq")),
     };
     st.last = Some((governor.clone(), epp.clone(), cur_khz));
-    let spread = super::spread_of(&dir);
-    let min_khz = probe.setting_in(
+    // Settings, refreshed on the policy's turn (every sample below the detail budget).
+    let min_khz = probe.setting_on_turn(
         &mut st.min_khz,
         &dir,
         "scaling_min_freq",
-        spread,
+        due,
         super::parse_u64,
     );
-    let max_khz = probe.setting_in(
+    let max_khz = probe.setting_on_turn(
         &mut st.max_khz,
         &dir,
         "scaling_max_freq",
-        spread,
+        due,
         super::parse_u64,
     );
     if fresh {

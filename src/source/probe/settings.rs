@@ -119,6 +119,31 @@ fn put_slot<V>(map: &mut TierMap<V>, key: &str, slot: Option<Tiered<V>>) {
 }
 
 impl Probe {
+    /// `setting_in` for a setting of something read in turns (a big host's cpufreq policies):
+    /// off its owner's turn the value as last read, so a refresh that falls due waits for the
+    /// next turn. A 4096-CPU host's policies' `scaling_min_freq`/`scaling_max_freq` were 819
+    /// of 4,839 files a sample when refreshed every 10 samples whatever the turns.
+    pub(crate) fn setting_on_turn<T: Clone>(
+        &mut self,
+        slot: &mut Option<Cached<T>>,
+        dir: &str,
+        name: &str,
+        turn: bool,
+        parse: impl FnOnce(&str) -> Result<T, String>,
+    ) -> Option<T> {
+        match slot {
+            Some(cached) if !turn => match &cached.value {
+                Ok(v) => v.clone(),
+                Err(what) => {
+                    let what = what.clone();
+                    self.note(&join(dir, name), what);
+                    None
+                }
+            },
+            _ => self.setting_in(slot, dir, name, spread_of(&join(dir, name)), parse),
+        }
+    }
+
     /// A setting's first line through `parse`, kept in `slot` and read again only when due
     /// (see `Tier::get`); `spread` staggers the first refresh. Unreadable is noted when read;
     /// garbled is noted every sample.
