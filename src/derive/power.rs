@@ -4,6 +4,7 @@
 use super::{finite, Interval};
 use crate::sample::{RaplZone, Sample, Throttle, ThrottleScope};
 use serde::Serialize;
+use std::collections::HashMap;
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct PowerMetrics {
@@ -62,16 +63,19 @@ pub fn derive_power(
         };
     };
     let prev_power = prev.and_then(|s| s.power.as_ref());
+    // Looked up by key, not scanned: a 4096-CPU host has a core row per CPU, and scanning
+    // the previous rows and the CPUs for each row was 16M comparisons a sample (a fifth of
+    // its CPU time).
+    let before: HashMap<(ThrottleScope, u32), &Throttle> = prev_power
+        .map(|pp| pp.throttle.iter().map(|x| ((x.scope, x.cpu), x)).collect())
+        .unwrap_or_default();
+    let covers = Covers::of(cpus);
     let throttle: Vec<ThrottleMetrics> = p
         .throttle
         .iter()
         .map(|t| {
-            let before = prev_power.and_then(|pp| {
-                pp.throttle
-                    .iter()
-                    .find(|x| x.scope == t.scope && x.cpu == t.cpu)
-            });
-            derive_throttle(iv, before, t, cpus)
+            let before = before.get(&(t.scope, t.cpu)).copied();
+            derive_throttle(iv, before, t, &covers)
         })
         .collect();
     let throttle_unknown = throttle
@@ -114,11 +118,61 @@ pub fn derive_power(
     }
 }
 
+/// The online CPUs by package, by core and by id, in CPU order: what a throttle row covers.
+struct Covers<'a> {
+    package: HashMap<Option<u32>, Vec<&'a super::CpuMetrics>>,
+    core: HashMap<(Option<u32>, u32), Vec<&'a super::CpuMetrics>>,
+    cpu: HashMap<u32, &'a super::CpuMetrics>,
+}
+
+impl<'a> Covers<'a> {
+    fn of(cpus: &'a [super::CpuMetrics]) -> Covers<'a> {
+        let mut c = Covers {
+            package: HashMap::new(),
+            core: HashMap::new(),
+            cpu: HashMap::new(),
+        };
+        for m in cpus.iter().filter(|m| m.online) {
+            c.package.entry(m.package).or_default().push(m);
+            if let Some(core) = m.core {
+                c.core.entry((m.package, core)).or_default().push(m);
+            }
+            c.cpu.insert(m.cpu, m);
+        }
+        c
+    }
+
+    /// A package row: the package's CPUs. A core row: the CPU it was read from and the
+    /// core's SMT siblings.
+    fn of_row(&self, t: &Throttle) -> Vec<&'a super::CpuMetrics> {
+        match t.scope {
+            ThrottleScope::Package => self.package.get(&t.package).cloned().unwrap_or_default(),
+            ThrottleScope::Core => {
+                let mut v: Vec<&super::CpuMetrics> = match t.core {
+                    Some(core) => self
+                        .core
+                        .get(&(t.package, core))
+                        .cloned()
+                        .unwrap_or_default(),
+                    None => Vec::new(),
+                };
+                if let Some(m) = self.cpu.get(&t.cpu) {
+                    if !v.iter().any(|x| x.cpu == m.cpu) {
+                        v.push(m);
+                        v.sort_by_key(|x| x.cpu);
+                    }
+                }
+                v
+            }
+        }
+    }
+}
+
 fn derive_throttle(
     iv: Interval,
     prev: Option<&Throttle>,
     t: &Throttle,
-    cpus: &[super::CpuMetrics],
+    covers: &Covers,
 ) -> ThrottleMetrics {
     // Read in turns: over the core's own two reads; else over the sample interval.
     let (iv, before_count, before_time) = match &t.turn {
@@ -138,16 +192,7 @@ fn derive_throttle(
         .and_then(|ms| iv.rate(iv.d64(before_time, ms)))
         // ms per second → % of the interval; a clamp for the 1 ms jitter of two reads.
         .map(|ms_per_s| (ms_per_s / 10.0).min(100.0));
-    let covered: Vec<&super::CpuMetrics> = cpus
-        .iter()
-        .filter(|c| c.online)
-        .filter(|c| match t.scope {
-            ThrottleScope::Package => c.package == t.package,
-            ThrottleScope::Core => {
-                c.cpu == t.cpu || (c.package == t.package && t.core.is_some() && c.core == t.core)
-            }
-        })
-        .collect();
+    let covered = covers.of_row(t);
     let busy: Vec<f64> = covered.iter().filter_map(|c| c.c0_pct).collect();
     let busy_pct = (!busy.is_empty()).then(|| busy.iter().sum::<f64>() / busy.len() as f64);
     ThrottleMetrics {

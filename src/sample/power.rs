@@ -17,7 +17,9 @@ pub struct PowerSample {
     pub rapl: Vec<RaplZone>,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ThrottleScope {
     /// `core_throttle_*`: this core's own thermal limit (PROCHOT on the core).
