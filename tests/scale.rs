@@ -10,8 +10,13 @@ use perftop::source::processes::IDLE_EVERY;
 use perftop::source::Reader;
 use std::fs;
 use std::path::Path;
+use std::sync::Mutex;
 use support::synth::cpu::cpu_rates;
 use support::synth::{write_host, SynthSpec, BOOT_AGE_S};
+
+/// A perftop write (`root::note_write`) makes the next sample of every reader in the process
+/// read every policy, so the test that writes and the test that checks turns take turns.
+static POLICY_TURNS: Mutex<()> = Mutex::new(());
 
 #[track_caller]
 fn close(got: Option<f64>, want: f64, what: &str) {
@@ -180,6 +185,7 @@ fn throttle_in_turns(
 /// A governor perftop writes shows on the next sample on any host, not on its policy's turn.
 #[test]
 fn a_tweak_is_seen_on_the_next_sample_even_in_turns() {
+    let _turns = POLICY_TURNS.lock().unwrap_or_else(|e| e.into_inner());
     let spec = SynthSpec {
         cpus: 256,
         nodes: 4,
@@ -222,6 +228,7 @@ fn a_tweak_is_seen_on_the_next_sample_even_in_turns() {
 /// never off it: a policy's settings are read on its turn only.
 #[test]
 fn a_limit_set_by_hand_is_seen_on_the_policy_turn() {
+    let _turns = POLICY_TURNS.lock().unwrap_or_else(|e| e.into_inner());
     let spec = SynthSpec {
         cpus: 128,
         nodes: 2,
