@@ -1,6 +1,6 @@
 //! Disk against iostat -x under O_DIRECT writes.
 
-use super::live::{self, f, find, LoadThread, Recording, Table};
+use super::live::{self, f, find, LoadThread, Table};
 use super::*;
 use std::process::Command;
 
@@ -32,10 +32,7 @@ fn disk_matches_iostat() {
     let psi = live::psi_totals();
     const D: u32 = 2;
     const N: usize = 2;
-    let rec = Recording::start(D.into(), N as u32 + 1);
-    let io = iostat_json(D, N);
-    let frames = rec.finish();
-    let stats = sysstat(&live::output(io));
+    let (frames, stats) = record_beside_iostat(D, N);
     drop(_writer);
     let mut t = Table::new(T);
     assert_eq!(frames.len(), N, "perftop intervals");

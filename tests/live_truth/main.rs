@@ -35,22 +35,32 @@ mod watermarks;
 
 use serde_json::Value;
 
-/// `iostat -x -d -k -o JSON -y D N`, started now: N reports of D seconds each, as perftop
-/// records over the same window (`sysstat` reads its output).
-fn iostat_json(d: u32, n: usize) -> std::process::Child {
-    live::spawn(
-        "iostat",
-        &[
-            "-x",
-            "-d",
-            "-k",
-            "-o",
-            "JSON",
-            "-y",
-            &d.to_string(),
-            &n.to_string(),
-        ],
-    )
+/// N intervals of D seconds recorded by perftop (`dump --format json` frames) and reported
+/// by `iostat -x -d -k -o JSON -y D N`, both started at the same moment.
+fn record_beside_iostat(d: u32, n: usize) -> (Vec<Value>, Vec<Value>) {
+    let rec = live::Recording::start(d.into(), n as u32 + 1);
+    let (ds, ns) = (d.to_string(), n.to_string());
+    let io = live::spawn("iostat", &["-x", "-d", "-k", "-o", "JSON", "-y", &ds, &ns]);
+    let frames = rec.finish();
+    (frames, sysstat(&live::output(io)))
+}
+
+/// `perftop tweak ARGS --yes --state-dir STATE`: its exit status and output.
+fn perftop_tweak(state: &std::path::Path, args: &[&str]) -> (bool, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_perftop"))
+        .arg("tweak")
+        .args(args)
+        .arg("--yes")
+        .arg("--state-dir")
+        .arg(state)
+        .output()
+        .expect("perftop tweak");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
 }
 
 fn sysstat(text: &str) -> Vec<Value> {

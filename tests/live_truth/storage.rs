@@ -20,6 +20,13 @@ struct Loops {
 }
 
 impl Loops {
+    /// `n` loop devices of `mb` MiB, or a visible SKIP of test `test` saying why not.
+    fn or_skip(test: &str, n: usize, mb: u64) -> Option<Loops> {
+        Loops::new(n, mb)
+            .map_err(|e| support::skip(test, &format!("cannot attach loop devices: {e}")))
+            .ok()
+    }
+
     fn new(n: usize, mb: u64) -> Result<Loops, String> {
         let dir = tempfile::Builder::new()
             .prefix("perftop-live-storage-")
@@ -87,12 +94,8 @@ fn storage_stack_matches_sysfs() {
     if !live::ready(T, &["losetup", "truncate"]) {
         return;
     }
-    let loops = match Loops::new(1, 64) {
-        Ok(l) => l,
-        Err(e) => {
-            support::skip(T, &format!("cannot attach a loop device: {e}"));
-            return;
-        }
+    let Some(loops) = Loops::or_skip(T, 1, 64) else {
+        return;
     };
     let lo = loops.devs[0].clone();
     let frames = Recording::start(1.0, 2).finish();
@@ -143,24 +146,6 @@ fn storage_stack_matches_sysfs() {
     t.finish();
 }
 
-/// `perftop tweak set KNOB VALUE --yes`, then its exit status and output.
-fn tweak(state: &std::path::Path, args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_perftop"))
-        .arg("tweak")
-        .args(args)
-        .arg("--yes")
-        .arg("--state-dir")
-        .arg(state)
-        .output()
-        .expect("perftop tweak");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
-}
-
 #[test]
 fn storage_tweaks_round_trip_on_a_loop_device() {
     const T: &str = "storage_tweaks_round_trip_on_a_loop_device";
@@ -168,12 +153,8 @@ fn storage_tweaks_round_trip_on_a_loop_device() {
     if !live::ready(T, &["losetup", "truncate"]) {
         return;
     }
-    let loops = match Loops::new(1, 64) {
-        Ok(l) => l,
-        Err(e) => {
-            support::skip(T, &format!("cannot attach a loop device: {e}"));
-            return;
-        }
+    let Some(loops) = Loops::or_skip(T, 1, 64) else {
+        return;
     };
     let lo = loops.devs[0].clone();
     let state = loops.dir.path().join("state");
@@ -186,7 +167,7 @@ fn storage_tweaks_round_trip_on_a_loop_device() {
         let file = format!("queue/{what}");
         let before = sysfs(&lo, &file).unwrap_or_default();
         let knob = format!("disk.{lo}.{what}");
-        let (ok, text) = tweak(&state, &["set", &knob, value]);
+        let (ok, text) = perftop_tweak(&state, &["set", &knob, value]);
         let now = sysfs(&lo, &file).unwrap_or_default();
         t.holds(
             &format!("{knob} set"),
@@ -197,7 +178,7 @@ fn storage_tweaks_round_trip_on_a_loop_device() {
         if !ok {
             eprintln!("{text}");
         }
-        let (ok, text) = tweak(&state, &["undo"]);
+        let (ok, text) = perftop_tweak(&state, &["undo"]);
         let after = sysfs(&lo, &file).unwrap_or_default();
         t.holds(
             &format!("{knob} undo"),
@@ -212,7 +193,7 @@ fn storage_tweaks_round_trip_on_a_loop_device() {
     // The kernel keeps read-ahead in pages: 130 KiB reads back 128, so perftop rolls back.
     let file = "queue/read_ahead_kb";
     let before = sysfs(&lo, file).unwrap_or_default();
-    let (ok, text) = tweak(&state, &["set", &format!("disk.{lo}.read_ahead_kb"), "130"]);
+    let (ok, text) = perftop_tweak(&state, &["set", &format!("disk.{lo}.read_ahead_kb"), "130"]);
     let after = sysfs(&lo, file).unwrap_or_default();
     t.holds(
         "read_ahead_kb 130: read back 128, rolled back",
@@ -237,12 +218,8 @@ fn dm_map_slaves_and_per_path_rates_match_iostat() {
         support::skip(T, &format!("no device-mapper in this kernel ({first})"));
         return;
     }
-    let mut loops = match Loops::new(2, 64) {
-        Ok(l) => l,
-        Err(e) => {
-            support::skip(T, &format!("cannot attach loop devices: {e}"));
-            return;
-        }
+    let Some(mut loops) = Loops::or_skip(T, 2, 64) else {
+        return;
     };
     let name = format!("perftop-live-{}", std::process::id());
     // 64 MiB each = 131072 sectors; striped over both with 64 KiB (128-sector) chunks.
@@ -281,10 +258,7 @@ fn dm_map_slaves_and_per_path_rates_match_iostat() {
     live::sleep_ms(300);
     const D: u32 = 2;
     const N: usize = 2;
-    let rec = Recording::start(D.into(), N as u32 + 1);
-    let io = iostat_json(D, N);
-    let frames = rec.finish();
-    let stats = sysstat(&live::output(io));
+    let (frames, stats) = record_beside_iostat(D, N);
     drop(_reader);
     let mut t = Table::new(T);
     assert_eq!((frames.len(), stats.len()), (N, N), "intervals");

@@ -4,7 +4,6 @@
 
 use super::live::{self, f, Recording, Table};
 use super::*;
-use std::process::Command;
 
 /// Writes the value back on every path (the test's own undo is checked; this is the net).
 struct MinFree(String);
@@ -50,23 +49,6 @@ fn zoneinfo_sums() -> (u64, u64, u64) {
     sums
 }
 
-fn perftop_tweak(state: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_perftop"))
-        .arg("tweak")
-        .args(args)
-        .arg("--state-dir")
-        .arg(state)
-        .output()
-        .expect("perftop tweak");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "perftop tweak {args:?}: {text}");
-    text
-}
-
 /// The frame's watermarks summed over nodes, in kB.
 fn frame_sums(frame: &serde_json::Value) -> (Option<f64>, Option<f64>, Option<f64>) {
     let nodes = frame["memory"]["watermarks"]
@@ -109,14 +91,16 @@ fn watermarks_follow_min_free_kbytes_set_and_undone_by_perftop() {
     // 8 samples 0.5 s apart; the knob changes between the 3rd and the 4th.
     let rec = Recording::start(0.5, 8);
     live::sleep_ms(1200);
-    perftop_tweak(
+    let (ok, text) = perftop_tweak(
         state.path(),
-        &["set", "vm.min_free_kbytes", &new_kb.to_string(), "--yes"],
+        &["set", "vm.min_free_kbytes", &new_kb.to_string()],
     );
+    assert!(ok, "perftop tweak set: {text}");
     let set_to = live::read_trim("/proc/sys/vm/min_free_kbytes");
     let after = zoneinfo_sums();
     let frames = rec.finish();
-    let undo = perftop_tweak(state.path(), &["undo", "--yes"]);
+    let (ok, undo) = perftop_tweak(state.path(), &["undo"]);
+    assert!(ok, "perftop tweak undo: {undo}");
     let restored = live::read_trim("/proc/sys/vm/min_free_kbytes");
 
     let mut t = Table::new(T);
