@@ -14,6 +14,21 @@ use std::sync::Mutex;
 use support::synth::cpu::cpu_rates;
 use support::synth::{write_host, SynthSpec, BOOT_AGE_S};
 
+/// A synthetic host of `cpus` CPUs over `nodes` nodes (8 disks, 8 queues) written at tick 0,
+/// and a reader of it.
+fn synthetic_host(cpus: u32, nodes: u32) -> (SynthSpec, tempfile::TempDir, Reader) {
+    let spec = SynthSpec {
+        cpus,
+        nodes,
+        disks: 8,
+        queues: 8,
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_host(dir.path(), &spec, 0).expect("tick 0");
+    let reader = Reader::new(Root::new(dir.path()));
+    (spec, dir, reader)
+}
+
 /// A perftop write (`root::note_write`) makes the next sample of every reader in the process
 /// read every policy, so the test that writes and the test that checks turns take turns.
 static POLICY_TURNS: Mutex<()> = Mutex::new(());
@@ -35,15 +50,7 @@ fn close(got: Option<f64>, want: f64, what: &str) {
 /// files.
 #[test]
 fn per_cpu_detail_in_turns_is_fresh_within_its_period_and_exact() {
-    let spec = SynthSpec {
-        cpus: 256,
-        nodes: 4,
-        disks: 8,
-        queues: 8,
-    };
-    let dir = tempfile::tempdir().expect("tempdir");
-    write_host(dir.path(), &spec, 0).expect("tick 0");
-    let mut reader = Reader::new(Root::new(dir.path()));
+    let (spec, dir, mut reader) = synthetic_host(256, 4);
     let mut prev = reader.sample();
     let every = prev.cpu.detail_every.expect("256 CPUs are read in turns");
     assert_eq!(every, 4, "256 x 19 files over a 1,280-file budget");
@@ -186,15 +193,7 @@ fn throttle_in_turns(
 #[test]
 fn a_tweak_is_seen_on_the_next_sample_even_in_turns() {
     let _turns = POLICY_TURNS.lock().unwrap_or_else(|e| e.into_inner());
-    let spec = SynthSpec {
-        cpus: 256,
-        nodes: 4,
-        disks: 8,
-        queues: 8,
-    };
-    let dir = tempfile::tempdir().expect("tempdir");
-    write_host(dir.path(), &spec, 0).expect("tick 0");
-    let mut reader = Reader::new(Root::new(dir.path()));
+    let (_, dir, mut reader) = synthetic_host(256, 4);
     let first = reader.sample();
     assert_eq!(first.cpu.detail_every, Some(4));
     let gov = |s: &perftop::sample::Sample, id: &str| {
@@ -229,15 +228,7 @@ fn a_tweak_is_seen_on_the_next_sample_even_in_turns() {
 #[test]
 fn a_limit_set_by_hand_is_seen_on_the_policy_turn() {
     let _turns = POLICY_TURNS.lock().unwrap_or_else(|e| e.into_inner());
-    let spec = SynthSpec {
-        cpus: 128,
-        nodes: 2,
-        disks: 8,
-        queues: 8,
-    };
-    let dir = tempfile::tempdir().expect("tempdir");
-    write_host(dir.path(), &spec, 0).expect("tick 0");
-    let mut reader = Reader::new(Root::new(dir.path()));
+    let (spec, dir, mut reader) = synthetic_host(128, 2);
     let every = reader.sample().cpu.detail_every.expect("in turns");
     let mut seen_at: Vec<Option<u64>> = vec![None; 128];
     let last = 10 + 2 * u64::from(every);
