@@ -27,6 +27,7 @@ mod fill;
 mod kept;
 pub mod trace;
 use fill::{fill, Fresh, Stop, EISDIR, ESPIPE};
+pub use kept::Every;
 use kept::Kept;
 pub use trace::Trace;
 
@@ -298,6 +299,19 @@ impl Root {
         buf: &mut ReadBuf,
         max: u64,
     ) -> Result<bool, ReadError> {
+        self.read_into_every(dir, name, buf, max, Every::Sample)
+    }
+
+    /// `read_into_max` of a file its reader reads `every` so often: on the live root a file
+    /// read on a schedule (a setting) keeps its descriptor between reads (see `kept`).
+    pub fn read_into_every(
+        &self,
+        dir: &str,
+        name: &str,
+        buf: &mut ReadBuf,
+        max: u64,
+        every: Every,
+    ) -> Result<bool, ReadError> {
         let max = max.min(MAX_FILE_BYTES);
         buf.len = 0;
         // Built in the reused buffer rather than with `Path::join`, which allocates.
@@ -325,7 +339,7 @@ impl Root {
                         self.count.opened.fetch_add(1, Ordering::Relaxed);
                         self.count.reread.fetch_add(1, Ordering::Relaxed);
                         self.note(|t| t.file(dir, name));
-                        kept.keep(&buf.path, file);
+                        kept.keep(&buf.path, file, every);
                         buf.len = len.min(max as usize);
                         return Ok(len as u64 > max);
                     }
@@ -375,8 +389,11 @@ impl Root {
         if let Some(kept) = &self.kept {
             // Only a whole, non-empty file: an empty one (nothing to tell it from a
             // vanished process's) is opened by path every time.
-            if len > 0 && !too_large && kept.keepable(&buf.path) {
-                kept.keep(&buf.path, file);
+            // Only the kernel's own files: a regular file (`etc/tuned/active_profile`) can
+            // be replaced by a rename, and its old descriptor would read the old file.
+            let kernel = dir.starts_with("proc/") || dir.starts_with("sys/");
+            if len > 0 && !too_large && kernel && kept.keepable(&buf.path) {
+                kept.keep(&buf.path, file, every);
             }
         }
         Ok(too_large)

@@ -20,7 +20,15 @@
 //! for `IDLE_SAMPLES` samples is closed. Each kept procfs/sysfs file holds a page of kernel
 //! memory (its seq_file buffer): 2 MiB at the cap. Only the live root keeps descriptors: a
 //! fixture tree's files are replaced between reads by tests, and a replaced file's old
-//! descriptor would read the old text.
+//! descriptor would read the old text. Only `/proc` and `/sys` files are kept: a regular
+//! file (`/etc/tuned/active_profile`) can be replaced by a rename, and its old descriptor
+//! would read the old file for ever.
+//!
+//! Files read on a schedule (the settings tier: every `SETTINGS_REFRESH_SAMPLES` samples) are
+//! kept from their first read, in at most half the slots (`Every::Samples`), and closed when
+//! unread for longer than their period: on the 2-vCPU VM ~170 settings (queue settings, IRQ
+//! affinities, NIC links, sysctls) were opened by path at ~10-40 µs each (a long sysfs path
+//! walk with cold caches) where a `pread` costs ~3 µs, 17 opens a sample.
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -38,6 +46,32 @@ const IDLE_SAMPLES: u64 = 4;
 /// Most descriptors kept.
 const MAX_KEPT: usize = 512;
 
+/// How often a file is read, as its reader says: what decides when it is kept and closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Every {
+    /// Every sample, or in turns: kept from its second read in two samples running.
+    Sample,
+    /// Once in this many samples (a setting): kept from its first read, in at most half the
+    /// slots, and closed when unread for longer than its period.
+    Samples(u64),
+}
+
+impl Every {
+    /// Samples it may go unread before its descriptor is closed.
+    fn idle(self) -> u64 {
+        match self {
+            Every::Sample => IDLE_SAMPLES,
+            // A period's slack: the settings tier reads a setting again on the sample it is
+            // due, one sample later when a refresh was moved (`due_next`).
+            Every::Samples(n) => n.max(IDLE_SAMPLES) + 2,
+        }
+    }
+
+    fn scheduled(self) -> bool {
+        matches!(self, Every::Samples(_))
+    }
+}
+
 #[derive(Debug)]
 struct Entry {
     /// `None` while a reader holds it, or for a file the kernel would not `pread`.
@@ -45,6 +79,7 @@ struct Entry {
     used: u64,
     /// The kernel refused `pread` (a non-seekable file): always opened by path.
     unkeepable: bool,
+    every: Every,
 }
 
 #[derive(Debug)]
@@ -53,6 +88,8 @@ pub struct Kept {
     cap: usize,
     /// Descriptors held in `files`.
     held: AtomicUsize,
+    /// Of `held`, those of files read on a schedule (`Every::Samples`): at most `cap / 2`.
+    scheduled: AtomicUsize,
     sample: AtomicU64,
     /// The sample in which `files` was last swept for room.
     swept: AtomicU64,
@@ -73,6 +110,7 @@ impl Kept {
             files: Mutex::new(HashMap::new()),
             cap,
             held: AtomicUsize::new(0),
+            scheduled: AtomicUsize::new(0),
             sample: AtomicU64::new(0),
             swept: AtomicU64::new(u64::MAX),
         }
@@ -86,6 +124,9 @@ impl Kept {
         let f = e.file.take()?;
         e.used = self.sample.load(Ordering::Relaxed);
         self.held.fetch_sub(1, Ordering::Relaxed);
+        if e.every.scheduled() {
+            self.scheduled.fetch_sub(1, Ordering::Relaxed);
+        }
         Some(f)
     }
 
@@ -97,11 +138,18 @@ impl Kept {
             .unwrap_or(false)
     }
 
-    /// Keeps `file`, just read whole, for the next read of `path` when `path` was read in
-    /// this sample or the one before too: a file read every sample is kept, one read in turns
-    /// (an idle process every 16 samples) is not, so it does not crowd out the rest. Beyond the
-    /// cap it is closed.
-    pub fn keep(&self, path: &OsStr, file: File) {
+    /// Room for one more descriptor of a file read `every`.
+    fn room(&self, every: Every) -> bool {
+        self.held.load(Ordering::Relaxed) < self.cap
+            && (!every.scheduled() || self.scheduled.load(Ordering::Relaxed) < self.cap / 2)
+    }
+
+    /// Keeps `file`, just read whole, for the next read of `path`. A file read every sample
+    /// is kept when `path` was read in this sample or the one before too; one read in turns
+    /// (an idle process every 16 samples) is not, so it does not crowd out the rest. A file
+    /// read on a schedule (`Every::Samples`) is kept from its first read, within its half of
+    /// the slots. Beyond the cap it is closed.
+    pub fn keep(&self, path: &OsStr, file: File, every: Every) {
         let Ok(mut files) = self.files.lock() else {
             return;
         };
@@ -110,11 +158,18 @@ impl Kept {
             if e.unkeepable {
                 return;
             }
-            let recent = e.file.is_some() || e.used + 1 >= now;
+            let recent = e.file.is_some() || e.used + 1 >= now || every.scheduled();
             e.used = now;
-            let room = e.file.is_some() || self.held.load(Ordering::Relaxed) < self.cap;
-            if recent && room && e.file.replace(file).is_none() {
-                self.held.fetch_add(1, Ordering::Relaxed);
+            let held = e.file.is_some();
+            if held {
+                // Re-counted under `every` below: a setting read every sample (samples 2 s
+                // apart) moves to the every-sample slots and back.
+                self.forget_held(e.every);
+            }
+            e.every = every;
+            if held || (recent && self.room(every)) {
+                e.file = Some(file);
+                self.count_held(every);
             }
             return;
         }
@@ -128,13 +183,31 @@ impl Kept {
                 return;
             }
         }
-        drop(file);
+        let file = (every.scheduled() && self.room(every)).then_some(file);
+        if file.is_some() {
+            self.count_held(every);
+        }
         let entry = Entry {
-            file: None,
+            file,
             used: now,
             unkeepable: false,
+            every,
         };
         files.insert(path.to_os_string(), entry);
+    }
+
+    fn count_held(&self, every: Every) {
+        self.held.fetch_add(1, Ordering::Relaxed);
+        if every.scheduled() {
+            self.scheduled.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn forget_held(&self, every: Every) {
+        self.held.fetch_sub(1, Ordering::Relaxed);
+        if every.scheduled() {
+            self.scheduled.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 
     /// `path` could not be read through its kept descriptor: it is opened by path from now
@@ -148,6 +221,7 @@ impl Kept {
                     file: None,
                     used: now,
                     unkeepable: true,
+                    every: Every::Sample,
                 };
                 files.insert(path.to_os_string(), e);
             } else {
@@ -156,14 +230,17 @@ impl Kept {
         }
     }
 
-    /// A new sample starts: descriptors unread for `IDLE_SAMPLES` samples are closed.
+    /// A new sample starts: descriptors unread for `IDLE_SAMPLES` samples (a scheduled
+    /// file's: for longer than its period) are closed.
     pub fn next_sample(&self) {
         let now = self.sample.fetch_add(1, Ordering::Relaxed) + 1;
         if now % IDLE_SAMPLES == 0 {
             if let Ok(mut files) = self.files.lock() {
-                files.retain(|_, e| e.used + IDLE_SAMPLES >= now);
-                let held = files.values().filter(|e| e.file.is_some()).count();
-                self.held.store(held, Ordering::Relaxed);
+                files.retain(|_, e| e.used + e.every.idle() >= now);
+                let held = files.values().filter(|e| e.file.is_some());
+                let scheduled = held.clone().filter(|e| e.every.scheduled()).count();
+                self.held.store(held.count(), Ordering::Relaxed);
+                self.scheduled.store(scheduled, Ordering::Relaxed);
             }
         }
     }
@@ -176,20 +253,86 @@ impl Kept {
 
 #[cfg(test)]
 mod tests {
-    use crate::root::{ReadError, Root};
+    use crate::root::{Every, ReadBuf, ReadError, Root};
     use std::io::Write;
+
+    /// A tree of `n` one-line files `sys/f0`.. (only `proc/` and `sys/` files are kept).
+    fn kernel_files(n: usize) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("sys")).expect("mkdir");
+        for i in 0..n {
+            std::fs::write(dir.path().join(format!("sys/f{i}")), "1\n").expect("write");
+        }
+        dir
+    }
+
+    /// Reads `rel` as the settings tier does (once in `every` samples).
+    fn read_every(root: &Root, rel: &str, every: u64) -> Option<String> {
+        let mut buf = ReadBuf::default();
+        root.read_into_every(rel, "", &mut buf, 1 << 10, Every::Samples(every))
+            .ok()?;
+        Some(buf.text().into_owned())
+    }
+
+    /// A setting read once in 10 samples is kept from its first read and read through its
+    /// descriptor on its next turn; unread for longer than its period it is closed. Settings
+    /// take at most half the slots, so files read every sample always find room.
+    #[test]
+    fn settings_are_kept_between_their_turns_in_half_the_slots() {
+        let dir = kernel_files(6);
+        let root = Root::new(dir.path()).keeping_files(4);
+        for n in 0..3 {
+            assert_eq!(
+                read_every(&root, &format!("sys/f{n}"), 10).as_deref(),
+                Some("1\n")
+            );
+        }
+        assert_eq!(root.kept_files(), 2, "half of the 4 slots");
+        for _ in 0..10 {
+            root.next_sample();
+        }
+        let before = root.opened();
+        assert_eq!(read_every(&root, "sys/f0", 10).as_deref(), Some("1\n"));
+        assert_eq!(
+            root.opened().since(before).reread,
+            1,
+            "on its turn, no open"
+        );
+        // Files read every sample take the other half, and no more.
+        for _ in 0..2 {
+            for n in 3..6 {
+                assert_eq!(root.read_u64(&format!("sys/f{n}")), Some(1));
+            }
+            root.next_sample();
+        }
+        assert_eq!(root.kept_files(), 4);
+        // f1 was last read 12 samples ago: past its period and slack, closed.
+        for _ in 0..10 {
+            root.next_sample();
+        }
+        assert!(root.kept_files() < 4, "{}", root.kept_files());
+        // A regular file outside proc/ and sys/ is never kept, read every sample or not.
+        std::fs::write(dir.path().join("profile"), "x\n").expect("write");
+        let before = root.kept_files();
+        for _ in 0..3 {
+            assert_eq!(root.read_line("profile").as_deref(), Some("x"));
+            assert_eq!(read_every(&root, "profile", 10).as_deref(), Some("x\n"));
+        }
+        assert_eq!(root.kept_files(), before);
+    }
 
     /// A file rewritten in place (same inode, as the kernel's files are) reads its new text
     /// through the kept descriptor; a file that shrinks to nothing is read again by path.
     #[test]
     fn a_kept_file_reads_what_it_holds_now() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let f = dir.path().join("proc_x");
+        std::fs::create_dir(dir.path().join("proc")).expect("mkdir");
+        let f = dir.path().join("proc/x");
         std::fs::write(&f, "1 2 3\n").expect("write");
         let root = Root::new(dir.path()).keeping_files(4);
-        assert_eq!(root.read("proc_x").as_deref(), Ok("1 2 3\n"));
+        assert_eq!(root.read("proc/x").as_deref(), Ok("1 2 3\n"));
         assert_eq!(root.kept_files(), 0, "kept from its second read on");
-        assert_eq!(root.read("proc_x").as_deref(), Ok("1 2 3\n"));
+        assert_eq!(root.read("proc/x").as_deref(), Ok("1 2 3\n"));
         assert_eq!(root.kept_files(), 1);
         let mut w = std::fs::OpenOptions::new()
             .write(true)
@@ -197,32 +340,29 @@ mod tests {
             .expect("open");
         w.write_all(b"4 5 6\n").expect("rewrite");
         let before = root.opened();
-        assert_eq!(root.read("proc_x").as_deref(), Ok("4 5 6\n"));
+        assert_eq!(root.read("proc/x").as_deref(), Ok("4 5 6\n"));
         assert_eq!(root.opened().since(before).reread, 1);
         w.set_len(0).expect("truncate");
-        assert_eq!(root.read_line("proc_x"), None);
+        assert_eq!(root.read_line("proc/x"), None);
         assert_eq!(root.kept_files(), 0);
         std::fs::remove_file(&f).expect("rm");
-        assert_eq!(root.read("proc_x"), Err(ReadError::Missing));
+        assert_eq!(root.read("proc/x"), Err(ReadError::Missing));
     }
 
     /// At most `cap` descriptors; a file read once in two samples (in turns) is not kept.
     #[test]
     fn the_cap_holds_and_files_read_in_turns_are_not_kept() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        for n in 0..4 {
-            std::fs::write(dir.path().join(format!("f{n}")), "1\n").expect("write");
-        }
+        let dir = kernel_files(4);
         let root = Root::new(dir.path()).keeping_files(2);
         for _ in 0..2 {
             for n in 0..4 {
-                assert_eq!(root.read_u64(&format!("f{n}")), Some(1));
+                assert_eq!(root.read_u64(&format!("sys/f{n}")), Some(1));
             }
         }
         assert_eq!(root.kept_files(), 2);
         let turns = Root::new(dir.path()).keeping_files(2);
         for _ in 0..4 {
-            assert_eq!(turns.read_u64("f0"), Some(1));
+            assert_eq!(turns.read_u64("sys/f0"), Some(1));
             turns.next_sample();
             turns.next_sample();
         }

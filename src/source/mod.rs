@@ -108,6 +108,8 @@ pub(crate) struct Cache {
     /// `root::writes()` as of the last sample: a perftop tweak since makes the next sample
     /// read every policy's governor and EPP, not just those whose turn it is.
     pub(crate) writes_seen: u64,
+    /// `/proc/cmdline` as last read and its performance flags (`boot::perf_flags`).
+    pub(crate) boot_flags: Option<(String, Vec<String>)>,
     /// Threads `par_map` may use. `available_parallelism` reads five cgroup files each call.
     threads: Option<usize>,
 }

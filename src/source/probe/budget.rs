@@ -1,6 +1,8 @@
 //! Read budgets: how much of a file a probe reads, and what it notes when a file is damaged.
 
-use crate::root::{ReadBuf, ReadError, Root, MAX_FILE_BYTES};
+use crate::root::{Every, ReadBuf, ReadError, Root, MAX_FILE_BYTES};
+
+use super::settings::SETTINGS_REFRESH_SAMPLES;
 use crate::sample::Problem;
 
 use super::join;
@@ -47,6 +49,9 @@ pub(super) fn table_cap(rel: &str, cpus_seen: usize) -> u64 {
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Budget {
     Value,
+    /// A value of the settings tier, read once in `SETTINGS_REFRESH_SAMPLES` samples: its
+    /// descriptor is kept between reads on the live root (see `root::kept`).
+    Setting,
     Table(u64),
 }
 
@@ -77,11 +82,16 @@ pub(super) fn fill(
     required: bool,
     budget: Budget,
 ) -> bool {
-    let (table, max) = match budget {
-        Budget::Value => (false, VALUE_MAX_BYTES),
-        Budget::Table(max) => (true, max),
+    let (table, max, every) = match budget {
+        Budget::Value => (false, VALUE_MAX_BYTES, Every::Sample),
+        Budget::Setting => (
+            false,
+            VALUE_MAX_BYTES,
+            Every::Samples(SETTINGS_REFRESH_SAMPLES),
+        ),
+        Budget::Table(max) => (true, max, Every::Sample),
     };
-    let (ok, what) = match root.read_into_max(dir, name, buf, max) {
+    let (ok, what) = match root.read_into_every(dir, name, buf, max, every) {
         Ok(false) => match damage(buf.bytes()) {
             None => return true,
             Some(what) => (table && !buf.bytes().is_empty(), what.to_string()),

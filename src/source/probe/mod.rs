@@ -6,7 +6,7 @@ mod pool;
 pub(crate) mod settings;
 
 use super::{parse, Cache};
-use crate::root::{ReadBuf, ReadError, Root, MAX_FILE_BYTES};
+use crate::root::{Every, ReadBuf, ReadError, Root, MAX_FILE_BYTES};
 use crate::sample::Problem;
 use budget::{damage, fill, table_cap, Budget};
 use pool::Shard;
@@ -201,7 +201,7 @@ impl Probe {
     /// regular file, empty or not text, which no vanishing process explains (reading a
     /// process that is gone fails with ESRCH).
     pub fn quiet_text(&mut self, dir: &str, name: &str) -> Option<Cow<'_, str>> {
-        self.quiet(dir, name, false)
+        self.quiet(dir, name, false, Every::Sample)
     }
 
     /// Whole file `dir/name` or why it could not be read; nothing is noted (the caller
@@ -214,12 +214,22 @@ impl Probe {
     /// `quiet_text` of a table that may be empty (a cgroup's `io.stat` before its first I/O):
     /// empty is an empty text, not damage.
     pub fn quiet_table(&mut self, dir: &str, name: &str) -> Option<Cow<'_, str>> {
-        self.quiet(dir, name, true)
+        self.quiet(dir, name, true, Every::Sample)
     }
 
-    /// `quiet_text`, with an empty file an empty text when `empty_ok`.
-    fn quiet(&mut self, dir: &str, name: &str, empty_ok: bool) -> Option<Cow<'_, str>> {
-        match self.root.read_into(dir, name, &mut self.buf) {
+    /// `quiet_text`, with an empty file an empty text when `empty_ok`; `every`: how often the
+    /// caller reads it (see `root::kept`).
+    fn quiet(
+        &mut self,
+        dir: &str,
+        name: &str,
+        empty_ok: bool,
+        every: Every,
+    ) -> Option<Cow<'_, str>> {
+        let read = self
+            .root
+            .read_into_every(dir, name, &mut self.buf, MAX_FILE_BYTES, every);
+        match read {
             Ok(false) if empty_ok && self.buf.bytes().is_empty() => Some(Cow::Borrowed("")),
             Ok(false) => match damage(self.buf.bytes()) {
                 None => Some(self.buf.text()),

@@ -5,6 +5,7 @@
 
 use super::budget::{fill, Budget};
 use super::{first_line, join, parse_flag, parse_u64, Probe};
+use crate::root::Every;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -157,7 +158,7 @@ impl Probe {
     ) -> Option<T> {
         let (root, problems, buf) = (&self.root, &mut self.problems, &mut self.buf);
         let value = self.tier.get(slot, spread, || {
-            if fill(root, problems, buf, dir, name, false, Budget::Value) {
+            if fill(root, problems, buf, dir, name, false, Budget::Setting) {
                 match first_line(&buf.text()) {
                     Some(line) => parse(line).map(Some),
                     None => Ok(None),
@@ -192,7 +193,8 @@ impl Probe {
         let tier = self.tier;
         let line = tier
             .get(&mut slot, spread_of(&key), || {
-                let text = self.quiet_text(dir, name)?;
+                let every = Every::Samples(SETTINGS_REFRESH_SAMPLES);
+                let text = self.quiet(dir, name, false, every)?;
                 first_line(&text).map(str::to_string)
             })
             .clone();
