@@ -30,7 +30,7 @@
 //! affinities, NIC links, sysctls) were opened by path at ~10-40 µs each (a long sysfs path
 //! walk with cold caches) where a `pread` costs ~3 µs, 17 opens a sample.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

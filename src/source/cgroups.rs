@@ -24,9 +24,10 @@ use super::Probe;
 use crate::sample::{
     CgroupIo, CgroupPressure, CgroupSample, CgroupVersion, Cgroups, Limit, PsiResource,
 };
+use foldhash::HashMap;
 use layout::{detect, mounted, Layout};
 use listing::list;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// Most groups read per sample (each is ~10 small reads).
 pub const MAX_GROUPS: usize = 64;

@@ -73,7 +73,8 @@ pub fn read_memory(probe: &mut Probe) -> MemorySample {
             free: pool(probe, "free_hugepages"),
             rsvd: pool(probe, "resv_hugepages"),
             surp: pool(probe, "surplus_hugepages"),
-            overcommit: probe.u64_in(&dir, "nr_overcommit_hugepages"),
+            // A setting (`vm.nr_overcommit_hugepages`); the pool's counts above are not.
+            overcommit: probe.setting_u64(&format!("{dir}/nr_overcommit_hugepages")),
         });
     }
     let (enabled, enabled_choices) = choice(probe, &format!("{THP_DIR}/enabled"));

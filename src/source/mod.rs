@@ -65,8 +65,8 @@ use crate::cpulist::CpuList;
 use crate::pagesize::{self, PageKbFrom};
 use crate::root::Root;
 use crate::sample::{Sample, SAMPLE_VERSION};
+use foldhash::HashMap;
 use probe::settings::{TierMap, SETTINGS_EVERY_SAMPLE_GAP};
-use std::collections::HashMap;
 use std::time::Instant;
 
 /// Files that do not change while the system runs (names, topology, hardware limits) are read

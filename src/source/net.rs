@@ -18,6 +18,10 @@ pub(crate) struct IrqCache {
     /// The affinity as the last sample saw it; `None` before the first read.
     last: Option<Option<String>>,
     effective: Option<Cached<String>>,
+    /// `proc/irq/N` and the IRQ's NUMA node (fixed; dropped with the other static caches):
+    /// built and read once, not every sample for every IRQ.
+    dir: String,
+    node: Option<Option<i32>>,
 }
 
 /// The interrupt counters, read apart from the rest of the pane: right after `/proc/stat` (see
@@ -47,12 +51,15 @@ pub fn read_net(probe: &mut Probe, online: Option<&CpuList>, counters: IrqCounte
             .unwrap_or_default(),
         interrupts: counters.interrupts.map(|mut irqs| {
             for irq in &mut irqs.irqs {
-                let dir = format!("proc/irq/{}", irq.irq);
                 // Affinity is a setting that perftop's irq.N tweak and irqbalance
                 // write: read again after a tweak and within the settings tier. The
                 // effective affinity follows it (or CPU hotplug, which drops this
                 // cache): read again when the affinity changes. The node is fixed.
                 let mut c = probe.cache.irqs.remove(&irq.irq).unwrap_or_default();
+                if c.dir.is_empty() {
+                    c.dir = format!("proc/irq/{}", irq.irq);
+                }
+                let dir = std::mem::take(&mut c.dir);
                 if probe.tier.tweaked {
                     if let Some(a) = &mut c.affinity {
                         a.expire();
@@ -88,10 +95,20 @@ pub fn read_net(probe: &mut Probe, online: Option<&CpuList>, counters: IrqCounte
                 }
                 irq.affinity = affinity.as_deref().and_then(CpuList::parse);
                 c.last = Some(affinity);
+                // Kept once known; an absent or garbled node is asked again (and noted)
+                // every sample, as before.
+                irq.node = match c.node {
+                    Some(node) => node,
+                    None => {
+                        let node = probe
+                            .static_i64(&format!("{dir}/node"))
+                            .and_then(|v| i32::try_from(v).ok());
+                        c.node = node.is_some().then_some(node);
+                        node
+                    }
+                };
+                c.dir = dir;
                 probe.cache.irqs.insert(irq.irq, c);
-                irq.node = probe
-                    .static_i64(&format!("{dir}/node"))
-                    .and_then(|v| i32::try_from(v).ok());
             }
             irqs
         }),

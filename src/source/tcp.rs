@@ -8,7 +8,7 @@ use super::parse::dec;
 use super::Probe;
 use crate::root::ReadBuf;
 use crate::sample::{Listener, TcpSample};
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 /// What of `/proc/net/tcp{,6}` is read for the listeners: the kernel prints the listening
 /// sockets first, so a cut at this size loses established ones only (~1,700 lines a file).

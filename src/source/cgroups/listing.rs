@@ -5,7 +5,7 @@ use super::layout::{dirs, Layout};
 use super::{key_values, CgroupCache, KUBEPODS_DEPTH, MAX_CANDIDATES, MAX_GROUPS};
 use crate::source::parse::dec;
 use crate::source::Probe;
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 /// Lists the candidate groups of every hierarchy and keeps at most `MAX_GROUPS`.
 pub(super) fn list(probe: &mut Probe, cache: &mut CgroupCache, layout: &Layout) {

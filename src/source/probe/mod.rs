@@ -9,10 +9,10 @@ use super::{parse, Cache};
 use crate::root::{Every, ReadBuf, ReadError, Root, MAX_FILE_BYTES};
 use crate::sample::Problem;
 use budget::{damage, fill, table_cap, Budget};
+use foldhash::{HashMap, HashMapExt};
 use pool::Shard;
 use settings::Tier;
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 pub(crate) use budget::MAX_IRQ_LINES;
 

@@ -4,7 +4,7 @@
 use super::Probe;
 use crate::root::ReadBuf;
 use crate::source::Cache;
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 /// Below this many items per-CPU files are read on one thread (starting threads costs more).
 const PARALLEL_MIN_ITEMS: usize = 256;

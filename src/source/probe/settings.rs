@@ -6,7 +6,7 @@
 use super::budget::{fill, Budget};
 use super::{first_line, join, parse_flag, parse_u64, Probe};
 use crate::root::Every;
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::time::Duration;
 
 /// Settings no tweak writes are read again at least this often (in samples); see the module

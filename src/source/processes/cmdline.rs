@@ -16,7 +16,8 @@
 //! then see the line in the first sample it is kept in.
 
 use crate::root::{ReadBuf, Root};
-use std::collections::{HashMap, HashSet};
+use foldhash::HashMap;
+use std::collections::HashSet;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};

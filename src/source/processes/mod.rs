@@ -16,7 +16,7 @@ pub use pick::{IO_ALL_MAX, IO_TOP_CPU};
 use super::parse::dec;
 use super::Probe;
 use crate::sample::{Processes, SampleTime, Task, TaskCounters};
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 /// An idle process (no CPU, I/O, faults or RSS change, not R or D, not shown, when last
 /// read) is read every this many passes, in turns; an active one every pass. Its counters are
