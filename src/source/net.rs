@@ -14,10 +14,11 @@ pub(crate) struct IrqCache {
     /// `smp_affinity_list`: a setting, read again on the sample after a perftop tweak (its
     /// `irq.N` tweak writes it) and within `SETTINGS_REFRESH_SAMPLES` otherwise (irqbalance
     /// moves IRQs every 10 s).
-    affinity: Option<Cached<String>>,
+    /// Kept parsed: a list is parsed when read, not every sample (unparsable is unknown).
+    affinity: Option<Cached<Option<CpuList>>>,
     /// The affinity as the last sample saw it; `None` before the first read.
-    last: Option<Option<String>>,
-    effective: Option<Cached<String>>,
+    last: Option<Option<CpuList>>,
+    effective: Option<Cached<Option<CpuList>>>,
     /// `proc/irq/N` and the IRQ's NUMA node (fixed; dropped with the other static caches):
     /// built and read once, not every sample for every IRQ.
     dir: String,
@@ -65,13 +66,15 @@ pub fn read_net(probe: &mut Probe, online: Option<&CpuList>, counters: IrqCounte
                         a.expire();
                     }
                 }
-                let affinity = probe.setting_in(
-                    &mut c.affinity,
-                    &dir,
-                    "smp_affinity_list",
-                    u64::from(irq.irq),
-                    |l| Ok(l.to_string()),
-                );
+                let affinity = probe
+                    .setting_in(
+                        &mut c.affinity,
+                        &dir,
+                        "smp_affinity_list",
+                        u64::from(irq.irq),
+                        |l| Ok(CpuList::parse(l)),
+                    )
+                    .flatten();
                 let moved = c.last.as_ref().is_some_and(|a| *a != affinity);
                 if moved {
                     if let Some(e) = &mut c.effective {
@@ -84,17 +87,17 @@ pub fn read_net(probe: &mut Probe, online: Option<&CpuList>, counters: IrqCounte
                         &dir,
                         "effective_affinity_list",
                         u64::from(irq.irq),
-                        |l| Ok(l.to_string()),
+                        |l| Ok(CpuList::parse(l)),
                     )
-                    .and_then(|l| CpuList::parse(&l));
+                    .flatten();
                 if moved {
                     // x86 moves an IRQ when it next fires: look again next sample.
                     if let Some(e) = &mut c.effective {
                         e.due_next(probe.tier.sample_no);
                     }
                 }
-                irq.affinity = affinity.as_deref().and_then(CpuList::parse);
-                c.last = Some(affinity);
+                c.last = Some(affinity.clone());
+                irq.affinity = affinity;
                 // Kept once known; an absent or garbled node is asked again (and noted)
                 // every sample, as before.
                 irq.node = match c.node {

@@ -50,8 +50,8 @@ fn read_settings(probe: &mut Probe, name: &str) -> DiskStack {
         rq_affinity: probe.setting_u64(&format!("{q}/rq_affinity")),
         ..DiskStack::default()
     };
-    let mq = probe.setting_list_dir(&format!("{dir}/mq"));
-    s.hw_queues = (!mq.is_empty()).then_some(mq.len() as u64);
+    let mq = probe.setting_list_with(&format!("{dir}/mq"), <[String]>::len);
+    s.hw_queues = (mq > 0).then_some(mq as u64);
     if probe.static_is_dir(&scsi(name)) {
         s.queue_depth = probe.setting_u64(&format!("{dir}/device/queue_depth"));
         s.state = probe.setting_line(&format!("{dir}/device/state"));

@@ -179,10 +179,34 @@ impl Probe {
 
     /// First line of a settings-tier file (see `setting_in`), by path.
     pub fn setting_line(&mut self, rel: &str) -> Option<String> {
-        let mut slot = take_slot(&mut self.cache.settings, rel);
-        let v = self.setting_in(&mut slot, rel, "", spread_of(rel), |l| Ok(l.to_string()));
-        put_slot(&mut self.cache.settings, rel, slot);
-        v
+        self.setting_with(rel, str::to_string)
+    }
+
+    /// `f` of a settings-tier file's first line, borrowed from the cache: the ~170 settings
+    /// of a small host are looked at every sample and read once in ten, and a `String` copy
+    /// of each (for `setting_u64` to parse and drop) was a fifth of a sample's allocations.
+    fn setting_with<R>(&mut self, rel: &str, f: impl FnOnce(&str) -> R) -> Option<R> {
+        if !self.cache.settings.contains_key(rel) {
+            self.cache.settings.insert(rel.to_string(), None);
+        }
+        let slot = self.cache.settings.get_mut(rel)?;
+        let (root, problems, buf) = (&self.root, &mut self.problems, &mut self.buf);
+        let value = self.tier.get(slot, spread_of(rel), || {
+            // A settings file is a line of text: nothing to parse but the line.
+            if fill(root, problems, buf, rel, "", false, Budget::Setting) {
+                Ok(first_line(&buf.text()).map(str::to_string))
+            } else {
+                Ok(None)
+            }
+        });
+        match value {
+            Ok(line) => line.as_deref().map(f),
+            Err(what) => {
+                let what: String = what.clone();
+                self.note(rel, what);
+                None
+            }
+        }
     }
 
     /// First line of a settings-tier file `dir/name` that can vanish with its directory (a
@@ -204,26 +228,32 @@ impl Probe {
 
     /// `u64` of a settings-tier file; garbled is noted every sample.
     pub fn setting_u64(&mut self, rel: &str) -> Option<u64> {
-        let line = self.setting_line(rel)?;
-        self.noted(rel, parse_u64(&line))
+        let parsed = self.setting_with(rel, parse_u64)?;
+        self.noted(rel, parsed)
     }
 
     /// `flag` of a settings-tier file; garbled is noted every sample.
     pub fn setting_flag(&mut self, rel: &str) -> Option<bool> {
-        let line = self.setting_line(rel)?;
-        self.noted(rel, parse_flag(&line))
+        let parsed = self.setting_with(rel, parse_flag)?;
+        self.noted(rel, parsed)
     }
 
     /// `Root::list_dir` of a settings-tier directory (a NIC's `queues/`).
     pub fn setting_list_dir(&mut self, rel: &str) -> Vec<String> {
+        self.setting_list_with(rel, <[String]>::to_vec)
+    }
+
+    /// `f` of a settings-tier directory's names, borrowed from the cache (a disk's `mq/`
+    /// is counted every sample, listed once in ten).
+    pub fn setting_list_with<R>(&mut self, rel: &str, f: impl FnOnce(&[String]) -> R) -> R {
         let mut slot = take_slot(&mut self.cache.setting_lists, rel);
         let root = &self.root;
-        let names = self
+        let names: &Vec<String> = self
             .tier
-            .get(&mut slot, spread_of(rel), || root.list_dir(rel))
-            .clone();
+            .get(&mut slot, spread_of(rel), || root.list_dir(rel));
+        let out = f(names);
         put_slot(&mut self.cache.setting_lists, rel, slot);
-        names
+        out
     }
 
     /// `Root::link_name` of a settings-tier symlink (a NIC's `device/driver`).
