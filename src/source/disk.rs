@@ -44,8 +44,10 @@ pub fn read_disks(probe: &mut Probe) -> Vec<DiskSample> {
         // Queue settings: changed by an administrator or udev, never by a perftop tweak.
         d.rotational = probe.setting_flag(&format!("{dir}/queue/rotational"));
         d.scheduler = probe
-            .setting_line(&format!("{dir}/queue/scheduler"))
-            .and_then(|l| super::parse::bracketed_choice(&l).0);
+            .setting_with(&format!("{dir}/queue/scheduler"), |l| {
+                super::parse::selected_choice(l).map(str::to_string)
+            })
+            .flatten();
         d.nr_requests = probe.setting_u64(&format!("{dir}/queue/nr_requests"));
         if d.name.starts_with("dm-") {
             d.dm_name = probe.static_line(&format!("{dir}/dm/name"));

@@ -63,6 +63,13 @@ pub fn bracketed_choice(text: &str) -> (Option<String>, Vec<String>) {
     (selected, choices)
 }
 
+/// The `[selected]` word of a choice file, borrowed: what is read every sample of a disk's
+/// `queue/scheduler` (the list of choices is not kept).
+pub fn selected_choice(text: &str) -> Option<&str> {
+    text.split_whitespace()
+        .find_map(|w| w.strip_prefix('[').and_then(|w| w.strip_suffix(']')))
+}
+
 /// Fast decimal parse of a token (interrupt and softirq tables are megabytes on big hosts).
 #[inline]
 pub fn dec(tok: &str) -> Option<u64> {
@@ -109,6 +116,10 @@ mod tests {
         assert_eq!(sel.as_deref(), Some("madvise"));
         assert_eq!(all.len(), 5);
         assert_eq!(bracketed_choice("").0, None);
+        assert_eq!(selected_choice("[mq-deadline] kyber bfq none\n"), Some("mq-deadline"));
+        assert_eq!(selected_choice("none [bfq]"), Some("bfq"));
+        assert_eq!(selected_choice("mq-deadline none"), None);
+        assert_eq!(selected_choice("[] x"), Some(""));
     }
 
     #[test]

@@ -185,7 +185,7 @@ impl Probe {
     /// `f` of a settings-tier file's first line, borrowed from the cache: the ~170 settings
     /// of a small host are looked at every sample and read once in ten, and a `String` copy
     /// of each (for `setting_u64` to parse and drop) was a fifth of a sample's allocations.
-    fn setting_with<R>(&mut self, rel: &str, f: impl FnOnce(&str) -> R) -> Option<R> {
+    pub(crate) fn setting_with<R>(&mut self, rel: &str, f: impl FnOnce(&str) -> R) -> Option<R> {
         if !self.cache.settings.contains_key(rel) {
             self.cache.settings.insert(rel.to_string(), None);
         }
