@@ -300,7 +300,14 @@ proptest! {
     fn snmp_pairs(text in prop_oneof![any::<String>(), soup(), mutated_text(SNMP)]) {
         let mut p = probe();
         for prefix in ["Tcp", "Udp"] {
-            let got = perftop::source::tcp::pairs(&mut p, "proc/net/snmp", &text, prefix);
+            let got = perftop::source::tcp::pairs(&mut p, "proc/net/snmp", &text, prefix, &[]);
+            // Asked for some names, it keeps those of the same pairs and no other.
+            let want = ["RetransSegs", "OutSegs", "RcvbufErrors"];
+            let some = perftop::source::tcp::pairs(&mut p, "proc/net/snmp", &text, prefix, &want);
+            for (name, v) in &got {
+                prop_assert_eq!(some.get(name), want.contains(name).then_some(v));
+            }
+            prop_assert!(some.keys().all(|k| want.contains(k)));
             let mut lines = text.lines().filter_map(|l| {
                 let (a, rest) = l.split_once(':')?;
                 (a == prefix).then_some(rest)

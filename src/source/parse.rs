@@ -116,7 +116,10 @@ mod tests {
         assert_eq!(sel.as_deref(), Some("madvise"));
         assert_eq!(all.len(), 5);
         assert_eq!(bracketed_choice("").0, None);
-        assert_eq!(selected_choice("[mq-deadline] kyber bfq none\n"), Some("mq-deadline"));
+        assert_eq!(
+            selected_choice("[mq-deadline] kyber bfq none\n"),
+            Some("mq-deadline")
+        );
         assert_eq!(selected_choice("none [bfq]"), Some("bfq"));
         assert_eq!(selected_choice("mq-deadline none"), None);
         assert_eq!(selected_choice("[] x"), Some(""));

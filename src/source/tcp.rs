@@ -20,7 +20,14 @@ const LISTENERS_KEPT: usize = 4;
 pub fn read_tcp(probe: &mut Probe) -> Option<TcpSample> {
     let mut t = TcpSample::default();
     let ext = probe.with_text("proc/net/netstat", false, |p, text| {
-        let e = pairs(p, "proc/net/netstat", text, "TcpExt");
+        let want = [
+            "ListenOverflows",
+            "ListenDrops",
+            "TCPBacklogDrop",
+            "TCPTimeouts",
+            "TCPRcvQDrop",
+        ];
+        let e = pairs(p, "proc/net/netstat", text, "TcpExt", &want);
         t.listen_overflows = e.get("ListenOverflows").copied();
         t.listen_drops = e.get("ListenDrops").copied();
         t.backlog_drop = e.get("TCPBacklogDrop").copied();
@@ -28,12 +35,14 @@ pub fn read_tcp(probe: &mut Probe) -> Option<TcpSample> {
         t.rcvq_drop = e.get("TCPRcvQDrop").copied();
     });
     let snmp = probe.with_text("proc/net/snmp", false, |p, text| {
-        let tcp = pairs(p, "proc/net/snmp", text, "Tcp");
+        let want = ["RetransSegs", "OutSegs", "InErrs", "CurrEstab"];
+        let tcp = pairs(p, "proc/net/snmp", text, "Tcp", &want);
         t.retrans_segs = tcp.get("RetransSegs").copied();
         t.out_segs = tcp.get("OutSegs").copied();
         t.in_errs = tcp.get("InErrs").copied();
         t.curr_estab = tcp.get("CurrEstab").copied();
-        let udp = pairs(p, "proc/net/snmp", text, "Udp");
+        let want = ["RcvbufErrors", "SndbufErrors"];
+        let udp = pairs(p, "proc/net/snmp", text, "Udp", &want);
         t.udp_rcvbuf_errors = udp.get("RcvbufErrors").copied();
         t.udp_sndbuf_errors = udp.get("SndbufErrors").copied();
     });
@@ -63,12 +72,14 @@ pub fn read_tcp(probe: &mut Probe) -> Option<TcpSample> {
 /// The `PREFIX:` header line's names zipped with the following `PREFIX:` value line. A value
 /// that is not a number (Tcp `MaxConn` is -1) is left out: unknown. A header without its
 /// value line, or a value line of another length, is noted and gives only the names both
-/// lines agree on by position up to the shorter one.
+/// lines agree on by position up to the shorter one. Only the names in `want` are kept (an
+/// empty `want` keeps all): TcpExt has ~120 columns and perftop uses 5.
 pub fn pairs<'a>(
     probe: &mut Probe,
     rel: &str,
     text: &'a str,
     prefix: &str,
+    want: &[&str],
 ) -> HashMap<&'a str, u64> {
     let mut out = HashMap::new();
     let mut lines = text.lines().filter_map(|l| {
@@ -91,6 +102,9 @@ pub fn pairs<'a>(
         );
     }
     for (n, v) in names.into_iter().zip(values) {
+        if !want.is_empty() && !want.contains(&n) {
+            continue;
+        }
         if let Some(v) = dec(v) {
             out.insert(n, v);
         }
@@ -202,20 +216,20 @@ mod tests {
         let mut p = Probe::new(Root::new("/nonexistent"));
         let text = "Tcp: RtoAlgorithm MaxConn RetransSegs OutSegs\nTcp: 1 -1 7 300\n\
                     Udp: InDatagrams RcvbufErrors\nUdp: 5 2\n";
-        let tcp = pairs(&mut p, "snmp", text, "Tcp");
+        let tcp = pairs(&mut p, "snmp", text, "Tcp", &[]);
         assert_eq!(tcp.get("RetransSegs"), Some(&7));
         assert_eq!(tcp.get("OutSegs"), Some(&300));
         // -1 is not a count: unknown.
         assert_eq!(tcp.get("MaxConn"), None);
         // An older kernel without the column: unknown, not 0.
         assert_eq!(tcp.get("InErrs"), None);
-        let udp = pairs(&mut p, "snmp", text, "Udp");
+        let udp = pairs(&mut p, "snmp", text, "Udp", &[]);
         assert_eq!(udp.get("RcvbufErrors"), Some(&2));
         assert!(p.problems.is_empty());
         // Truncated: a header without values, and a short value line.
-        let cut = pairs(&mut p, "snmp", "Tcp: A B\n", "Tcp");
+        let cut = pairs(&mut p, "snmp", "Tcp: A B\n", "Tcp", &[]);
         assert!(cut.is_empty());
-        let short = pairs(&mut p, "snmp", "Tcp: A B C\nTcp: 1 2\n", "Tcp");
+        let short = pairs(&mut p, "snmp", "Tcp: A B C\nTcp: 1 2\n", "Tcp", &["B", "C"]);
         assert_eq!((short.get("B"), short.get("C")), (Some(&2), None));
         assert_eq!(p.problems.len(), 2);
     }
