@@ -66,30 +66,21 @@ pub fn read_net(probe: &mut Probe, online: Option<&CpuList>, counters: IrqCounte
                         a.expire();
                     }
                 }
-                let affinity = probe
-                    .setting_in(
-                        &mut c.affinity,
-                        &dir,
-                        "smp_affinity_list",
-                        u64::from(irq.irq),
-                        |l| Ok(CpuList::parse(l)),
-                    )
-                    .flatten();
+                let affinity =
+                    cpu_list_setting(probe, &mut c.affinity, &dir, "smp_affinity_list", irq.irq);
                 let moved = c.last.as_ref().is_some_and(|a| *a != affinity);
                 if moved {
                     if let Some(e) = &mut c.effective {
                         e.expire();
                     }
                 }
-                irq.effective_affinity = probe
-                    .setting_in(
-                        &mut c.effective,
-                        &dir,
-                        "effective_affinity_list",
-                        u64::from(irq.irq),
-                        |l| Ok(CpuList::parse(l)),
-                    )
-                    .flatten();
+                irq.effective_affinity = cpu_list_setting(
+                    probe,
+                    &mut c.effective,
+                    &dir,
+                    "effective_affinity_list",
+                    irq.irq,
+                );
                 if moved {
                     // x86 moves an IRQ when it next fires: look again next sample.
                     if let Some(e) = &mut c.effective {
@@ -126,6 +117,20 @@ pub fn read_net(probe: &mut Probe, online: Option<&CpuList>, counters: IrqCounte
             .unwrap_or_default(),
         tcp: super::tcp::read_tcp(probe),
     }
+}
+
+/// IRQ `irq`'s CPU list setting `dir/name`, kept parsed in `slot` (unparsable is unknown),
+/// staggered by the IRQ number.
+fn cpu_list_setting(
+    probe: &mut Probe,
+    slot: &mut Option<Cached<Option<CpuList>>>,
+    dir: &str,
+    name: &str,
+    irq: u32,
+) -> Option<CpuList> {
+    probe
+        .setting_in(slot, dir, name, u64::from(irq), |l| Ok(CpuList::parse(l)))
+        .flatten()
 }
 
 /// CPU ids from a `CPU0 CPU1 ...` header line.
