@@ -162,8 +162,8 @@ impl Kept {
             e.used = now;
             let held = e.file.is_some();
             if held {
-                // Re-counted under `every` below: a setting read every sample (samples 2 s
-                // apart) moves to the every-sample slots and back.
+                // Re-counted under the `every` of this read: a path read both ways (by
+                // the settings tier and by an every-sample reader) moves between the halves.
                 self.forget_held(e.every);
             }
             e.every = every;
