@@ -23,6 +23,8 @@
 //! - `cargo bench --bench sample -- procs [N] [RUNS]`: the process reader's CPU per sample
 //!   over a synthetic `/proc` of N processes (a table of 1k, 5k, 20k without N), less the same
 //!   reader over none.
+//! - `cargo bench --bench sample -- files [N] [SLEEP_MS] [ROWS]`: like `live`, with every
+//!   read timed by the reading thread's CPU clock: the dearest files of a live sample.
 //! - `cargo bench --bench sample -- json ROOT [N]`: the N-th sample (default 3) of one warm
 //!   reader over ROOT as JSON, wall clock removed: diff it before and after a reader change
 //!   to see that caching did not change what is read.
@@ -155,6 +157,46 @@ fn live(args: &[String]) {
         opened.missing as f64 / n as f64,
         opened.lookups as f64 / n as f64
     );
+}
+
+/// `files [N] [SLEEP_MS] [ROWS]`: like `live`, with every `Root` read timed by the reading
+/// thread's CPU clock: the ROWS (default 25) dearest files, per sample, after a first sample
+/// left out. The timing adds ~0.5 µs a read.
+fn files(args: &[String]) {
+    let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(100);
+    let sleep = Duration::from_millis(args.get(1).and_then(|a| a.parse().ok()).unwrap_or(250));
+    let rows: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(25);
+    perftop::root::raise_open_files_limit();
+    let costs = std::sync::Arc::new(std::sync::Mutex::new(Default::default()));
+    let mut reader = Reader::new(Root::new("/").timed(costs.clone()));
+    black_box(reader.sample());
+    *costs.lock().expect("costs") = Default::default();
+    let c0 = process_cpu_time();
+    for _ in 0..n {
+        std::thread::sleep(sleep);
+        black_box(reader.sample());
+    }
+    let total = process_cpu_time().saturating_sub(c0);
+    let us = |d: Duration| d.as_secs_f64() * 1e6 / n as f64;
+    let costs: &perftop::root::cost::Costs = &costs.lock().expect("costs");
+    let dearest = costs.dearest();
+    let files: Duration = dearest.iter().map(|d| d.1).sum();
+    println!(
+        "files: {n} samples, {:.0} ms apart: {:.0} µs CPU per sample, {:.0} µs of it in {:.1} file reads",
+        sleep.as_secs_f64() * 1e3,
+        us(total),
+        us(files),
+        dearest.iter().map(|d| d.2).sum::<u64>() as f64 / n as f64
+    );
+    println!("{:>9} {:>9} {:>9}  file", "µs/sample", "µs/read", "reads");
+    for (path, t, reads) in dearest.into_iter().take(rows) {
+        println!(
+            "{:>9.1} {:>9.1} {:>9.2}  {path}",
+            us(t),
+            t.as_secs_f64() * 1e6 / reads as f64,
+            reads as f64 / n as f64
+        );
+    }
 }
 
 /// `host CPUS [RUNS]`: one synthetic host, warm read + derive.
@@ -314,6 +356,7 @@ fn main() {
         Some("tree") => return tree(&args[1..]),
         Some("write") => return write(&args[1..]),
         Some("procs") => return procs(&args[1..]),
+        Some("files") => return files(&args[1..]),
         _ => {}
     }
     let mut c = Criterion::default()

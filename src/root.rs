@@ -23,9 +23,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+pub mod cost;
+mod count;
 mod fill;
 mod kept;
 pub mod trace;
+use count::Count;
+pub use count::Opened;
 use fill::{fill, Fresh, Stop, EISDIR, ESPIPE};
 pub use kept::Every;
 use kept::Kept;
@@ -111,6 +115,8 @@ pub struct Root {
     count: Arc<Count>,
     /// Descriptors kept open between samples (the live root only; see `kept`).
     kept: Option<Arc<Kept>>,
+    /// What each file's reads cost, when timing (the benchmark's `files` mode; see `cost`).
+    costs: Option<Arc<Mutex<cost::Costs>>>,
 }
 
 /// Raises the soft limit on open files to 4096 (or the hard limit, if lower), before any root
@@ -144,42 +150,6 @@ pub fn writes() -> u64 {
     WRITES.load(Ordering::Relaxed)
 }
 
-/// How many files a root opened: what a sample costs the kernel, counted where it is paid
-/// (the benchmark's files/sample column). Relaxed atomics: a counter, not a lock.
-#[derive(Debug, Default)]
-pub struct Count {
-    opened: AtomicU64,
-    reread: AtomicU64,
-    missing: AtomicU64,
-    listed: AtomicU64,
-}
-
-/// A reading of `Count`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Opened {
-    /// Files read, or found unreadable: opened by path, or read again through a descriptor
-    /// kept open (`reread`).
-    pub files: u64,
-    /// Of `files`, those read through a kept descriptor (no open, no path walk).
-    pub reread: u64,
-    /// Opens that found nothing (ENOENT).
-    pub missing: u64,
-    /// Other lookups: directory listings (`getdents` walks), existence checks, symlink reads.
-    pub lookups: u64,
-}
-
-impl Opened {
-    /// What was opened since `before`.
-    pub fn since(self, before: Opened) -> Opened {
-        Opened {
-            files: self.files.saturating_sub(before.files),
-            reread: self.reread.saturating_sub(before.reread),
-            missing: self.missing.saturating_sub(before.missing),
-            lookups: self.lookups.saturating_sub(before.lookups),
-        }
-    }
-}
-
 impl Default for Root {
     fn default() -> Self {
         Root::new("/")
@@ -195,6 +165,7 @@ impl Root {
             trace: None,
             count: Arc::default(),
             kept: live.then(|| Arc::new(Kept::new())),
+            costs: None,
         }
     }
 
@@ -224,6 +195,15 @@ impl Root {
             trace: Some(trace),
             count: self.count.clone(),
             kept: self.kept.clone(),
+            costs: self.costs.clone(),
+        }
+    }
+
+    /// The same root, adding the reading thread's CPU time for every file read into `costs`.
+    pub fn timed(&self, costs: Arc<Mutex<cost::Costs>>) -> Root {
+        Root {
+            costs: Some(costs),
+            ..self.clone()
         }
     }
 
@@ -305,6 +285,26 @@ impl Root {
     /// `read_into_max` of a file its reader reads `every` so often: on the live root a file
     /// read on a schedule (a setting) keeps its descriptor between reads (see `kept`).
     pub fn read_into_every(
+        &self,
+        dir: &str,
+        name: &str,
+        buf: &mut ReadBuf,
+        max: u64,
+        every: Every,
+    ) -> Result<bool, ReadError> {
+        let Some(costs) = &self.costs else {
+            return self.read_whole(dir, name, buf, max, every);
+        };
+        let t = cost::thread_cpu();
+        let read = self.read_whole(dir, name, buf, max, every);
+        let spent = cost::thread_cpu().saturating_sub(t);
+        if let Ok(mut c) = costs.lock() {
+            c.add(buf.path.as_bytes(), spent);
+        }
+        read
+    }
+
+    fn read_whole(
         &self,
         dir: &str,
         name: &str,
