@@ -27,8 +27,8 @@
 //! Files read on a schedule (the settings tier: every `SETTINGS_REFRESH_SAMPLES` samples) are
 //! kept from their first read, in at most half the slots (`Every::Samples`), and closed when
 //! unread for longer than their period: on the 2-vCPU VM ~170 settings (queue settings, IRQ
-//! affinities, NIC links, sysctls) were opened by path at ~10-40 µs each (a long sysfs path
-//! walk with cold caches) where a `pread` costs ~3 µs, 17 opens a sample.
+//! affinities, NIC links, sysctls) were opened by path, 13-17 a sample at 5-40 µs each (a
+//! long sysfs path walk with cold caches) where a `pread` costs ~3 µs.
 
 use foldhash::{HashMap, HashMapExt};
 use std::ffi::{OsStr, OsString};
