@@ -156,6 +156,19 @@ impl Probe {
         spread: u64,
         parse: impl FnOnce(&str) -> Result<T, String>,
     ) -> Option<T> {
+        self.setting_view(slot, dir, name, spread, parse, T::clone)
+    }
+
+    /// `setting_in`, handing `view` the cached value instead of a copy of it.
+    fn setting_view<T, R>(
+        &mut self,
+        slot: &mut Option<Cached<T>>,
+        dir: &str,
+        name: &str,
+        spread: u64,
+        parse: impl FnOnce(&str) -> Result<T, String>,
+        view: impl FnOnce(&T) -> R,
+    ) -> Option<R> {
         let (root, problems, buf) = (&self.root, &mut self.problems, &mut self.buf);
         let value = self.tier.get(slot, spread, || {
             if fill(root, problems, buf, dir, name, false, Budget::Setting) {
@@ -168,7 +181,7 @@ impl Probe {
             }
         });
         match value {
-            Ok(v) => v.clone(),
+            Ok(v) => v.as_ref().map(view),
             Err(what) => {
                 let what = what.clone();
                 self.note(&join(dir, name), what);
@@ -186,27 +199,11 @@ impl Probe {
     /// of a small host are looked at every sample and read once in ten, and a `String` copy
     /// of each (for `setting_u64` to parse and drop) was a fifth of a sample's allocations.
     pub(crate) fn setting_with<R>(&mut self, rel: &str, f: impl FnOnce(&str) -> R) -> Option<R> {
-        if !self.cache.settings.contains_key(rel) {
-            self.cache.settings.insert(rel.to_string(), None);
-        }
-        let slot = self.cache.settings.get_mut(rel)?;
-        let (root, problems, buf) = (&self.root, &mut self.problems, &mut self.buf);
-        let value = self.tier.get(slot, spread_of(rel), || {
-            // A settings file is a line of text: nothing to parse but the line.
-            if fill(root, problems, buf, rel, "", false, Budget::Setting) {
-                Ok(first_line(&buf.text()).map(str::to_string))
-            } else {
-                Ok(None)
-            }
-        });
-        match value {
-            Ok(line) => line.as_deref().map(f),
-            Err(what) => {
-                let what: String = what.clone();
-                self.note(rel, what);
-                None
-            }
-        }
+        let mut slot = take_slot(&mut self.cache.settings, rel);
+        let line = |l: &str| Ok(l.to_string());
+        let v = self.setting_view(&mut slot, rel, "", spread_of(rel), line, |s| f(s));
+        put_slot(&mut self.cache.settings, rel, slot);
+        v
     }
 
     /// First line of a settings-tier file `dir/name` that can vanish with its directory (a
