@@ -133,14 +133,7 @@ impl Probe {
         parse: impl FnOnce(&str) -> Result<T, String>,
     ) -> Option<T> {
         match slot {
-            Some(cached) if !turn => match &cached.value {
-                Ok(v) => v.clone(),
-                Err(what) => {
-                    let what = what.clone();
-                    self.note(&join(dir, name), what);
-                    None
-                }
-            },
+            Some(cached) if !turn => self.as_read(&cached.value, dir, name, T::clone),
             _ => self.setting_in(slot, dir, name, spread_of(&join(dir, name)), parse),
         }
     }
@@ -180,6 +173,17 @@ impl Probe {
                 Ok(None)
             }
         });
+        self.as_read(value, dir, name, view)
+    }
+
+    /// A cached setting through `view`; garbled (`Err`) is noted, every time it is looked at.
+    fn as_read<T, R>(
+        &mut self,
+        value: &Result<Option<T>, String>,
+        dir: &str,
+        name: &str,
+        view: impl FnOnce(&T) -> R,
+    ) -> Option<R> {
         match value {
             Ok(v) => v.as_ref().map(view),
             Err(what) => {
