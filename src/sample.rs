@@ -359,6 +359,9 @@ kernel_keys! {
         pgscan_direct = "pgscan_direct",
         pgsteal_kswapd = "pgsteal_kswapd",
         pgsteal_direct = "pgsteal_direct",
+        // kswapd's reclaim runs and kcompactd's wakes: the memory threads at work.
+        pageoutrun = "pageoutrun",
+        compact_daemon_wake = "compact_daemon_wake",
         // Before 4.x one counter; since then split per zone (`allocstall_normal`, ...), which
         // the reader sums into this field (so do `pgscan_*`/`pgsteal_*` zone variants).
         allocstall = "allocstall",
@@ -442,6 +445,10 @@ pub struct MemoryThread {
     pub pid: u32,
     /// utime + stime in USER_HZ ticks.
     pub ticks: u64,
+    /// Read in turns while idle (see `source::kthreads::memory_work`): when it was read
+    /// before this read, if not in the previous sample. Its growth is over that interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<SampleTime>,
 }
 
 // ---------------------------------------------------------------- pressure (PSI)

@@ -264,8 +264,15 @@ fn a_limit_set_by_hand_is_seen_on_the_policy_turn() {
     }
 }
 
-/// Synthetic processes as the kernel shows them. `procs`: (pid, comm, CPU ticks, minor faults, bytes written) of each process.
-fn write_procs(dir: &Path, tick: u64, procs: &[(u32, &str, u64, u64, u64)], busy: u64) {
+/// Synthetic processes as the kernel shows them. `procs`: (pid, comm, CPU ticks, minor faults,
+/// bytes written) of each process; `rss`: its RSS in pages, by pid.
+fn write_procs(
+    dir: &Path,
+    tick: u64,
+    procs: &[(u32, &str, u64, u64, u64)],
+    busy: u64,
+    rss: &dyn Fn(u32) -> u64,
+) {
     let proc = dir.join("proc");
     fs::create_dir_all(&proc).expect("mkdir");
     let age = BOOT_AGE_S + tick;
@@ -288,8 +295,9 @@ fn write_procs(dir: &Path, tick: u64, procs: &[(u32, &str, u64, u64, u64)], busy
             d.join("stat"),
             format!(
                 "{pid} ({comm}) S 1 {pid} {pid} 0 -1 4194560 {minflt} 0 0 0 {ticks} 0 0 0 20 0 1 0 100 \
-                 1000000 250 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 \
-                 0 0 0 0\n"
+                 1000000 {} 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 \
+                 0 0 0 0\n",
+                rss(pid)
             ),
         )
         .expect("stat");
@@ -344,14 +352,14 @@ fn idle_processes_are_read_in_turns_and_a_waking_one_is_named_at_once() {
             })
             .collect()
     };
-    write_procs(dir.path(), 0, &at(0), 0);
+    write_procs(dir.path(), 0, &at(0), 0, &|_| 250);
     let mut reader = Reader::new(Root::new(dir.path()));
     let mut prev = reader.sample();
     let mut stat_reads = Vec::new();
     let mut io_reads = Vec::new();
     let mut named: [Option<u64>; 2] = [None, None];
     for tick in 1..=24 {
-        write_procs(dir.path(), tick, &at(tick), 0);
+        write_procs(dir.path(), tick, &at(tick), 0, &|_| 250);
         let before = reader.root().opened();
         let cur = reader.sample();
         // Files found (the other readers' files are absent from this tree).
@@ -427,4 +435,81 @@ fn idle_processes_are_read_in_turns_and_a_waking_one_is_named_at_once() {
     );
     // Tick 21: p50's 30 ticks are unexplained, so every process is read that pass.
     assert!(stat_reads[20] >= 100, "files at the wake {stat_reads:?}");
+}
+
+/// The largest processes are shown (by RSS) even when idle. Read every pass only to stay
+/// shown, they cost as much as the busy ones; now one that was idle when last read is carried
+/// as last read between its turns: shown, at 0% CPU, its `stat` and `io` unread. One that
+/// exits leaves the list on the pass it is gone; one that changes is seen on its turn.
+#[test]
+fn shown_idle_processes_are_carried_between_their_turns() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let names: Vec<String> = (0..40).map(|k| format!("q{k}")).collect();
+    let procs = |tick: u64, gone: bool| -> Vec<(u32, &str, u64, u64, u64)> {
+        (0..40u64)
+            // q2 exits at tick 10.
+            .filter(|&k| !(gone && k == 2))
+            .map(|k| {
+                let ticks = 1000 + if k == 0 { 20 * tick } else { 0 };
+                (3000 + k as u32, names[k as usize].as_str(), ticks, 0, 0)
+            })
+            .collect()
+    };
+    // q1..q3 are the largest; q3 grows at tick 12 (with no CPU tick: seen on its turn).
+    let rss = |tick: u64| {
+        move |pid: u32| match pid {
+            3001..=3002 => 100_000 + u64::from(pid),
+            3003 if tick >= 12 => 200_000,
+            3003 => 100_003,
+            _ => 250,
+        }
+    };
+    write_procs(dir.path(), 0, &procs(0, false), 0, &rss(0));
+    let mut reader = Reader::new(Root::new(dir.path()));
+    let mut prev = reader.sample();
+    let mut files = Vec::new();
+    let mut q3_grown_at = None;
+    for tick in 1..=30 {
+        let gone = tick >= 10;
+        if tick == 10 {
+            fs::remove_dir_all(dir.path().join("proc/3002")).expect("q2 exits");
+        }
+        write_procs(dir.path(), tick, &procs(tick, gone), 0, &rss(tick));
+        let before = reader.root().opened();
+        let cur = reader.sample();
+        let opened = reader.root().opened().since(before);
+        files.push(opened.files - opened.missing);
+        let d = derive(Some(&prev), &cur);
+        let shown = |comm: &str| d.processes.iter().find(|m| m.comm == comm);
+        close(
+            shown("q0").and_then(|m| m.cpu_pct),
+            20.0,
+            &format!("q0 at {tick}"),
+        );
+        for comm in ["q1", "q2", "q3"] {
+            if comm == "q2" && gone {
+                assert!(shown(comm).is_none(), "q2 shown at {tick}, gone since 10");
+                continue;
+            }
+            let m = shown(comm).unwrap_or_else(|| panic!("{comm} not shown at {tick}"));
+            close(m.cpu_pct, 0.0, &format!("{comm} at {tick}"));
+        }
+        let want_total = if gone { 39 } else { 40 };
+        assert_eq!(d.host.tasks.as_ref().map(|t| t.total), Some(want_total));
+        if q3_grown_at.is_none() && shown("q3").and_then(|m| m.rss_kb) == Some(200_000 * 4) {
+            q3_grown_at = Some(tick);
+        }
+        prev = cur;
+    }
+    let at = q3_grown_at.expect("q3's growth seen");
+    assert!(
+        (12..12 + u64::from(IDLE_EVERY)).contains(&at),
+        "q3 grown at {at}"
+    );
+    // A pass: uptime and stat, q0's `stat` and `io`, 40 / IDLE_EVERY idle ones on their
+    // turn (2 or 3); the three shown ones read too would be 6 more.
+    assert!(
+        files[2..].iter().all(|&n| n <= 9),
+        "files per pass {files:?}"
+    );
 }

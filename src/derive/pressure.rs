@@ -164,13 +164,14 @@ pub fn derive_reclaim(
 
 /// CPU% of the threads whose comm matches, summed; a thread counts only when the same pid was
 /// in the previous sample (a restarted thread's ticks start again). Unknown when none is seen.
+/// A thread read in turns (`since`) grew over its own interval, not the sample's.
 fn thread_pct(
     iv: Interval,
     prev: Option<&Sample>,
     cur: &Sample,
     is: fn(&str) -> bool,
 ) -> Option<f64> {
-    let mut ticks = None;
+    let mut pct = None;
     for t in cur.memory.kthreads.iter().filter(|t| is(&t.comm)) {
         let before = prev.and_then(|p| {
             p.memory
@@ -179,11 +180,15 @@ fn thread_pct(
                 .find(|o| o.pid == t.pid && o.comm == t.comm)
                 .map(|o| o.ticks)
         });
-        if let Some(dt) = iv.d64(before, t.ticks) {
-            *ticks.get_or_insert(0u64) += dt;
+        let own = match &t.since {
+            Some(at) if !iv.since_boot => Interval::of_times(Some(at), &cur.time),
+            _ => iv,
+        };
+        if let Some(r) = own.rate(iv.d64(before, t.ticks)) {
+            *pct.get_or_insert(0.0) += r / USER_HZ * 100.0;
         }
     }
-    iv.rate(ticks).map(|r| r / USER_HZ * 100.0)
+    pct
 }
 
 #[cfg(test)]
@@ -259,6 +264,7 @@ mod tests {
             comm: "kswapd0".into(),
             pid: 45,
             ticks: 300,
+            since: None,
         }];
         let mut b = a.clone();
         b.time.uptime_s = Some(54.0);
@@ -270,6 +276,7 @@ mod tests {
             comm: "kswapd1".into(),
             pid: 46,
             ticks: 7,
+            since: None,
         });
         let iv = Interval::between(Some(&a), &b);
         let r = derive_reclaim(iv, Some(&a), &b, 4);
@@ -281,5 +288,31 @@ mod tests {
         assert_eq!(r.kswapd_pct, Some(50.0));
         assert_eq!(r.kcompactd_pct, None, "no such thread seen: unknown");
         assert_eq!(r.major_faults_per_s, None, "counter absent: unknown");
+    }
+
+    /// A memory thread read in turns: its growth since its last read, 12 s before this
+    /// sample, is a rate over those 12 s, not over the sample's 4.
+    #[test]
+    fn memory_thread_read_in_turns_rates_over_its_own_interval() {
+        let mut a = Sample::default();
+        a.time.uptime_s = Some(50.0);
+        a.memory.kthreads = vec![MemoryThread {
+            comm: "kcompactd0".into(),
+            pid: 36,
+            ticks: 100,
+            since: None,
+        }];
+        let mut b = a.clone();
+        b.time.uptime_s = Some(54.0);
+        b.memory.kthreads[0].ticks = 106;
+        b.memory.kthreads[0].since = Some(crate::sample::SampleTime {
+            uptime_s: Some(42.0),
+            ..Default::default()
+        });
+        let iv = Interval::between(Some(&a), &b);
+        let r = derive_reclaim(iv, Some(&a), &b, 4);
+        // 6 ticks (60 ms) over 12 s: 0.5% of a CPU (over the sample's 4 s it would be 1.5%).
+        let pct = r.kcompactd_pct.expect("known");
+        assert!((pct - 0.5).abs() < 1e-9, "{pct}");
     }
 }

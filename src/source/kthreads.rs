@@ -1,15 +1,39 @@
 //! Kernel threads whose CPU time perftop reports: `ksoftirqd/N` (softirq work deferred out of
 //! interrupt context) and the memory threads (kswapd, kcompactd, khugepaged), found by one scan
-//! of `proc/` and then read by pid: the process pass reads their `stat` every sample
-//! (`ProcState::always`) and hands over what it read, so each costs one read per sample.
+//! of `proc/` and then read by pid: the process pass reads their `stat` (every sample while
+//! they work, in turns while idle: `ProcState::always`, `memory_work`) and hands over what it
+//! read.
 
 use super::parse::dec;
 use super::processes::{ProcState, ThreadRead};
 use super::Probe;
-use crate::sample::{KernelThread, MemoryThread};
+use crate::sample::{KernelThread, MemoryThread, VmStat};
+
+/// The `/proc/vmstat` counters that move when a memory thread works: kswapd's reclaim runs
+/// and scans, kcompactd's wakes, khugepaged's collapses. While none moves the threads are
+/// idle and read in turns like any idle process (three `stat` reads a sample, ~36 µs, on a
+/// host whose memory is quiet); when one does they are read every sample. Work that moves
+/// none of these (khugepaged scanning without collapsing) shows as CPU the pass cannot
+/// explain, which reads every idle process.
+pub fn memory_work(vm: &VmStat) -> [Option<u64>; 6] {
+    [
+        vm.pageoutrun,
+        vm.pgscan_kswapd,
+        vm.pgsteal_kswapd,
+        vm.compact_daemon_wake,
+        vm.thp_collapse_alloc,
+        vm.thp_collapse_alloc_failed,
+    ]
+}
+
+/// True when the memory threads are read every sample: the first sample, a `memory_work`
+/// counter moved, or none can be read (unknown is not idle).
+pub fn memory_threads_due(before: Option<&[Option<u64>; 6]>, now: &[Option<u64>; 6]) -> bool {
+    now.iter().all(Option::is_none) || before != Some(now)
+}
 
 impl KthreadPids {
-    /// The memory threads' pids: the process pass reads them every sample.
+    /// The memory threads' pids: the process pass reads them every sample while they work.
     pub fn memory_pids(&self) -> Vec<u32> {
         self.memory.iter().map(|(pid, _)| *pid).collect()
     }
@@ -97,6 +121,7 @@ pub fn read_memory_threads(
                 comm: want,
                 pid,
                 ticks: t.ticks,
+                since: t.since,
             }),
             _ => None,
         })

@@ -122,6 +122,8 @@ pub struct Reader {
     /// monotonic clock for a root whose uptime cannot be read.
     last_sample: Option<(Option<f64>, Instant)>,
     pub(crate) kthread_pids: Option<kthreads::KthreadPids>,
+    /// The previous sample's `kthreads::memory_work` counters.
+    memory_work: Option<[Option<u64>; 6]>,
     pub(crate) cpuinfo: Option<(Option<String>, bool)>,
     zones: zoneinfo::ZoneCache,
     /// The page size, learnt from the first sample and fixed for the session (see `pagesize`).
@@ -139,6 +141,7 @@ impl Reader {
             samples_read: 0,
             last_sample: None,
             kthread_pids: None,
+            memory_work: None,
             cpuinfo: None,
             zones: zoneinfo::ZoneCache::default(),
             page: None,
@@ -200,11 +203,20 @@ impl Reader {
         });
         probe.cpus_seen = cpu.cpus.len();
         let power = Some(power::read_power(probe, &cpu, &time, &mut self.power));
+        // Memory before the processes: its counters say whether the memory threads work.
+        let mut memory = memory::read_memory(probe);
+        let work = kthreads::memory_work(&memory.vmstat);
+        let memory_due = kthreads::memory_threads_due(self.memory_work.as_ref(), &work);
+        self.memory_work = Some(work);
         // Processes before the kernel threads: the pass reads their `stat` and hands it over.
         let kpids = self
             .kthread_pids
             .get_or_insert_with(|| kthreads::scan_kthreads(probe));
-        self.procs.always = kpids.memory_pids();
+        self.procs.always = if memory_due {
+            kpids.memory_pids()
+        } else {
+            Vec::new()
+        };
         self.procs.watch = kpids.all();
         let busy = processes::busy_ticks(cpu.total.as_ref());
         let mut processes = Some(processes::read_processes(
@@ -215,7 +227,6 @@ impl Reader {
             cpu.forks,
         ));
         cpu.ksoftirqd = kthreads::read_ksoftirqd(probe, &mut self.kthread_pids, &self.procs);
-        let mut memory = memory::read_memory(probe);
         memory.kthreads = kthreads::read_memory_threads(probe, &mut self.kthread_pids, &self.procs);
         let watermarks = (memory.vm.min_free_kbytes, memory.vm.watermark_scale_factor);
         memory.zones = self.zones.zones(probe, watermarks);

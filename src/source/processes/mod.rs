@@ -96,11 +96,11 @@ impl ProcState {
         })
     }
 
-    /// True when `pid`, last read as `p`, must be read this pass: active or shown last time
-    /// it was read, wanted by another pane, or its turn among the idle. (A new one always is.)
+    /// True when `pid`, last read as `p`, must be read this pass: active when last read,
+    /// wanted by another pane, or its turn among the idle. (A new one always is.) A shown one
+    /// that was idle is idle too: it is carried, as last read, between its turns.
     fn due(&self, pid: u32, p: &Prev, pass: u64) -> bool {
         p.active
-            || p.kept
             || self.always.binary_search(&pid).is_ok()
             || super::turns::due(pid as usize, pass, IDLE_EVERY)
     }
@@ -121,6 +121,9 @@ struct Seen {
     d_rss: u64,
     /// RSS changed either way since the last read.
     rss_moved: bool,
+    /// Not read this pass: shown last pass and idle then, so carried as last read (counted
+    /// with the idle ones, its `io` not read, its last read's time and counters kept).
+    carried: bool,
 }
 
 /// The host's busy CPU ticks so far (`/proc/stat` user + nice + system, all CPUs): what the
@@ -168,7 +171,9 @@ pub fn read_processes(
     let mut live: Vec<u32> = Vec::with_capacity(pids.len());
     for &pid in &pids {
         let turn = match state.prev.get(&pid) {
-            Some(p) if !state.due(pid, p, pass) => {
+            // A shown process must still be there to be shown: one gone is read (and found
+            // gone) now, not carried until its turn.
+            Some(p) if !state.due(pid, p, pass) && (!p.kept || probe.root.pid_exists(pid)) => {
                 count(&mut idle, &p.stat);
                 skipped.push(pid);
                 continue;
@@ -195,10 +200,17 @@ pub fn read_processes(
     let read_idle = unexplained as f64 > UNEXPLAINED_TICKS_PER_S * secs;
     if read_idle {
         for pid in skipped {
-            let found = read_one(probe, state, pid, true, now_ticks, time, secs);
+            // A shown one is read in full, so that it stays shown.
+            let turn = !state.prev.get(&pid).is_some_and(|p| p.kept);
+            let found = read_one(probe, state, pid, turn, now_ticks, time, secs);
             file(found, &mut seen, &mut out, &mut live);
         }
     } else {
+        seen.extend(
+            skipped
+                .iter()
+                .filter_map(|&pid| carry(state.prev.get(&pid)?, pid)),
+        );
         out.total += idle.total;
         out.running += idle.running;
         out.blocked += idle.blocked;
@@ -208,12 +220,12 @@ pub fn read_processes(
         live.extend(skipped);
     }
     seen.sort_unstable_by_key(|s| s.pid);
-    for s in &seen {
+    for s in seen.iter().filter(|s| !s.carried) {
         count(&mut out, &s.stat);
         live.push(s.pid);
     }
     pick::read_io(probe, state, &mut seen, &mut out);
-    for s in seen.iter_mut() {
+    for s in seen.iter_mut().filter(|s| !s.carried) {
         match state
             .prev
             .get(&s.pid)
@@ -243,7 +255,13 @@ pub fn read_processes(
     }
     let keep = pick::choose(&seen, secs);
     for (i, s) in seen.into_iter().enumerate() {
-        let Seen { pid, stat, io, .. } = s;
+        let Seen {
+            pid,
+            stat,
+            io,
+            carried,
+            ..
+        } = s;
         let c = TaskCounters {
             ticks: stat.ticks,
             majflt: stat.majflt,
@@ -294,12 +312,17 @@ pub fn read_processes(
                 base_time,
             });
         }
+        // A carried one keeps its last read's time: its next read measures from there.
+        let at = match before.filter(|_| carried) {
+            Some(p) => p.at.clone(),
+            None => time.clone(),
+        };
         let read = Prev {
             stat,
             c,
             kept: keep[i],
             active,
-            at: time.clone(),
+            at,
         };
         state.prev.insert(pid, read);
     }
@@ -445,7 +468,25 @@ fn read_one(
         d_majflt: 0,
         d_rss: 0,
         rss_moved: false,
+        carried: false,
     }))
+}
+
+/// A process shown last pass and idle when last read, not read this pass: as last read, with
+/// nothing done since (an idle process that wakes is caught by the pass's CPU check).
+fn carry(p: &Prev, pid: u32) -> Option<Seen> {
+    p.kept.then(|| Seen {
+        pid,
+        stat: p.stat.clone(),
+        io: p.c.read_bytes.zip(p.c.write_bytes),
+        d_ticks: 0,
+        d_child_ticks: 0,
+        d_io: 0,
+        d_majflt: 0,
+        d_rss: 0,
+        rss_moved: false,
+        carried: true,
+    })
 }
 
 /// What a delta over a process's own interval (since `at`) is over this pass's `secs`: 1

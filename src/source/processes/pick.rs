@@ -59,7 +59,7 @@ pub(super) fn read_io(
     let mut buf_dir = String::new();
     for (s, want) in seen.iter_mut().zip(wanted) {
         // Not read: a process not read this pass keeps its last read's counters.
-        if !want || s.stat.state == 'Z' {
+        if !want || s.stat.state == 'Z' || s.carried {
             continue;
         }
         buf_dir.clear();
