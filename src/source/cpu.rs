@@ -4,6 +4,9 @@
 use super::parse::dec;
 use super::turns;
 use super::{Cached, Probe};
+use idle::{idle_state_names, read_idle_states, StateStatic};
+
+mod idle;
 use crate::cpulist::CpuList;
 use crate::sample::{
     CpuEntry, CpuSample, CpuTimes, FreqPolicy, FreqSample, IdleCounters, IdleRead, IdleState,
@@ -32,17 +35,6 @@ pub(crate) struct CpuStatic {
 /// two throttle counters (`source::power`) follow the same turns, a tenth more on top.
 fn detail_files(states: usize) -> usize {
     4 * states + 3
-}
-
-#[derive(Debug, Clone)]
-struct StateStatic {
-    index: u32,
-    dir: String,
-    name: String,
-    latency_us: Option<u64>,
-    target_residency_us: Option<u64>,
-    /// `disable`: set by an administrator (`cpupower idle-set`), never by perftop; a setting.
-    disable: Option<Cached<u64>>,
 }
 
 /// `after_stat` runs right after `/proc/stat` is read, for counters that must be read at the
@@ -234,7 +226,7 @@ fn hotplug(probe: &mut Probe, out: &CpuSample) {
 }
 
 /// A number from a file read once per refresh: unreadable is noted, garbled is unknown.
-fn quiet_u64(probe: &mut Probe, dir: &str, name: &str) -> Option<u64> {
+pub(super) fn quiet_u64(probe: &mut Probe, dir: &str, name: &str) -> Option<u64> {
     probe.line_in(dir, name)?.parse().ok()
 }
 
@@ -342,54 +334,6 @@ fn parse_times<'a>(it: impl Iterator<Item = &'a str>) -> Option<CpuTimes> {
         guest: v[8],
         guest_nice: v[9],
     })
-}
-
-/// The named idle states of one CPU, with what does not change: name, exit latency and
-/// target residency (a state without a name is skipped).
-fn idle_state_names(probe: &mut Probe, cpu_dir: &str) -> Vec<StateStatic> {
-    let base = format!("{cpu_dir}/cpuidle");
-    let mut states = Vec::new();
-    for index in probe.root.numbered_entries(&base, "state") {
-        let dir = format!("{base}/state{index}");
-        let Some(name) = probe.line_in(&dir, "name") else {
-            continue;
-        };
-        states.push(StateStatic {
-            index,
-            latency_us: quiet_u64(probe, &dir, "latency"),
-            target_residency_us: quiet_u64(probe, &dir, "residency"),
-            name,
-            dir,
-            disable: None,
-        });
-    }
-    states
-}
-
-fn read_idle_states(probe: &mut Probe, cpu: u32, states: &mut [StateStatic]) -> Vec<IdleState> {
-    states
-        .iter_mut()
-        .map(|s| IdleState {
-            index: s.index,
-            name: s.name.clone(),
-            latency_us: s.latency_us,
-            target_residency_us: s.target_residency_us,
-            usage: probe.u64_in(&s.dir, "usage"),
-            time_us: probe.u64_in(&s.dir, "time"),
-            above: probe.u64_in(&s.dir, "above"),
-            below: probe.u64_in(&s.dir, "below"),
-            // `disable` is a bitmask-ish integer on some kernels: any non-zero is disabled.
-            disabled: probe
-                .setting_in(
-                    &mut s.disable,
-                    &s.dir,
-                    "disable",
-                    u64::from(cpu) + u64::from(s.index),
-                    super::parse_u64,
-                )
-                .map(|v| v != 0),
-        })
-        .collect()
 }
 
 /// The cpufreq policies. `every`: policies' frequency, governor and EPP are read in turns,
