@@ -17,7 +17,7 @@ mod zone;
 pub use cgroups::{CgroupIo, CgroupPressure, CgroupSample, CgroupVersion, Cgroups, Limit};
 pub use devices::{DiskSample, NetDevice, NetSample, SoftirqRow, Softirqs, SoftnetRow};
 pub use filesystems::{Filesystem, Filesystems, ReadAt, Sensor, Temperatures};
-pub use interrupts::{ArchRow, Interrupts, IrqLine};
+pub use interrupts::{ArchRow, Interrupts, IrqLine, IrqTurn};
 pub use power::{PowerSample, RaplZone, Throttle, ThrottleRead, ThrottleScope, ThrottleTurn};
 pub use processes::{Processes, Task, TaskCounters};
 pub use storage::DiskStack;

@@ -80,6 +80,7 @@ prop_compose! {
         });
         s.net.softnet.push(SoftnetRow { cpu: 0, processed: soft[2], ..Default::default() });
         s.net.interrupts = Some(Interrupts {
+            turn: None,
             cpus: vec![0, 1],
             irqs: vec![IrqLine {
                 irq: 40,

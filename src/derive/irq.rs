@@ -41,6 +41,9 @@ pub struct InterruptMetrics {
     pub ctxt_per_s: Option<f64>,
     /// Why per-CPU numbers are missing (no `/proc/interrupts`, an old recording).
     pub unknown: Option<String>,
+    /// Read in turns on a quiet host (`source::irq_turns`): the seconds between the table's
+    /// two reads that its rates run over. `None`: over this sample's interval.
+    pub table_secs: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -163,6 +166,23 @@ pub fn irq_delta(iv: Interval, prev: Option<u64>, cur: u64) -> Option<u64> {
     }
 }
 
+/// What a table's rates run between: the previous sample's table over the sample's interval,
+/// or, for a table read in turns or after a gap (`Interrupts::turn`), the read before it over
+/// the interval between the two reads (no read before: unknown, as on a first sample).
+pub fn table_pair<'a>(
+    iv: Interval,
+    prev: Option<&'a Sample>,
+    cur: &'a crate::sample::Interrupts,
+) -> (Interval, Option<&'a crate::sample::Interrupts>) {
+    match cur.turn.as_deref() {
+        Some(t) if !iv.since_boot => match &t.before {
+            Some((at, table)) => (Interval::of_times(Some(at), &t.at), Some(table)),
+            None => (iv, None),
+        },
+        _ => (iv, prev.and_then(|p| p.net.interrupts.as_ref())),
+    }
+}
+
 pub fn derive_interrupts(
     iv: Interval,
     prev: Option<&Sample>,
@@ -178,7 +198,8 @@ pub fn derive_interrupts(
         m.unknown = Some("no /proc/interrupts".into());
         return m;
     };
-    let prev_irqs = prev.and_then(|p| p.net.interrupts.as_ref());
+    let (iv, prev_irqs) = table_pair(iv, prev, irqs);
+    m.table_secs = irqs.turn.as_ref().and(iv.secs);
     // Column of each CPU in the previous header: a CPU that was not there (just onlined) has
     // counts from before it went offline, so none of its rates is known this interval.
     let prev_col: HashMap<u32, usize> = prev_irqs

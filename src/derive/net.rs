@@ -290,7 +290,7 @@ pub fn derive_irq_queues(
     let Some(irqs) = &cur.net.interrupts else {
         return Vec::new();
     };
-    let prev_irqs = prev.and_then(|p| p.net.interrupts.as_ref());
+    let (iv, prev_irqs) = super::irq::table_pair(iv, prev, irqs);
     irqs.irqs
         .iter()
         .filter_map(|line| {

@@ -1,6 +1,7 @@
 //! `/proc/interrupts` as read: every IRQ line with its per-CPU counts and placement, and the
 //! per-type rows (LOC, RES, CAL, TLB... or arm64's IPIn) with one count per CPU.
 
+use super::SampleTime;
 use crate::cpulist::CpuList;
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +18,22 @@ pub struct Interrupts {
     /// recordings made before perftop kept them (per-type rates are then unknown).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub arch_rows: Vec<ArchRow>,
+    /// Set when this table's rates do not run from the previous sample's table: read in turns
+    /// on a quiet host (`source::irq_turns`), or read again after a gap. `None`: read this
+    /// sample, and the previous sample read it too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<Box<IrqTurn>>,
+}
+
+/// When an interrupt table was read and the read before it: its rates run between the two.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IrqTurn {
+    /// When this table was read (this sample, or an earlier one).
+    pub at: SampleTime,
+    /// The read before it and when it was made (`None`: none to measure from, rates unknown).
+    pub before: Option<(SampleTime, Interrupts)>,
+    /// Samples between the two reads (0 when there is no read before).
+    pub samples: u32,
 }
 
 /// One per-type row of `/proc/interrupts`: `CAL:  12  34  Function call interrupts` (x86),

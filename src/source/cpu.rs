@@ -43,7 +43,7 @@ pub fn read_cpu(
     probe: &mut Probe,
     nodes: &[NodeSample],
     time: &SampleTime,
-    after_stat: impl FnOnce(&mut Probe),
+    after_stat: impl FnOnce(&mut Probe, Option<u64>, usize),
 ) -> CpuSample {
     let mut out = CpuSample {
         online: nonempty_cpu_list(probe, &format!("{CPU_DIR}/online")),
@@ -67,7 +67,7 @@ pub fn read_cpu(
     });
     // The per-CPU tables read next are budgeted by the CPUs /proc/stat lists.
     probe.cpus_seen = per_cpu.len();
-    after_stat(probe);
+    after_stat(probe, out.intr, per_cpu.len());
 
     // Every CPU we know of: present, plus the cpuN directories, plus any with a /proc/stat
     // line. A `present` far larger than what else we see is garbled: probing thousands of CPUs

@@ -43,6 +43,7 @@ pub mod disk;
 pub mod filesystems;
 pub mod host;
 pub mod interrupts;
+pub mod irq_turns;
 pub mod kthreads;
 pub mod memory;
 pub mod net;
@@ -122,6 +123,8 @@ pub struct Reader {
     /// monotonic clock for a root whose uptime cannot be read.
     last_sample: Option<(Option<f64>, Instant)>,
     pub(crate) kthread_pids: Option<kthreads::KthreadPids>,
+    /// `/proc/interrupts`' reads, for its turns on a quiet host.
+    irq_turns: irq_turns::IrqTurns,
     /// The previous sample's `kthreads::memory_work` counters.
     memory_work: Option<[Option<u64>; 6]>,
     pub(crate) cpuinfo: Option<(Option<String>, bool)>,
@@ -142,6 +145,7 @@ impl Reader {
             last_sample: None,
             kthread_pids: None,
             memory_work: None,
+            irq_turns: irq_turns::IrqTurns::default(),
             cpuinfo: None,
             zones: zoneinfo::ZoneCache::default(),
             page: None,
@@ -198,8 +202,16 @@ impl Reader {
         // moment. With the processes pass between them (5-15 ms on a loaded 2-vCPU VM) the sum
         // drifted 1.2% from `intr` at 64k IRQ/s.
         let mut irqs = net::IrqCounters::default();
-        let mut cpu = cpu::read_cpu(probe, &nodes, &time, |probe| {
-            irqs = net::read_irq_counters(probe);
+        let irq_turns = &mut self.irq_turns;
+        let mut cpu = cpu::read_cpu(probe, &nodes, &time, |probe, intr, cpus| {
+            let now = irq_turns::Now {
+                sample_no: probe.tier.sample_no,
+                time: &time,
+                intr,
+                cpus,
+                tweaked: probe.tier.tweaked,
+            };
+            irqs = net::read_irq_counters(probe, irq_turns, &now);
         });
         probe.cpus_seen = cpu.cpus.len();
         let power = Some(power::read_power(probe, &cpu, &time, &mut self.power));

@@ -3,6 +3,7 @@
 //! (NUMA node, driver, RPS masks).
 
 use super::interrupts::parse_interrupts;
+use super::irq_turns::{IrqTurns, Now};
 use super::parse::dec;
 use super::{Cached, Probe};
 use crate::cpulist::CpuList;
@@ -33,9 +34,16 @@ pub struct IrqCounters {
     interrupts: Option<Interrupts>,
 }
 
-pub fn read_irq_counters(probe: &mut Probe) -> IrqCounters {
+/// `/proc/interrupts` on its turn (see `irq_turns`), else its last read; `/proc/softirqs`.
+pub fn read_irq_counters(probe: &mut Probe, turns: &mut IrqTurns, now: &Now) -> IrqCounters {
+    let interrupts = if turns.due(now) {
+        let read = probe.with_text("proc/interrupts", false, parse_interrupts);
+        turns.read(now, read)
+    } else {
+        turns.carried()
+    };
     IrqCounters {
-        interrupts: probe.with_text("proc/interrupts", false, parse_interrupts),
+        interrupts,
         softirqs: probe
             .with_text("proc/softirqs", false, parse_softirqs)
             .flatten(),

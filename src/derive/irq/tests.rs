@@ -27,6 +27,7 @@ fn sample(uptime: f64, cpus: &[u32], irqs: Vec<IrqLine>, rows: Vec<ArchRow>) -> 
     let mut s = Sample::default();
     s.time.uptime_s = Some(uptime);
     s.net.interrupts = Some(Interrupts {
+        turn: None,
         cpus: cpus.to_vec(),
         irqs,
         arch_totals: Vec::new(),

@@ -183,6 +183,13 @@ pub fn notes(d: &Derived) -> Vec<Block> {
     if let Some(why) = &m.unknown {
         out.push(Block::Note(format!("interrupts per CPU: - ({why})")));
     }
+    if let Some(secs) = m.table_secs {
+        // A quiet host reads /proc/interrupts in turns: its rates are its last two reads'.
+        out.push(Block::Note(format!(
+            "per CPU and per line: over the last {secs:.0} s (quiet host: read every {} samples)",
+            crate::source::irq_turns::EVERY
+        )));
+    }
     out.push(Block::Note(format!(
         "machine: {} interrupts/s, {} context switches/s (/proc/stat; none per CPU)",
         compact(m.intr_per_s),
