@@ -199,7 +199,8 @@ pub fn derive_interrupts(
         return m;
     };
     let (iv, prev_irqs) = table_pair(iv, prev, irqs);
-    m.table_secs = irqs.turn.as_ref().and(iv.secs);
+    // Since boot (a recording's first sample) is said as such elsewhere, not as a turn.
+    m.table_secs = irqs.turn.as_ref().filter(|_| !iv.since_boot).and(iv.secs);
     // Column of each CPU in the previous header: a CPU that was not there (just onlined) has
     // counts from before it went offline, so none of its rates is known this interval.
     let prev_col: HashMap<u32, usize> = prev_irqs

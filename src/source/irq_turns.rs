@@ -1,9 +1,9 @@
 //! `/proc/interrupts` in turns on a quiet host. The kernel walks every IRQ number it could
 //! have (`nr_irqs`: 424 on this project's 2-vCPU VM for 20 lines) and prints a count per CPU
 //! for each line: the dearest file of a quiet sample, ~70 µs a read of the ~0.9 ms a sample
-//! cost there after a quarter second's sleep (`cargo bench --bench sample -- files`). While the host takes fewer than `QUIET_PER_CPU_S`
-//! interrupts a second per CPU (from `/proc/stat`'s `intr`, read every sample), the table is
-//! read every `EVERY` samples; its counts are cumulative, so its rates are exact over the
+//! cost there after a quarter second's sleep (`cargo bench --bench sample -- files`). While
+//! the host takes fewer than `QUIET_PER_CPU_S` interrupts a second per CPU (from
+//! `/proc/stat`'s `intr`, read every sample), the table is read every `EVERY` samples; its counts are cumulative, so its rates are exact over the
 //! interval between its own two reads (`IrqTurn`), and every sample shows the latest. A busy
 //! host, a perftop tweak, or a change in the CPUs online reads it every sample.
 

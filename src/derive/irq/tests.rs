@@ -214,3 +214,45 @@ fn no_file_and_old_recordings_say_why() {
     assert_eq!(m.cpus[0].ipi_per_s, None);
     assert_eq!(m.lines[0].per_s, Some(0.0));
 }
+
+/// A table read in turns: its rates run between its own two reads (8 s apart here), not from
+/// the previous sample's table (the same read, carried); a first sample is since boot.
+#[test]
+fn a_table_read_in_turns_rates_over_its_own_reads() {
+    let older = sample(
+        100.0,
+        &[0, 1],
+        vec![line(30, "eth0-rx-0", &[(0, 1_000)])],
+        vec![],
+    );
+    let mut read = sample(
+        108.0,
+        &[0, 1],
+        vec![line(30, "eth0-rx-0", &[(0, 1_800)])],
+        vec![],
+    );
+    read.net.interrupts.as_mut().expect("table").turn = None;
+    // Two samples after that read, both carrying it, with the read before it.
+    let carry = |uptime: f64| {
+        let mut s = read.clone();
+        s.time.uptime_s = Some(uptime);
+        let t = s.net.interrupts.as_mut().expect("table");
+        t.turn = Some(Box::new(crate::sample::IrqTurn {
+            at: read.time.clone(),
+            before: Some((
+                older.time.clone(),
+                older.net.interrupts.clone().expect("table"),
+            )),
+            samples: 8,
+        }));
+        s
+    };
+    let (a, b) = (carry(109.0), carry(110.0));
+    let m = derive(Some(&a), &b);
+    // 800 over the 8 s between the reads: 100/s (from the carried pair it would be 0/s).
+    assert_eq!(m.lines[0].per_s, Some(100.0));
+    assert_eq!(m.table_secs, Some(8.0));
+    // A recording's first sample: since boot, not a turn of 110 s.
+    let first = derive(None, &b);
+    assert_eq!(first.table_secs, None);
+}
