@@ -32,8 +32,6 @@ pub struct IrqTurn {
     pub at: SampleTime,
     /// The read before it and when it was made (`None`: none to measure from, rates unknown).
     pub before: Option<(SampleTime, Interrupts)>,
-    /// Samples between the two reads (0 when there is no read before).
-    pub samples: u32,
 }
 
 /// One per-type row of `/proc/interrupts`: `CAL:  12  34  Function call interrupts` (x86),

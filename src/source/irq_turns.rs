@@ -20,8 +20,8 @@ pub const EVERY: u32 = 4;
 pub struct IrqTurns {
     /// The last read: its sample number, its time and the table.
     last: Option<(u64, SampleTime, Interrupts)>,
-    /// The read before it: its sample number, time and table.
-    before: Option<(u64, SampleTime, Interrupts)>,
+    /// The read before it: its time and table.
+    before: Option<(SampleTime, Interrupts)>,
     /// `/proc/stat`'s `intr` and the CPUs it counted, at the previous sample, and its time.
     intr: Option<(SampleTime, u64, usize)>,
 }
@@ -40,7 +40,7 @@ pub struct Now<'a> {
 impl IrqTurns {
     /// True when this sample reads the table: fewer than two reads yet, the host not quiet (or
     /// its rate unknown), a tweak, a change in the CPUs counted, or `EVERY` samples since the
-    /// last read.
+    /// last read. Keeps this sample's `intr` for the next sample's decision.
     pub fn due(&mut self, now: &Now) -> bool {
         let rate = match (&self.intr, now.intr) {
             (Some((at, was, cpus)), Some(is)) if *cpus == now.cpus && now.cpus > 0 => {
@@ -79,7 +79,7 @@ impl IrqTurns {
             .last
             .as_ref()
             .is_none_or(|(n, ..)| n + 1 == now.sample_no);
-        self.before = self.last.take();
+        self.before = self.last.take().map(|(_, at, t)| (at, t));
         self.last = Some((now.sample_no, now.time.clone(), table.clone()));
         if !consecutive {
             table.turn = self.turn();
@@ -97,14 +97,10 @@ impl IrqTurns {
     /// The last read's time and the read before it (stored without turns: one read back is
     /// all a rate needs, never a chain of older tables).
     fn turn(&self) -> Option<Box<IrqTurn>> {
-        let (n, at, _) = self.last.as_ref()?;
-        let before = self.before.as_ref();
+        let (_, at, _) = self.last.as_ref()?;
         Some(Box::new(IrqTurn {
             at: at.clone(),
-            samples: before.map_or(0, |(b, ..)| {
-                n.saturating_sub(*b).min(u64::from(u32::MAX)) as u32
-            }),
-            before: before.map(|(_, t, table)| (t.clone(), table.clone())),
+            before: self.before.clone(),
         }))
     }
 }

@@ -243,7 +243,6 @@ fn a_table_read_in_turns_rates_over_its_own_reads() {
                 older.time.clone(),
                 older.net.interrupts.clone().expect("table"),
             )),
-            samples: 8,
         }));
         s
     };

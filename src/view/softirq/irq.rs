@@ -186,8 +186,7 @@ pub fn notes(d: &Derived) -> Vec<Block> {
     if let Some(secs) = m.table_secs {
         // A quiet host reads /proc/interrupts in turns: its rates are its last two reads'.
         out.push(Block::Note(format!(
-            "per CPU and per line: over the last {secs:.0} s (quiet host: read every {} samples)",
-            crate::source::irq_turns::EVERY
+            "per CPU and per line: over the last {secs:.0} s (quiet host: read in turns)"
         )));
     }
     out.push(Block::Note(format!(
