@@ -345,6 +345,54 @@ fn path_state_is_seen_on_the_next_sample() {
     }
 }
 
+/// A disk's settings are kept between samples and read again together: a change to any of
+/// them shows within the settings tier's 10 samples, all of the disk's in the same sample, and
+/// one found garbled is noted on every sample that shows it unknown (not only the one that
+/// read it).
+#[test]
+fn a_disks_settings_are_read_again_together_within_the_tier() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = tree(dir.path(), "t0", &QUIET);
+    let mut r = Reader::new(Root::new(&root));
+    let vda = |s: &Sample| {
+        s.disks
+            .iter()
+            .find(|d| d.name == "vda")
+            .cloned()
+            .expect("vda")
+    };
+    let first = vda(&r.sample());
+    let ra = |d: &perftop::sample::DiskSample| d.stack.as_ref().and_then(|s| s.read_ahead_kb);
+    assert_eq!(
+        (first.nr_requests, ra(&first), first.rotational),
+        (Some(256), Some(4096), Some(false))
+    );
+    write(&root, "sys/block/vda/queue/nr_requests", "32\n");
+    write(&root, "sys/block/vda/queue/read_ahead_kb", "128\n");
+    write(&root, "sys/block/vda/queue/rotational", "spinning\n");
+    let mut changed_at = None;
+    for n in 1..=10 {
+        let s = r.sample();
+        let d = vda(&s);
+        let now = (
+            d.nr_requests == Some(32),
+            ra(&d) == Some(128),
+            d.rotational.is_none(),
+        );
+        let noted = s
+            .problems
+            .iter()
+            .any(|p| p.path == "sys/block/vda/queue/rotational");
+        match changed_at {
+            None if now == (true, true, true) => changed_at = Some(n),
+            None => assert_eq!(now, (false, false, false), "sample {n}: read apart"),
+            Some(_) => assert_eq!(now, (true, true, true), "sample {n}"),
+        }
+        assert_eq!(noted, changed_at.is_some(), "sample {n}: {:?}", s.problems);
+    }
+    assert!(changed_at.is_some(), "not read again within 10 samples");
+}
+
 // ------------------------------------------------------------------------------- tweaks
 
 struct Host {

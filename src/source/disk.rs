@@ -2,14 +2,16 @@
 //! settings, device-mapper names and the in-flight split.
 
 use super::parse::dec;
+use super::probe::settings::{spread_of, Tiered};
 use super::Probe;
-use crate::sample::DiskSample;
+use crate::sample::{DiskSample, DiskStack, Problem};
+use foldhash::HashMap;
 
 /// Devices read per sample (each costs a few sysfs reads). A big SAN host with multipath has
 /// a few thousand disks, partitions and dm devices; more is damage.
 const MAX_DISKS: usize = 32_768;
 
-pub fn read_disks(probe: &mut Probe) -> Vec<DiskSample> {
+pub fn read_disks(probe: &mut Probe, cache: &mut DiskCache) -> Vec<DiskSample> {
     let Some(mut disks) = probe.with_text("proc/diskstats", true, |probe, text| {
         let mut disks = Vec::new();
         let mut bad = 0usize;
@@ -35,36 +37,108 @@ pub fn read_disks(probe: &mut Probe) -> Vec<DiskSample> {
         return Vec::new();
     };
     for d in &mut disks {
-        let dir = format!("sys/block/{}", d.name);
-        // A name is a whole disk for as long as it exists; asked once per refresh.
-        d.whole_disk = probe.static_is_dir(&dir);
-        if !d.whole_disk {
-            continue;
-        }
-        // Queue settings: changed by an administrator or udev, never by a perftop tweak.
-        d.rotational = probe.setting_flag(&format!("{dir}/queue/rotational"));
-        d.scheduler = probe
-            .setting_with(&format!("{dir}/queue/scheduler"), |l| {
-                super::parse::selected_choice(l).map(str::to_string)
-            })
-            .flatten();
-        d.nr_requests = probe.setting_u64(&format!("{dir}/queue/nr_requests"));
-        if d.name.starts_with("dm-") {
-            d.dm_name = probe.static_line(&format!("{dir}/dm/name"));
-        }
+        let known = cache.of(probe, &d.name);
+        d.whole_disk = known.whole;
+        d.rotational = known.rotational;
+        d.scheduler.clone_from(&known.scheduler);
+        d.nr_requests = known.nr_requests;
+        d.dm_name.clone_from(&known.dm_name);
+        d.stack.clone_from(&known.stack);
+        // A setting found garbled (or unreadable) stays said while its value is the one read.
+        probe.problems.extend(known.problems.iter().cloned());
         // The read/write split of what is in flight. `diskstats` counts the same requests
         // (the same kernel counters, read microseconds before): none there, none to split.
-        if d.in_flight == 0 {
+        if !d.whole_disk || d.in_flight == 0 {
             continue;
         }
+        let dir = format!("sys/block/{}", d.name);
         d.inflight = probe.line_in(&dir, "inflight").and_then(|l| {
             let mut it = l.split_whitespace().map(dec);
             Some([it.next()??, it.next()??])
         });
     }
-    super::storage::read_stacks(probe, &mut disks);
+    cache.keep_only(&disks);
+    super::storage::read_path_states(probe, &mut disks);
     disks.sort_by(|a, b| (a.major, a.minor, &a.name).cmp(&(b.major, b.minor, &b.name)));
     disks
+}
+
+/// Per device of `/proc/diskstats`: whether it is a whole disk and, if so, its settings (queue,
+/// scheduler, stack), kept between samples and read again together when due (the settings
+/// tier's rule, `Tier::get`: within `SETTINGS_REFRESH_SAMPLES` samples, staggered by name,
+/// every sample at long intervals, and on the sample after a perftop write). One lookup per
+/// device a sample instead of one per setting: with ten loop, zram and virtio devices the
+/// ~90 per-setting lookups (a path formatted and hashed each) were a tenth of a live sample's
+/// CPU, and a SAN host has thousands of devices.
+#[derive(Debug, Default)]
+pub struct DiskCache {
+    by_name: HashMap<String, Option<Tiered<Known>>>,
+}
+
+/// One device's settings as last read.
+#[derive(Debug, Clone, Default)]
+struct Known {
+    whole: bool,
+    rotational: Option<bool>,
+    scheduler: Option<String>,
+    nr_requests: Option<u64>,
+    dm_name: Option<String>,
+    stack: Option<DiskStack>,
+    /// What reading them noted: said again every sample the values are shown.
+    problems: Vec<Problem>,
+}
+
+impl DiskCache {
+    /// Forgets every device (the static refresh: disks come and go with hardware).
+    pub fn forget(&mut self) {
+        self.by_name.clear();
+    }
+
+    /// `name`'s settings: as last read, or read now when due.
+    fn of(&mut self, probe: &mut Probe, name: &str) -> &Known {
+        if !self.by_name.contains_key(name) {
+            self.by_name.insert(name.to_string(), None);
+        }
+        let slot = self.by_name.get_mut(name).expect("inserted above");
+        let tier = probe.tier;
+        tier.get(slot, spread_of(name), || read_known(probe, name))
+    }
+
+    /// Drops the devices `/proc/diskstats` no longer lists.
+    fn keep_only(&mut self, disks: &[DiskSample]) {
+        if self.by_name.len() != disks.len() {
+            self.by_name
+                .retain(|name, _| disks.iter().any(|d| &d.name == name));
+        }
+    }
+}
+
+/// Reads one device's settings now.
+fn read_known(probe: &mut Probe, name: &str) -> Known {
+    let noted = probe.problems.len();
+    let dir = format!("sys/block/{name}");
+    // A name is a whole disk for as long as it exists; asked once per static refresh.
+    let mut k = Known {
+        whole: probe.static_is_dir(&dir),
+        ..Known::default()
+    };
+    if k.whole {
+        // Queue settings: changed by an administrator or udev, never by a perftop tweak.
+        k.rotational = probe.setting_now_flag(&format!("{dir}/queue/rotational"));
+        k.scheduler = probe
+            .setting_now(&format!("{dir}/queue/scheduler"), |l| {
+                super::parse::selected_choice(l).map(str::to_string)
+            })
+            .flatten();
+        k.nr_requests = probe.setting_now_u64(&format!("{dir}/queue/nr_requests"));
+        if name.starts_with("dm-") {
+            k.dm_name = probe.static_line(&format!("{dir}/dm/name"));
+        }
+        k.stack = Some(super::storage::read_settings(probe, name));
+    }
+    // Taken out here and put back by `read_disks` every sample, this one included.
+    k.problems = probe.problems.split_off(noted);
+    k
 }
 
 /// One line; `None` when garbled. The field layout is decided by the count after the name.

@@ -134,6 +134,7 @@ pub struct Reader {
     procs: processes::ProcState,
     power: power::PowerState,
     cgroups: cgroups::CgroupCache,
+    disks: disk::DiskCache,
     /// Filesystems and temperatures, read on their own thread (live root only).
     feed: Option<filesystems::Feed>,
 }
@@ -152,6 +153,7 @@ impl Reader {
             procs: processes::ProcState::default(),
             power: power::PowerState::default(),
             cgroups: cgroups::CgroupCache::default(),
+            disks: disk::DiskCache::default(),
             // Started with the reader, so its first read overlaps the first sample's.
             feed: root
                 .is_live()
@@ -176,6 +178,7 @@ impl Reader {
             self.procs.forget();
             self.power.forget();
             self.cgroups.forget();
+            self.disks.forget();
         }
         self.samples_read = self.samples_read.wrapping_add(1);
         probe.tier.sample_no += 1;
@@ -259,7 +262,7 @@ impl Reader {
         }
         memory.page_kb = Some(page_kb);
         memory.page_kb_from = Some(from);
-        let disks = disk::read_disks(probe);
+        let disks = disk::read_disks(probe, &mut self.disks);
         let net = net::read_net(probe, cpu.online.as_ref(), irqs);
         let pressure = Some(pressure::read_pressure(probe));
         let mem_total = memory.meminfo.mem_total;

@@ -2,29 +2,29 @@
 //! `rq_affinity`, the hardware queue count), the SCSI device's `queue_depth` and `state`, and
 //! the `slaves` of device-mapper and md devices (a multipath map's paths).
 //!
-//! Cost: every file here is a setting (settings tier: read again within
-//! `SETTINGS_REFRESH_SAMPLES` samples, staggered, and on the sample after a perftop write),
-//! except the `state` of a multipath map's paths, read every sample: it flips when a path fails,
-//! and a failed path is what `mpath.path_down` must see at once. Whether a disk is SCSI at all
-//! is asked once per static refresh (`device/scsi_device`), so a virtio or NVMe disk pays for no
-//! SCSI file.
+//! Cost: every file here is a setting, read with the disk's others when they fall due together
+//! (`disk::DiskCache`: within `SETTINGS_REFRESH_SAMPLES` samples, staggered by disk, and on the
+//! sample after a perftop write), except the `state` of a multipath map's paths, read every
+//! sample: it flips when a path fails, and a failed path is what `mpath.path_down` must see at
+//! once. Whether a disk is SCSI at all is asked once per static refresh
+//! (`device/scsi_device`), so a virtio or NVMe disk pays for no SCSI file.
 
 use super::Probe;
 use crate::sample::{DiskSample, DiskStack};
 use std::collections::HashSet;
 
-/// Reads the stack of every whole disk in `disks` (partitions have none).
-pub fn read_stacks(probe: &mut Probe, disks: &mut [DiskSample]) {
-    for d in disks.iter_mut().filter(|d| d.whole_disk) {
-        d.stack = Some(read_settings(probe, &d.name));
-    }
-    // Multipath paths: their state every sample (the settings pass read the others').
+/// Reads the state of every multipath map's paths (each disk's `stack` is its settings as
+/// last read: `read_settings`, through `disk::DiskCache`).
+pub fn read_path_states(probe: &mut Probe, disks: &mut [DiskSample]) {
     let paths: HashSet<String> = disks
         .iter()
         .filter_map(|d| d.stack.as_ref())
         .filter(|s| s.multipath)
         .flat_map(|s| s.slaves.iter().cloned())
         .collect();
+    if paths.is_empty() {
+        return;
+    }
     for d in disks.iter_mut().filter(|d| paths.contains(&d.name)) {
         let rel = format!("sys/block/{}/device/state", d.name);
         if let Some(s) = d
@@ -41,23 +41,24 @@ fn scsi(name: &str) -> String {
     format!("sys/block/{name}/device/scsi_device")
 }
 
-fn read_settings(probe: &mut Probe, name: &str) -> DiskStack {
+/// A whole disk's stack, every file read now (the disk's settings fall due together).
+pub fn read_settings(probe: &mut Probe, name: &str) -> DiskStack {
     let dir = format!("sys/block/{name}");
     let q = format!("{dir}/queue");
     let mut s = DiskStack {
-        read_ahead_kb: probe.setting_u64(&format!("{q}/read_ahead_kb")),
-        max_sectors_kb: probe.setting_u64(&format!("{q}/max_sectors_kb")),
-        rq_affinity: probe.setting_u64(&format!("{q}/rq_affinity")),
+        read_ahead_kb: probe.setting_now_u64(&format!("{q}/read_ahead_kb")),
+        max_sectors_kb: probe.setting_now_u64(&format!("{q}/max_sectors_kb")),
+        rq_affinity: probe.setting_now_u64(&format!("{q}/rq_affinity")),
         ..DiskStack::default()
     };
-    let mq = probe.setting_list_with(&format!("{dir}/mq"), <[String]>::len);
+    let mq = probe.root.list_dir(&format!("{dir}/mq")).len();
     s.hw_queues = (mq > 0).then_some(mq as u64);
     if probe.static_is_dir(&scsi(name)) {
-        s.queue_depth = probe.setting_u64(&format!("{dir}/device/queue_depth"));
-        s.state = probe.setting_line(&format!("{dir}/device/state"));
+        s.queue_depth = probe.setting_now_u64(&format!("{dir}/device/queue_depth"));
+        s.state = probe.setting_now(&format!("{dir}/device/state"), str::to_string);
     }
     if name.starts_with("dm-") || name.starts_with("md") {
-        let mut slaves = probe.setting_list_dir(&format!("{dir}/slaves"));
+        let mut slaves = probe.root.list_dir(&format!("{dir}/slaves"));
         slaves.sort();
         s.slaves = slaves;
     }

@@ -210,6 +210,29 @@ impl Probe {
         v
     }
 
+    /// `f` of a settings-tier file's first line, read now, for settings a reader keeps as one
+    /// group that falls due together (a disk's: `disk::DiskCache`). Unreadable is noted, as
+    /// `setting_with` notes it when it reads.
+    pub(crate) fn setting_now<R>(&mut self, rel: &str, f: impl FnOnce(&str) -> R) -> Option<R> {
+        let (root, problems, buf) = (&self.root, &mut self.problems, &mut self.buf);
+        if !fill(root, problems, buf, rel, "", false, Budget::Setting) {
+            return None;
+        }
+        first_line(&buf.text()).map(f)
+    }
+
+    /// `u64` of a settings-tier file read now (`setting_now`); garbled is noted.
+    pub(crate) fn setting_now_u64(&mut self, rel: &str) -> Option<u64> {
+        let parsed = self.setting_now(rel, parse_u64)?;
+        self.noted(rel, parsed)
+    }
+
+    /// `flag` of a settings-tier file read now (`setting_now`); garbled is noted.
+    pub(crate) fn setting_now_flag(&mut self, rel: &str) -> Option<bool> {
+        let parsed = self.setting_now(rel, parse_flag)?;
+        self.noted(rel, parsed)
+    }
+
     /// First line of a settings-tier file `dir/name` that can vanish with its directory (a
     /// cgroup's limits), read as `Probe::quiet_text` reads: gone is unknown, not a problem.
     pub fn quiet_setting(&mut self, dir: &str, name: &str) -> Option<String> {
