@@ -14,21 +14,23 @@
 //! kept descriptor drops it and the file is opened again by path, which then says what is
 //! there now (ENOENT, the new process). A file the kernel will not `pread` is not kept again.
 //!
-//! Bounded: at most `cap` descriptors (512, or a quarter of `RLIMIT_NOFILE`); a file is kept
-//! only from its second read in two samples, so what is read in turns (idle processes, a big
-//! host's per-CPU detail) does not crowd out what is read every sample; a descriptor unused
-//! for `IDLE_SAMPLES` samples is closed. Each kept procfs/sysfs file holds a page of kernel
+//! Bounded: at most `cap` descriptors (512, or a quarter of `RLIMIT_NOFILE`); a file read
+//! every sample or in irregular turns (a big host's per-CPU detail) is kept only from its
+//! second read in two samples, so it does not crowd out what is read every sample; a
+//! descriptor unused for `IDLE_SAMPLES` samples is closed. Each kept procfs/sysfs file holds a page of kernel
 //! memory (its seq_file buffer): 2 MiB at the cap. Only the live root keeps descriptors: a
 //! fixture tree's files are replaced between reads by tests, and a replaced file's old
 //! descriptor would read the old text. Only `/proc` and `/sys` files are kept: a regular
 //! file (`/etc/tuned/active_profile`) can be replaced by a rename, and its old descriptor
 //! would read the old file for ever.
 //!
-//! Files read on a schedule (the settings tier: every `SETTINGS_REFRESH_SAMPLES` samples) are
-//! kept from their first read, in at most half the slots (`Every::Samples`), and closed when
-//! unread for longer than their period: on the 2-vCPU VM ~170 settings (queue settings, IRQ
-//! affinities, NIC links, sysctls) were opened by path, 13-17 a sample at 5-40 µs each (a
-//! long sysfs path walk with cold caches) where a `pread` costs ~3 µs.
+//! Files read on a schedule (the settings tier: every `SETTINGS_REFRESH_SAMPLES` samples; an
+//! idle process's `stat` on its turn, every `IDLE_EVERY`) are kept from their first read, in
+//! at most half the slots (`Every::Samples`), and closed when unread for longer than their
+//! period. On the 2-vCPU VM ~170 settings (queue settings, IRQ affinities, NIC links,
+//! sysctls) were opened by path, 13-17 a sample at 5-40 µs each (a long sysfs path walk with
+//! cold caches) where a `pread` costs ~3 µs; the ~4 idle processes read a sample were each an
+//! `open` with a path walk under `/proc/PID` and a `close` around their read.
 
 use foldhash::{HashMap, HashMapExt};
 use std::ffi::{OsStr, OsString};
@@ -145,8 +147,8 @@ impl Kept {
     }
 
     /// Keeps `file`, just read whole, for the next read of `path`. A file read every sample
-    /// is kept when `path` was read in this sample or the one before too; one read in turns
-    /// (an idle process every 16 samples) is not, so it does not crowd out the rest. A file
+    /// is kept when `path` was read in this sample or the one before too; one read in
+    /// irregular turns is not, so it does not crowd out the rest. A file
     /// read on a schedule (`Every::Samples`) is kept from its first read, within its half of
     /// the slots. Beyond the cap it is closed.
     pub fn keep(&self, path: &OsStr, file: File, every: Every) {
@@ -320,6 +322,30 @@ mod tests {
             assert_eq!(read_every(&root, "profile", 10).as_deref(), Some("x\n"));
         }
         assert_eq!(root.kept_files(), before);
+    }
+
+    /// An idle process's `stat`, read on its turn every `IDLE_EVERY` passes, stays kept from
+    /// one turn to the next: each later turn is a `pread`, not an `open` (its period is longer
+    /// than the every-sample `IDLE_SAMPLES`).
+    #[test]
+    fn a_file_read_on_each_idle_turn_stays_kept() {
+        let every = u64::from(crate::source::processes::IDLE_EVERY);
+        let dir = kernel_files(1);
+        let root = Root::new(dir.path()).keeping_files(8);
+        assert_eq!(read_every(&root, "sys/f0", every).as_deref(), Some("1\n"));
+        for turn in 1..=3 {
+            for _ in 0..every {
+                root.next_sample();
+            }
+            let before = root.opened();
+            assert_eq!(read_every(&root, "sys/f0", every).as_deref(), Some("1\n"));
+            let d = root.opened().since(before);
+            assert_eq!(
+                (d.files, d.reread),
+                (1, 1),
+                "turn {turn}: through the kept descriptor"
+            );
+        }
     }
 
     /// A file rewritten in place (same inode, as the kernel's files are) reads its new text

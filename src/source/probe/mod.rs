@@ -204,6 +204,16 @@ impl Probe {
         self.quiet(dir, name, false, Every::Sample)
     }
 
+    /// `quiet_text` of a file its reader reads `every` so often (see `root::kept`).
+    pub fn quiet_text_every(
+        &mut self,
+        dir: &str,
+        name: &str,
+        every: Every,
+    ) -> Option<Cow<'_, str>> {
+        self.quiet(dir, name, false, every)
+    }
+
     /// Whole file `dir/name` or why it could not be read; nothing is noted (the caller
     /// says what an error means, e.g. another user's `/proc/PID/io` without root).
     pub fn try_text(&mut self, dir: &str, name: &str) -> Result<Cow<'_, str>, ReadError> {

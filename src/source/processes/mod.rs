@@ -422,9 +422,16 @@ fn read_one(
     secs: f64,
 ) -> Option<Found> {
     let dir = format!("proc/{pid}");
+    // An idle process is read on its turn, every `IDLE_EVERY` passes: a schedule, so its
+    // descriptor is kept between turns (`root::kept`) instead of opened by path each time.
+    let every = if turn {
+        crate::root::Every::Samples(u64::from(IDLE_EVERY))
+    } else {
+        crate::root::Every::Sample
+    };
     // Gone since the listing (ENOENT/ESRCH) or garbled: not a process this pass.
     let stat = probe
-        .quiet_text(&dir, "stat")
+        .quiet_text_every(&dir, "stat", every)
         .and_then(|t| parse_stat(&t))?;
     let prev = state.prev.get(&pid).filter(|p| p.stat.start == stat.start);
     // A watched kernel thread is handed to the other panes as read now.
