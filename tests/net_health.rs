@@ -111,8 +111,8 @@ fn tree(dir: &Path, when: &str, p: &Pass) -> PathBuf {
     ] {
         write(&root, &format!("{eth0}/{f}"), &format!("{v}\n"));
     }
-    // The fixture's driver link makes eth0 a device NIC (its error counters are read every
-    // sample).
+    // The fixture's driver link makes eth0 a device NIC (its error counters are read, when
+    // their /proc/net/dev columns move).
     assert!(fs::symlink_metadata(root.join(format!("{eth0}/device/driver"))).is_ok());
     // lo: the kernel answers EINVAL for speed/duplex; here they are simply absent.
     write(&root, "sys/class/net/lo/mtu", "65536\n");
@@ -520,4 +520,49 @@ fn listeners_are_read_when_overflows_move_and_name_the_port() {
         None,
         "the counter did not move: not read"
     );
+}
+
+/// `rx_missed_errors` and `rx_crc_errors` are read when `/proc/net/dev`'s `drop` and `frame`
+/// columns (the kernel's sums that hold them) moved, on that same sample; while a column stays
+/// put its counter is as last read, unread (2 of a healthy NIC's 3 files a sample).
+#[test]
+fn nic_error_counters_are_read_when_their_dev_column_moves() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = tree(dir.path(), "t0", &T0);
+    let dev = |drop: u64, frame: u64| {
+        format!(
+            "Inter-|   Receive                                                |  Transmit\n \
+             face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n    \
+             lo:  123456     789    0    0    0     0          0         0   123456     789    0    0    0     0       0          0\n  \
+             eth0: 98765432  123456    0 {drop}    0 {frame}          0         0 12345678   65432    0    0    0     0       0          0\n"
+        )
+    };
+    let errors = |s: &Sample| {
+        let l = s
+            .net
+            .devices
+            .iter()
+            .find(|d| d.name == "eth0")
+            .and_then(|d| d.link.clone())
+            .expect("eth0 link");
+        (l.rx_missed_errors, l.rx_crc_errors)
+    };
+    write(&root, "proc/net/dev", &dev(103, 7));
+    let mut reader = Reader::new(Root::new(&root));
+    assert_eq!(errors(&reader.sample()), (Some(100), Some(7)));
+    // 50 more missed: the drop column moves with them and the same sample reads the counter.
+    write(
+        &root,
+        "sys/class/net/eth0/statistics/rx_missed_errors",
+        "150\n",
+    );
+    write(&root, "proc/net/dev", &dev(153, 7));
+    assert_eq!(errors(&reader.sample()), (Some(150), Some(7)));
+    // A counter the kernel's sum does not say moved is not read: the file edited alone (which
+    // the kernel never does) is not seen...
+    write(&root, "sys/class/net/eth0/statistics/rx_crc_errors", "9\n");
+    assert_eq!(errors(&reader.sample()), (Some(150), Some(7)));
+    // ...until the frame column moves.
+    write(&root, "proc/net/dev", &dev(153, 9));
+    assert_eq!(errors(&reader.sample()), (Some(150), Some(9)));
 }

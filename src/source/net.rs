@@ -116,11 +116,18 @@ pub fn read_net(probe: &mut Probe, online: Option<&CpuList>, counters: IrqCounte
         }),
         devices: probe
             .with_text("proc/net/dev", false, read_devices)
-            .map(|mut devs| {
-                for d in &mut devs {
-                    d.link = Some(super::nic::read_link(probe, &d.name, d.driver.is_some()));
-                }
-                devs
+            .map(|devs| {
+                devs.into_iter()
+                    .map(|(mut d, frame)| {
+                        let columns = super::nic::Columns {
+                            drop: d.rx_drop,
+                            frame,
+                        };
+                        let device = d.driver.is_some();
+                        d.link = Some(super::nic::read_link(probe, &d.name, device, columns));
+                        d
+                    })
+                    .collect()
             })
             .unwrap_or_default(),
         tcp: super::tcp::read_tcp(probe),
@@ -210,7 +217,9 @@ pub fn parse_softnet(probe: &mut Probe, text: &str, online: Option<&CpuList>) ->
     rows
 }
 
-fn read_devices(probe: &mut Probe, text: &str) -> Vec<NetDevice> {
+/// The devices of `/proc/net/dev`, each with its `frame` column (what `nic::read_link` needs
+/// to tell whether `rx_crc_errors` moved).
+fn read_devices(probe: &mut Probe, text: &str) -> Vec<(NetDevice, u64)> {
     let mut out = Vec::new();
     for line in text.lines().skip(2) {
         let Some((name, rest)) = line.split_once(':') else {
@@ -245,7 +254,8 @@ fn read_devices(probe: &mut Probe, text: &str) -> Vec<NetDevice> {
                 tx_queues += 1;
             }
         }
-        out.push(NetDevice {
+        let frame = v[5];
+        let dev = NetDevice {
             rx_bytes: v[0],
             rx_packets: v[1],
             rx_errs: v[2],
@@ -263,9 +273,10 @@ fn read_devices(probe: &mut Probe, text: &str) -> Vec<NetDevice> {
             tx_queues,
             name,
             link: None,
-        });
+        };
+        out.push((dev, frame));
     }
-    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out.sort_by(|a, b| a.0.name.cmp(&b.0.name));
     out
 }
 

@@ -1,7 +1,15 @@
 //! A NIC's link from `sys/class/net/DEV/`: speed, duplex, MTU, `tx_queue_len` and
 //! `operstate` in the settings tier, and, for NICs backed by a device (a driver link; `lo`,
-//! bridges and tunnels have none), the counters `carrier_changes`,
-//! `statistics/rx_missed_errors` and `statistics/rx_crc_errors` every sample.
+//! bridges and tunnels have none), the counters `carrier_changes` every sample and
+//! `statistics/rx_missed_errors` and `statistics/rx_crc_errors` whenever `/proc/net/dev` says
+//! they may have moved.
+//!
+//! `/proc/net/dev`'s `drop` column is `rx_dropped + rx_missed_errors` and its `frame` column
+//! `rx_length_errors + rx_over_errors + rx_crc_errors + rx_frame_errors`, all from the one
+//! `dev_get_stats` the sysfs counters read too (`dev_seq_printf_stats`). The counters only grow
+//! (a driver reset that zeroes them lowers the column, which is a move): a column that has not
+//! moved since a counter was read says the counter has not either, so it is not read again.
+//! On a healthy NIC both stay put, which saves 2 of its 3 files a sample.
 //!
 //! A carrier change is what makes the link's settings change (a link that comes up has a speed
 //! again, one that drops has none), so a moved `carrier_changes` reads them again on the same
@@ -15,6 +23,10 @@ use crate::sample::NicLink;
 #[derive(Debug, Default)]
 pub(crate) struct NicCache {
     carrier: Option<u64>,
+    /// `rx_missed_errors` and `rx_crc_errors` as last read, with the `/proc/net/dev` column
+    /// (`drop`, `frame`) they were read at.
+    missed: Option<(u64, u64)>,
+    crc: Option<(u64, u64)>,
     speed: Option<Cached<String>>,
     duplex: Option<Cached<String>>,
     operstate: Option<Cached<String>>,
@@ -33,17 +45,25 @@ impl NicCache {
     }
 }
 
+/// The `/proc/net/dev` columns of a device that sum its error counters (see the module comment).
+#[derive(Debug, Clone, Copy)]
+pub struct Columns {
+    pub drop: u64,
+    pub frame: u64,
+}
+
 /// `name`'s link; `device` says whether it has a driver (hardware or virtio), which decides
-/// whether its error counters are read.
-pub fn read_link(probe: &mut Probe, name: &str, device: bool) -> NicLink {
+/// whether its error counters are read; `columns` are its `/proc/net/dev` columns this sample.
+pub fn read_link(probe: &mut Probe, name: &str, device: bool, columns: Columns) -> NicLink {
     let dir = format!("sys/class/net/{name}");
     let mut c = probe.cache.nics.remove(name).unwrap_or_default();
     let spread = spread_of(&dir);
     let mut link = NicLink::default();
     if device {
         link.carrier_changes = probe.u64_in(&dir, "carrier_changes");
-        link.rx_missed_errors = probe.u64_in(&dir, "statistics/rx_missed_errors");
-        link.rx_crc_errors = probe.u64_in(&dir, "statistics/rx_crc_errors");
+        link.rx_missed_errors =
+            counter(probe, &mut c.missed, &dir, "rx_missed_errors", columns.drop);
+        link.rx_crc_errors = counter(probe, &mut c.crc, &dir, "rx_crc_errors", columns.frame);
         if c.carrier.is_some() && link.carrier_changes != c.carrier {
             c.expire();
         }
@@ -63,6 +83,25 @@ pub fn read_link(probe: &mut Probe, name: &str, device: bool) -> NicLink {
         probe.setting_in(&mut c.tx_queue_len, &dir, "tx_queue_len", spread, parse_u64);
     probe.cache.nics.insert(name.to_string(), c);
     link
+}
+
+/// `statistics/NAME`: as last read while `column`, the `/proc/net/dev` sum it is part of, has
+/// not moved since; read now otherwise (and whenever it could not be read).
+fn counter(
+    probe: &mut Probe,
+    last: &mut Option<(u64, u64)>,
+    dir: &str,
+    name: &str,
+    column: u64,
+) -> Option<u64> {
+    if let Some((value, at)) = *last {
+        if at == column {
+            return Some(value);
+        }
+    }
+    let value = probe.u64_in(dir, &format!("statistics/{name}"));
+    *last = value.map(|v| (v, column));
+    value
 }
 
 /// A settings-tier line read quietly: any read error is unknown and not noted.
