@@ -60,6 +60,12 @@ pub fn read_memory(probe: &mut Probe) -> MemorySample {
     };
     let mut hugepage_sizes = Vec::new();
     for (size_kb, dir) in size_dirs(probe, HUGE_DIR) {
+        // A setting (`vm.nr_overcommit_hugepages`); the pool's counts are not.
+        let overcommit = probe.setting_u64(&format!("{dir}/nr_overcommit_hugepages"));
+        if let Some(pool) = default_pool(&meminfo, size_kb, overcommit) {
+            hugepage_sizes.push(pool);
+            continue;
+        }
         let total = probe.u64_in(&dir, "nr_hugepages");
         // The kernel's count of huge pages includes the free, reserved and surplus ones
         // (each a subset of it): an empty pool has none to read.
@@ -73,8 +79,7 @@ pub fn read_memory(probe: &mut Probe) -> MemorySample {
             free: pool(probe, "free_hugepages"),
             rsvd: pool(probe, "resv_hugepages"),
             surp: pool(probe, "surplus_hugepages"),
-            // A setting (`vm.nr_overcommit_hugepages`); the pool's counts above are not.
-            overcommit: probe.setting_u64(&format!("{dir}/nr_overcommit_hugepages")),
+            overcommit,
         });
     }
     let (enabled, enabled_choices) = choice(probe, &format!("{THP_DIR}/enabled"));
@@ -99,9 +104,12 @@ pub fn read_memory(probe: &mut Probe) -> MemorySample {
 }
 
 pub fn read_nodes(probe: &mut Probe) -> Vec<NodeSample> {
-    let mut nodes = Vec::new();
     // Nodes only come and go with memory hotplug: listed once per refresh.
-    for id in probe.static_entries(NODE_DIR, "node") {
+    let ids = probe.static_entries(NODE_DIR, "node");
+    // A lone node's huge page pools are the host's (`fill_lone_node_pools`).
+    let lone = ids.len() == 1;
+    let mut nodes = Vec::with_capacity(ids.len());
+    for id in ids {
         let dir = format!("{NODE_DIR}/node{id}");
         let rel = format!("{dir}/cpulist");
         let cpus = match probe.static_line(&rel) {
@@ -140,7 +148,12 @@ pub fn read_nodes(probe: &mut Probe) -> Vec<NodeSample> {
                     .collect()
             })
             .unwrap_or_default();
-        for (size_kb, hdir) in size_dirs(probe, &format!("{dir}/hugepages")) {
+        let sizes = if lone {
+            Vec::new()
+        } else {
+            size_dirs(probe, &format!("{dir}/hugepages"))
+        };
+        for (size_kb, hdir) in sizes {
             let total = probe.u64_in(&hdir, "nr_hugepages");
             // Free and surplus pages are counted in the node's total: none when it is 0.
             let pool = |probe: &mut Probe, f: &str| match total {
@@ -157,6 +170,49 @@ pub fn read_nodes(probe: &mut Probe) -> Vec<NodeSample> {
         nodes.push(node);
     }
     nodes
+}
+
+/// The default huge page size's pool as `/proc/meminfo` states it: `HugePages_Total`, `_Free`,
+/// `_Rsvd` and `_Surp` are the default hstate's `nr_huge_pages`, `free_huge_pages`,
+/// `resv_huge_pages` and `surplus_huge_pages` (`hugetlb_report_meminfo`), the counters its
+/// `nr_hugepages`, `free_hugepages`, `resv_hugepages` and `surplus_hugepages` files print: 1
+/// to 4 files a sample not read. `None` for another size, or when meminfo lacks any of them.
+fn default_pool(meminfo: &Meminfo, size_kb: u64, overcommit: Option<u64>) -> Option<HugePageSize> {
+    if meminfo.hugepagesize != Some(size_kb) {
+        return None;
+    }
+    Some(HugePageSize {
+        size_kb,
+        total: Some(meminfo.huge_pages_total?),
+        free: Some(meminfo.huge_pages_free?),
+        rsvd: Some(meminfo.huge_pages_rsvd?),
+        surp: Some(meminfo.huge_pages_surp?),
+        overcommit,
+    })
+}
+
+/// On a host with one NUMA node the node's huge page pools are the host's: the kernel counts a
+/// pool per node and in all (`nr_huge_pages_node[nid]` beside `nr_huge_pages`, and so for the
+/// free and surplus pages), moved together under one lock, so with one node they are equal.
+/// `read_nodes` leaves a lone node's pools unread (2 files a sample per size on such a host);
+/// they are the host's pools, filled in here once `read_memory` has them.
+pub fn fill_lone_node_pools(nodes: &mut [NodeSample], memory: &MemorySample) {
+    let [node] = nodes else {
+        return;
+    };
+    if !node.hugepages.is_empty() {
+        return;
+    }
+    node.hugepages = memory
+        .hugepage_sizes
+        .iter()
+        .map(|h| NodeHugePages {
+            size_kb: h.size_kb,
+            total: h.total,
+            free: h.free,
+            surplus: h.surp,
+        })
+        .collect();
 }
 
 /// Counters the kernel split per memory zone (`allocstall_normal`, `pgscan_kswapd_dma32`...):
@@ -242,4 +298,64 @@ fn choice(probe: &mut Probe, rel: &str) -> (Option<String>, Vec<String>) {
         probe.note(rel, "no [selected] choice");
     }
     (sel, all)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meminfo(lines: &str) -> Meminfo {
+        let mut m = Meminfo::default();
+        for l in lines.lines() {
+            let mut it = l.split_whitespace();
+            if let (Some(k), Some(v)) = (it.next(), it.next()) {
+                m.set(k.trim_end_matches(':'), v.parse().expect("number"));
+            }
+        }
+        m
+    }
+
+    /// The default size's pool is meminfo's four lines, exactly; another size, or a meminfo
+    /// without one of them, is read from its files (`None` here).
+    #[test]
+    fn the_default_pool_is_meminfos() {
+        let m = meminfo(
+            "HugePages_Total: 8\nHugePages_Free: 6\nHugePages_Rsvd: 1\nHugePages_Surp: 0\nHugepagesize: 2048 kB",
+        );
+        let p = default_pool(&m, 2048, Some(3)).expect("default size");
+        assert_eq!(
+            (p.total, p.free, p.rsvd, p.surp, p.overcommit),
+            (Some(8), Some(6), Some(1), Some(0), Some(3))
+        );
+        assert!(default_pool(&m, 1_048_576, None).is_none());
+        let cut = meminfo("HugePages_Total: 8\nHugePages_Free: 6\nHugepagesize: 2048 kB");
+        assert!(default_pool(&cut, 2048, None).is_none());
+    }
+
+    /// A lone node gets the host's pools; with two nodes each keeps its own (read from its
+    /// files), and a lone node read some already keeps them.
+    #[test]
+    fn a_lone_nodes_pools_are_the_hosts() {
+        let memory = MemorySample {
+            hugepage_sizes: vec![HugePageSize {
+                size_kb: 2048,
+                total: Some(8),
+                free: Some(6),
+                rsvd: Some(1),
+                surp: Some(2),
+                overcommit: None,
+            }],
+            ..MemorySample::default()
+        };
+        let mut one = vec![NodeSample::default()];
+        fill_lone_node_pools(&mut one, &memory);
+        let h = &one[0].hugepages[0];
+        assert_eq!(
+            (h.size_kb, h.total, h.free, h.surplus),
+            (2048, Some(8), Some(6), Some(2))
+        );
+        let mut two = vec![NodeSample::default(), NodeSample::default()];
+        fill_lone_node_pools(&mut two, &memory);
+        assert!(two.iter().all(|n| n.hugepages.is_empty()));
+    }
 }

@@ -198,7 +198,7 @@ impl Reader {
         };
         let mut host = host::read_host(probe, &mut self.cpuinfo);
         boot::read_boot(probe, &mut host);
-        let nodes = memory::read_nodes(probe);
+        let mut nodes = memory::read_nodes(probe);
         probe.cpus_seen = 0;
         // The interrupt counters right after /proc/stat's: per-CPU hard IRQ rates (from
         // /proc/interrupts) add up to /proc/stat's `intr` rate only when both are read at one
@@ -220,6 +220,7 @@ impl Reader {
         let power = Some(power::read_power(probe, &cpu, &time, &mut self.power));
         // Memory before the processes: its counters say whether the memory threads work.
         let mut memory = memory::read_memory(probe);
+        memory::fill_lone_node_pools(&mut nodes, &memory);
         let work = kthreads::memory_work(&memory.vmstat);
         let memory_due = kthreads::memory_threads_due(self.memory_work.as_ref(), &work);
         self.memory_work = Some(work);
