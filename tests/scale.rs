@@ -513,3 +513,39 @@ fn shown_idle_processes_are_carried_between_their_turns() {
         "files per pass {files:?}"
     );
 }
+
+/// `online` and `present` are not read while `/proc/stat`'s CPU lines (the online CPUs) agree
+/// with the last `online`: a CPU taken offline (its line gone from `/proc/stat`) is read on
+/// that same sample; a CPU made present but not online (no `/proc/stat` line moves) shows
+/// within the settings tier's 10 samples.
+#[test]
+fn cpu_sets_are_read_when_proc_stat_disagrees_or_within_the_tier() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("t0");
+    support::copy_tree(&support::fixture("vm-2cpu").join("t0"), &root);
+    let mut reader = Reader::new(Root::new(&root));
+    let sets = |r: &mut Reader| {
+        let s = r.sample();
+        let ids = |l: Option<&perftop::cpulist::CpuList>| l.map(|l| l.ids().to_vec());
+        (ids(s.cpu.online.as_ref()), ids(s.cpu.present.as_ref()))
+    };
+    assert_eq!(sets(&mut reader), (Some(vec![0, 1]), Some(vec![0, 1])));
+    let cpu = root.join("sys/devices/system/cpu");
+    // CPU 1 goes offline: the kernel drops its /proc/stat line and lists 0 online.
+    let stat = fs::read_to_string(root.join("proc/stat")).expect("stat");
+    let without: String = stat
+        .lines()
+        .filter(|l| !l.starts_with("cpu1 "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    fs::write(root.join("proc/stat"), without).expect("stat");
+    fs::write(cpu.join("online"), "0\n").expect("online");
+    assert_eq!(sets(&mut reader), (Some(vec![0]), Some(vec![0, 1])));
+    // A third CPU made present, not online: nothing in /proc/stat moves; seen within the tier.
+    fs::write(cpu.join("present"), "0-2\n").expect("present");
+    let mut n = 1;
+    while sets(&mut reader).1 != Some(vec![0, 1, 2]) {
+        n += 1;
+        assert!(n <= 10, "present not read again within 10 samples");
+    }
+}

@@ -3,7 +3,7 @@
 
 use super::parse::dec;
 use super::turns;
-use super::{Cached, Probe};
+use super::{spread_of, Cached, Probe};
 use idle::{idle_state_names, read_idle_states, StateStatic};
 
 mod idle;
@@ -46,17 +46,13 @@ pub fn read_cpu(
     after_stat: impl FnOnce(&mut Probe, Option<u64>, usize),
 ) -> CpuSample {
     let mut out = CpuSample {
-        online: nonempty_cpu_list(probe, &format!("{CPU_DIR}/online")),
         possible: possible_cpus(probe),
-        present: nonempty_cpu_list(probe, &format!("{CPU_DIR}/present")),
         idle_driver: probe.setting_line(&format!("{CPU_DIR}/cpuidle/current_driver")),
         idle_governor: probe
             .setting_line(&format!("{CPU_DIR}/cpuidle/current_governor"))
             .or_else(|| probe.setting_line(&format!("{CPU_DIR}/cpuidle/current_governor_ro"))),
         ..CpuSample::default()
     };
-    hotplug(probe, &out);
-
     let mut per_cpu: BTreeMap<u32, CpuTimes> = BTreeMap::new();
     probe.with_text("proc/stat", true, |probe, text| {
         parse_stat(probe, text, &mut out, &mut per_cpu);
@@ -68,6 +64,9 @@ pub fn read_cpu(
     // The per-CPU tables read next are budgeted by the CPUs /proc/stat lists.
     probe.cpus_seen = per_cpu.len();
     after_stat(probe, out.intr, per_cpu.len());
+    let stat_ids: Vec<u32> = per_cpu.keys().copied().collect();
+    (out.online, out.present) = cpu_sets(probe, &stat_ids);
+    hotplug(probe, &out);
 
     // Every CPU we know of: present, plus the cpuN directories, plus any with a /proc/stat
     // line. A `present` far larger than what else we see is garbled: probing thousands of CPUs
@@ -187,6 +186,36 @@ pub fn read_cpu(
     }
     out.freq = read_freq(probe, &out.cpus, in_turns.then_some(every));
     out
+}
+
+/// `online` and `present`. `/proc/stat` has a `cpuN` line for each online CPU and no other
+/// (`show_stat` walks the online CPUs), so while its lines are the CPUs the `online` file
+/// last listed, the two files are as last read: they are read again when the lines differ
+/// (a CPU went on- or offline: read on that sample), within the settings tier otherwise (a
+/// CPU made present but not yet online shows within 10 samples), and every sample while
+/// either is unreadable or garbled (noted each time). 2 files a sample not read.
+fn cpu_sets(probe: &mut Probe, stat_ids: &[u32]) -> (Option<CpuList>, Option<CpuList>) {
+    let mut slot = probe.cache.cpu_sets.take();
+    let agrees = slot.as_ref().is_some_and(|t| match t.value() {
+        (Some(online), Some(_)) => online.ids() == stat_ids,
+        _ => false,
+    });
+    if !agrees {
+        if let Some(t) = &mut slot {
+            t.expire();
+        }
+    }
+    let tier = probe.tier;
+    let sets = tier
+        .get(&mut slot, spread_of(CPU_DIR), || {
+            (
+                nonempty_cpu_list(probe, &format!("{CPU_DIR}/online")),
+                nonempty_cpu_list(probe, &format!("{CPU_DIR}/present")),
+            )
+        })
+        .clone();
+    probe.cache.cpu_sets = slot;
+    sets
 }
 
 /// Drops what depends on the set of online or present CPUs when that set changed since the

@@ -83,6 +83,9 @@ pub(crate) struct Cache {
     pub(crate) policies: HashMap<String, cpu::PolicyStatic>,
     /// `online` and `present` as last read; a change drops what depends on the CPU set.
     pub(crate) hotplug: Option<(Option<CpuList>, Option<CpuList>)>,
+    /// `online` and `present` in the settings tier, read again at once when `/proc/stat`'s
+    /// CPU lines disagree with `online` (`cpu::cpu_sets`).
+    pub(crate) cpu_sets: Option<probe::settings::Tiered<CpuSets>>,
     /// `Root::is_dir` answers for paths that exist for the system's lifetime (`sys/block/X`).
     pub(crate) is_dir: HashMap<String, bool>,
     /// `Root::list_dir` of directories whose entries are fixed (huge page sizes).
@@ -114,6 +117,9 @@ pub(crate) struct Cache {
     /// Threads `par_map` may use. `available_parallelism` reads five cgroup files each call.
     threads: Option<usize>,
 }
+
+/// The `online` and `present` CPU sets as last read.
+pub(crate) type CpuSets = (Option<CpuList>, Option<CpuList>);
 
 /// Reads samples from one root, caching what does not change between samples.
 pub struct Reader {

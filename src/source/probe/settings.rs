@@ -52,6 +52,11 @@ pub(crate) struct Tiered<V> {
 pub(crate) type Cached<T> = Tiered<Result<Option<T>, String>>;
 
 impl<V> Tiered<V> {
+    /// The setting as last read.
+    pub(crate) fn value(&self) -> &V {
+        &self.value
+    }
+
     /// Makes the next `Tier::get` read the setting again.
     pub(crate) fn expire(&mut self) {
         self.due = 0;
