@@ -8,25 +8,31 @@ use crate::sample::{Host, SampleTime};
 use procfs_core::FromRead;
 
 pub fn read_time(probe: &mut Probe) -> SampleTime {
-    let uptime_s = probe
-        .with_text(
-            "proc/uptime",
-            true,
-            |probe, text| match procfs_core::Uptime::from_read(text.as_bytes()) {
-                Ok(u) if u.uptime.is_finite() && u.uptime >= 0.0 => Some(u.uptime),
-                _ => {
-                    probe.note("proc/uptime", "not '<seconds> <idle seconds>'");
-                    None
-                }
-            },
-        )
-        .flatten();
     let boottime_ns = probe.root.is_live().then(|| {
         let ts = rustix::time::clock_gettime(rustix::time::ClockId::Boottime);
         (ts.tv_sec as u64)
             .saturating_mul(1_000_000_000)
             .saturating_add(ts.tv_nsec as u64)
     });
+    let uptime_s = match boottime_ns {
+        // `/proc/uptime`'s first number is this clock (`ktime_get_boottime_ts64`, with the
+        // same time-namespace offset) printed in hundredths: taken from the clock as the file
+        // would print it, one file less a sample. A fixture root has only the file.
+        Some(ns) => Some((ns / 10_000_000) as f64 / 100.0),
+        None => probe
+            .with_text(
+                "proc/uptime",
+                true,
+                |probe, text| match procfs_core::Uptime::from_read(text.as_bytes()) {
+                    Ok(u) if u.uptime.is_finite() && u.uptime >= 0.0 => Some(u.uptime),
+                    _ => {
+                        probe.note("proc/uptime", "not '<seconds> <idle seconds>'");
+                        None
+                    }
+                },
+            )
+            .flatten(),
+    };
     let wall_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
