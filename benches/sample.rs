@@ -25,6 +25,9 @@
 //!   reader over none.
 //! - `cargo bench --bench sample -- files [N] [SLEEP_MS] [ROWS]`: like `live`, with every
 //!   read timed by the reading thread's CPU clock: the dearest files of a live sample.
+//! - `cargo bench --bench sample -- floor [N] [SLEEP_MS]`: the files a live sample reads every
+//!   time, read alone (one `pread` each on kept descriptors, nothing parsed), N rounds
+//!   SLEEP_MS apart: the kernel's share of a sample, and how much of it is cold caches.
 //! - `cargo bench --bench sample -- json ROOT [N]`: the N-th sample (default 3) of one warm
 //!   reader over ROOT as JSON, wall clock removed: diff it before and after a reader change
 //!   to see that caching did not change what is read.
@@ -199,6 +202,56 @@ fn files(args: &[String]) {
     }
 }
 
+/// `floor [N] [SLEEP_MS]`: the kernel's share alone. Learns from 10 timed samples the files the
+/// live reader reads every sample (those with no PID in their path), then reads only those,
+/// one `pread` each on descriptors kept open, with nothing parsed or kept: N rounds SLEEP_MS
+/// apart (default 60, 250). What the same files cost with none of perftop around them.
+fn floor(args: &[String]) {
+    use std::os::unix::fs::FileExt;
+    let n: usize = args
+        .first()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(60)
+        .max(1);
+    let sleep = Duration::from_millis(args.get(1).and_then(|a| a.parse().ok()).unwrap_or(250));
+    perftop::root::raise_open_files_limit();
+    let costs = std::sync::Arc::new(std::sync::Mutex::new(Default::default()));
+    let mut reader = Reader::new(Root::new("/").timed(costs.clone()));
+    black_box(reader.sample());
+    *costs.lock().expect("costs") = Default::default();
+    const LEARN: u64 = 10;
+    for _ in 0..LEARN {
+        black_box(reader.sample());
+    }
+    let costs: &perftop::root::cost::Costs = &costs.lock().expect("costs");
+    let files: Vec<std::fs::File> = costs
+        .dearest()
+        .into_iter()
+        .filter(|(path, _, reads)| *reads >= LEARN && !path.contains("PID"))
+        .filter_map(|(path, ..)| std::fs::File::open(path).ok())
+        .collect();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut per: Vec<Duration> = Vec::with_capacity(n);
+    for _ in 0..n {
+        std::thread::sleep(sleep);
+        let c = process_cpu_time();
+        for f in &files {
+            black_box(f.read_at(&mut buf, 0).ok());
+        }
+        per.push(process_cpu_time().saturating_sub(c));
+    }
+    per.sort_unstable();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "floor: {} files read every sample, one pread each, {n} rounds {:.0} ms apart: median {:.3} ms, p10 {:.3}, p90 {:.3}",
+        files.len(),
+        ms(sleep),
+        ms(per[n / 2]),
+        ms(per[n / 10]),
+        ms(per[n * 9 / 10]),
+    );
+}
+
 /// `host CPUS [RUNS]`: one synthetic host, warm read + derive.
 fn one_host(args: &[String]) {
     let cpus: u32 = args.first().and_then(|a| a.parse().ok()).unwrap_or(4096);
@@ -357,6 +410,7 @@ fn main() {
         Some("write") => return write(&args[1..]),
         Some("procs") => return procs(&args[1..]),
         Some("files") => return files(&args[1..]),
+        Some("floor") => return floor(&args[1..]),
         _ => {}
     }
     let mut c = Criterion::default()

@@ -68,8 +68,8 @@ pub fn read_disks(probe: &mut Probe, cache: &mut DiskCache) -> Vec<DiskSample> {
 /// tier's rule, `Tier::get`: within `SETTINGS_REFRESH_SAMPLES` samples, staggered by name,
 /// every sample at long intervals, and on the sample after a perftop write). One lookup per
 /// device a sample instead of one per setting: with ten loop, zram and virtio devices the
-/// ~90 per-setting lookups (a path formatted and hashed each) were a tenth of a live sample's
-/// CPU, and a SAN host has thousands of devices.
+/// ~90 per-setting lookups (a path formatted and hashed each) were ~5% of a live sample's CPU
+/// in a profile, and a SAN host has thousands of devices.
 #[derive(Debug, Default)]
 pub struct DiskCache {
     by_name: HashMap<String, Option<Tiered<Known>>>,
@@ -107,8 +107,10 @@ impl DiskCache {
     /// Drops the devices `/proc/diskstats` no longer lists.
     fn keep_only(&mut self, disks: &[DiskSample]) {
         if self.by_name.len() != disks.len() {
+            let listed: std::collections::HashSet<&str> =
+                disks.iter().map(|d| d.name.as_str()).collect();
             self.by_name
-                .retain(|name, _| disks.iter().any(|d| &d.name == name));
+                .retain(|name, _| listed.contains(name.as_str()));
         }
     }
 }
@@ -123,7 +125,8 @@ fn read_known(probe: &mut Probe, name: &str) -> Known {
         ..Known::default()
     };
     if k.whole {
-        // Queue settings: changed by an administrator or udev, never by a perftop tweak.
+        // Queue settings: changed by an administrator, udev or a perftop tweak (the tier
+        // reads every disk's again on the sample after any perftop write).
         k.rotational = probe.setting_now_flag(&format!("{dir}/queue/rotational"));
         k.scheduler = probe
             .setting_now(&format!("{dir}/queue/scheduler"), |l| {
