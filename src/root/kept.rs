@@ -24,7 +24,7 @@
 //! file (`/etc/tuned/active_profile`) can be replaced by a rename, and its old descriptor
 //! would read the old file for ever.
 //!
-//! Files read on a schedule (the settings tier: every `SETTINGS_REFRESH_SAMPLES` samples; an
+//! Files read on a schedule (the settings tier: every `Tier::refresh` samples; an
 //! idle process's `stat` on its turn, every `IDLE_EVERY`) are kept from their first read, in
 //! at most half the slots (`Every::Samples`), and closed when unread for longer than their
 //! period. On the 2-vCPU VM ~170 settings (queue settings, IRQ affinities, NIC links,

@@ -65,7 +65,7 @@ pub fn read_disks(probe: &mut Probe, cache: &mut DiskCache) -> Vec<DiskSample> {
 
 /// Per device of `/proc/diskstats`: whether it is a whole disk and, if so, its settings (queue,
 /// scheduler, stack), kept between samples and read again together when due (the settings
-/// tier's rule, `Tier::get`: within `SETTINGS_REFRESH_SAMPLES` samples, staggered by name,
+/// tier's rule, `Tier::get`: within `Tier::refresh` samples, on a phase set by the name,
 /// every sample at long intervals, and on the sample after a perftop write). One lookup per
 /// device a sample instead of one per setting: with ten loop, zram and virtio devices the
 /// ~90 per-setting lookups (a path formatted and hashed each) were ~5% of a live sample's CPU

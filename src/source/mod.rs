@@ -17,7 +17,8 @@
 //!   `no_turbo`, the `intel_pstate`/`amd_pstate` status, the cpuidle driver and governor, a
 //!   disk's scheduler, `nr_requests` and `rotational`, a NIC's queue list, RPS masks and
 //!   driver, an IRQ's effective affinity, a cgroup's CPU quota and memory limits) are read again at least every
-//!   `SETTINGS_REFRESH_SAMPLES` samples (10 s at the default interval), staggered, and every
+//!   `SETTINGS_REFRESH_SAMPLES` samples (10 s at the default interval; at faster intervals
+//!   every `SETTINGS_REFRESH_SECS`, `Tier::refresh`), staggered, and every
 //!   sample when samples are `SETTINGS_EVERY_SAMPLE_GAP` or more apart. An IRQ's effective
 //!   affinity is also read again as soon as its `smp_affinity_list` changes;
 //! - an IRQ's `smp_affinity_list` (perftop's `irq.N` tweak and irqbalance write it) is a
@@ -197,11 +198,13 @@ impl Reader {
         // second a tick, and a live host's uptime is its monotonic time.
         let now = (time.uptime_s, Instant::now());
         let gap = SETTINGS_EVERY_SAMPLE_GAP.as_secs_f64();
-        probe.tier.every_sample = match self.last_sample.replace(now) {
-            None => true,
-            Some((Some(was), _)) if now.0.is_some() => now.0.is_some_and(|u| u - was >= gap),
-            Some((_, was)) => now.1.duration_since(was).as_secs_f64() >= gap,
+        let since = match self.last_sample.replace(now) {
+            None => None,
+            Some((Some(was), _)) if now.0.is_some() => now.0.map(|u| u - was),
+            Some((_, was)) => Some(now.1.duration_since(was).as_secs_f64()),
         };
+        probe.tier.every_sample = since.is_none_or(|s| s >= gap);
+        probe.tier.refresh = probe::settings::Tier::refresh_for(since);
         let mut host = host::read_host(probe, &mut self.cpuinfo);
         boot::read_boot(probe, &mut host);
         let mut nodes = memory::read_nodes(probe);

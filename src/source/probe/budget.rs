@@ -2,7 +2,6 @@
 
 use crate::root::{Every, ReadBuf, ReadError, Root, MAX_FILE_BYTES};
 
-use super::settings::SETTINGS_REFRESH_SAMPLES;
 use crate::sample::Problem;
 
 use super::join;
@@ -49,9 +48,9 @@ pub(super) fn table_cap(rel: &str, cpus_seen: usize) -> u64 {
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Budget {
     Value,
-    /// A value of the settings tier, read once in `SETTINGS_REFRESH_SAMPLES` samples: its
+    /// A value of the settings tier, read once in this many samples (`Tier::refresh`): its
     /// descriptor is kept between reads on the live root (see `root::kept`).
-    Setting,
+    Setting(u64),
     Table(u64),
 }
 
@@ -84,11 +83,7 @@ pub(super) fn fill(
 ) -> bool {
     let (table, max, every) = match budget {
         Budget::Value => (false, VALUE_MAX_BYTES, Every::Sample),
-        Budget::Setting => (
-            false,
-            VALUE_MAX_BYTES,
-            Every::Samples(SETTINGS_REFRESH_SAMPLES),
-        ),
+        Budget::Setting(every) => (false, VALUE_MAX_BYTES, Every::Samples(every)),
         Budget::Table(max) => (true, max, Every::Sample),
     };
     let (ok, what) = match root.read_into_every(dir, name, buf, max, every) {

@@ -1,7 +1,8 @@
 //! The settings tier: files only an administrator or firmware changes (see the `source` module
-//! comment), read again every `SETTINGS_REFRESH_SAMPLES` samples instead of every sample. One
-//! rule (`Tier::get`) decides when for every kind of setting: a file's first line, a directory
-//! listing, a symlink's target.
+//! comment), read again every `SETTINGS_REFRESH_SAMPLES` samples, or every
+//! `SETTINGS_REFRESH_SECS` when samples come faster (`Tier::refresh`), instead of every sample.
+//! One rule (`Tier::get`) decides when for every kind of setting: a file's first line, a
+//! directory listing, a symlink's target.
 
 use super::budget::{fill, Budget};
 use super::{first_line, join, parse_flag, parse_u64, Probe};
@@ -12,6 +13,12 @@ use std::time::Duration;
 /// Settings no tweak writes are read again at least this often (in samples); see the module
 /// comment. On a 4096-CPU host the idle states' `disable` files alone are 16k files per sample.
 pub(crate) const SETTINGS_REFRESH_SAMPLES: u64 = 10;
+/// ...or, when samples come faster than one a second, this often in time: a setting changed by
+/// hand shows within 10 s at any interval, and four samples a second do not read settings four
+/// times as often (~15 files a sample on the 2-vCPU VM, a fifth of a 0.25 s sample's CPU).
+pub(crate) const SETTINGS_REFRESH_SECS: f64 = 10.0;
+/// The most samples a refresh may wait (10 s at the fastest interval, 0.25 s).
+pub(crate) const SETTINGS_REFRESH_MAX_SAMPLES: u64 = 40;
 /// Samples at least this far apart read settings every time: the saving does not matter at
 /// such intervals, and ten of them would be minutes.
 pub(crate) const SETTINGS_EVERY_SAMPLE_GAP: Duration = Duration::from_secs(2);
@@ -27,6 +34,9 @@ pub(crate) struct Tier {
     /// (a tweak's sysctl, THP mode, scheduler) is read again this sample, and what tweaks
     /// write per CPU (governor, EPP, IRQ affinity) wherever it is read in turns.
     pub(crate) tweaked: bool,
+    /// Samples between two reads of a setting: `SETTINGS_REFRESH_SAMPLES`, more when samples
+    /// come faster than `SETTINGS_REFRESH_SECS` allows (`Tier::refresh_for`).
+    pub(crate) refresh: u64,
 }
 
 impl Default for Tier {
@@ -36,6 +46,7 @@ impl Default for Tier {
             sample_no: 0,
             every_sample: true,
             tweaked: false,
+            refresh: SETTINGS_REFRESH_SAMPLES,
         }
     }
 }
@@ -70,20 +81,33 @@ impl<V> Tiered<V> {
 }
 
 impl Tier {
+    /// The refresh period in samples for samples `gap_s` seconds apart (by the root's clock):
+    /// `SETTINGS_REFRESH_SAMPLES`, or as many as make `SETTINGS_REFRESH_SECS` when samples
+    /// come faster, at most `SETTINGS_REFRESH_MAX_SAMPLES`. An unknown or zero gap (a fixture
+    /// tree whose clock does not move) keeps the sample count.
+    pub(crate) fn refresh_for(gap_s: Option<f64>) -> u64 {
+        match gap_s {
+            Some(g) if g > 0.0 && g.is_finite() => {
+                let n = (SETTINGS_REFRESH_SECS / g).ceil();
+                (n.min(SETTINGS_REFRESH_MAX_SAMPLES as f64) as u64).max(SETTINGS_REFRESH_SAMPLES)
+            }
+            _ => SETTINGS_REFRESH_SAMPLES,
+        }
+    }
+
     /// The tier's one rule: `slot`'s value, read again by `read` first when it is due (never
-    /// read, samples far apart, or its due sample reached). A first read is due again somewhere
-    /// in the next `SETTINGS_REFRESH_SAMPLES` samples, staggered by `spread` so that settings
-    /// first read together are not all read again together; a later read that many samples on.
+    /// read, samples far apart, or its due sample reached). A read is due again on the next
+    /// sample whose number falls on the setting's own phase of the refresh period, set by
+    /// `spread`: within `refresh` samples, and settings read together (the first sample, the
+    /// one after a tweak) are not all read again together.
     pub(crate) fn get<V>(
         self,
         slot: &mut Option<Tiered<V>>,
         spread: u64,
         read: impl FnOnce() -> V,
     ) -> &V {
-        let wait = match slot {
-            None => 1 + spread % SETTINGS_REFRESH_SAMPLES,
-            Some(_) => SETTINGS_REFRESH_SAMPLES,
-        };
+        let refresh = self.refresh.max(1);
+        let wait = refresh - (self.sample_no.wrapping_add(spread) % refresh);
         if slot
             .as_ref()
             .is_some_and(|c| self.every_sample || self.tweaked || self.sample_no >= c.due)
@@ -98,13 +122,12 @@ impl Tier {
     }
 }
 
-/// A stable spread for `key` in `0..SETTINGS_REFRESH_SAMPLES` (FNV-1a), so that settings first
-/// read in the same sample are not all read again in the same later sample.
+/// A stable spread for `key` (FNV-1a), its phase in the refresh period, so that settings read
+/// in the same sample are not all read again in the same later sample.
 pub(crate) fn spread_of(key: &str) -> u64 {
-    let h = key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+    key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    });
-    h % SETTINGS_REFRESH_SAMPLES
+    })
 }
 
 /// Settings kept by path. A slot is taken out while it is refreshed (the probe reading it is
@@ -168,8 +191,17 @@ impl Probe {
         view: impl FnOnce(&T) -> R,
     ) -> Option<R> {
         let (root, problems, buf) = (&self.root, &mut self.problems, &mut self.buf);
+        let tier_refresh = self.tier.refresh;
         let value = self.tier.get(slot, spread, || {
-            if fill(root, problems, buf, dir, name, false, Budget::Setting) {
+            if fill(
+                root,
+                problems,
+                buf,
+                dir,
+                name,
+                false,
+                Budget::Setting(tier_refresh),
+            ) {
                 match first_line(&buf.text()) {
                     Some(line) => parse(line).map(Some),
                     None => Ok(None),
@@ -219,8 +251,17 @@ impl Probe {
     /// group that falls due together (a disk's: `disk::DiskCache`). Unreadable is noted, as
     /// `setting_with` notes it when it reads.
     pub(crate) fn setting_now<R>(&mut self, rel: &str, f: impl FnOnce(&str) -> R) -> Option<R> {
+        let refresh = self.tier.refresh;
         let (root, problems, buf) = (&self.root, &mut self.problems, &mut self.buf);
-        if !fill(root, problems, buf, rel, "", false, Budget::Setting) {
+        if !fill(
+            root,
+            problems,
+            buf,
+            rel,
+            "",
+            false,
+            Budget::Setting(refresh),
+        ) {
             return None;
         }
         first_line(&buf.text()).map(f)
@@ -246,7 +287,7 @@ impl Probe {
         let tier = self.tier;
         let line = tier
             .get(&mut slot, spread_of(&key), || {
-                let every = Every::Samples(SETTINGS_REFRESH_SAMPLES);
+                let every = Every::Samples(tier.refresh);
                 let text = self.quiet(dir, name, false, every)?;
                 first_line(&text).map(str::to_string)
             })
@@ -295,5 +336,64 @@ impl Probe {
             .clone();
         put_slot(&mut self.cache.setting_links, rel, slot);
         name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 10 samples at 1 s or slower, 10 s of samples when faster (40 at 0.25 s, the fastest
+    /// interval), 10 samples when the gap is unknown or zero (a fixture whose clock stands).
+    #[test]
+    fn the_refresh_is_ten_samples_or_ten_seconds() {
+        assert_eq!(Tier::refresh_for(Some(1.0)), 10);
+        assert_eq!(Tier::refresh_for(Some(5.0)), 10);
+        assert_eq!(Tier::refresh_for(Some(0.5)), 20);
+        assert_eq!(Tier::refresh_for(Some(0.25)), 40);
+        assert_eq!(Tier::refresh_for(Some(0.001)), 40);
+        assert_eq!(Tier::refresh_for(Some(0.0)), 10);
+        assert_eq!(Tier::refresh_for(None), 10);
+    }
+
+    /// Every setting is read again within `refresh` samples of its last read, on its own phase:
+    /// 400 settings all read in one sample (the first, or the one after a tweak) spread over the
+    /// next period instead of falling due together again.
+    #[test]
+    fn settings_read_together_spread_over_the_period() {
+        for refresh in [10u64, 40] {
+            let mut tier = Tier {
+                sample_no: 1,
+                every_sample: false,
+                tweaked: false,
+                refresh,
+            };
+            let mut slots: Vec<Option<Tiered<u64>>> = (0..400).map(|_| None).collect();
+            for (i, s) in slots.iter_mut().enumerate() {
+                tier.get(s, spread_of(&format!("sys/setting{i}")), || 0);
+            }
+            let mut reads = vec![0u32; refresh as usize];
+            for n in 2..=1 + refresh {
+                tier.sample_no = n;
+                for (i, s) in slots.iter_mut().enumerate() {
+                    let mut read = false;
+                    tier.get(s, spread_of(&format!("sys/setting{i}")), || {
+                        read = true;
+                        n
+                    });
+                    reads[(n - 2) as usize] += u32::from(read);
+                }
+            }
+            assert_eq!(
+                reads.iter().sum::<u32>(),
+                400,
+                "each once in {refresh} samples"
+            );
+            let most = *reads.iter().max().expect("reads");
+            assert!(
+                u64::from(most) < 3 * 400 / refresh,
+                "refresh {refresh}: {reads:?}"
+            );
+        }
     }
 }
