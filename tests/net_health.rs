@@ -120,6 +120,16 @@ fn tree(dir: &Path, when: &str, p: &Pass) -> PathBuf {
     root
 }
 
+/// eth0's link as a sample read it.
+fn eth0_link(s: &Sample) -> perftop::sample::NicLink {
+    s.net
+        .devices
+        .iter()
+        .find(|d| d.name == "eth0")
+        .and_then(|d| d.link.clone())
+        .expect("eth0 link")
+}
+
 fn samples() -> (tempfile::TempDir, Sample, Sample) {
     let dir = tempfile::tempdir().expect("tempdir");
     let a = Reader::new(Root::new(tree(dir.path(), "t0", &T0))).sample();
@@ -393,13 +403,7 @@ fn a_carrier_change_rereads_the_link_state_at_once() {
     let eth0 = root.join("sys/class/net/eth0");
     let mut reader = Reader::new(Root::new(&root));
     let state = |s: &Sample| {
-        let l = s
-            .net
-            .devices
-            .iter()
-            .find(|d| d.name == "eth0")
-            .and_then(|d| d.link.clone())
-            .expect("eth0 link");
+        let l = eth0_link(s);
         (l.operstate, l.speed_mbps, l.carrier_changes)
     };
     let first = reader.sample();
@@ -538,13 +542,7 @@ fn nic_error_counters_are_read_when_their_dev_column_moves() {
         )
     };
     let errors = |s: &Sample| {
-        let l = s
-            .net
-            .devices
-            .iter()
-            .find(|d| d.name == "eth0")
-            .and_then(|d| d.link.clone())
-            .expect("eth0 link");
+        let l = eth0_link(s);
         (l.rx_missed_errors, l.rx_crc_errors)
     };
     write(&root, "proc/net/dev", &dev(103, 7));

@@ -190,24 +190,11 @@ impl Probe {
         parse: impl FnOnce(&str) -> Result<T, String>,
         view: impl FnOnce(&T) -> R,
     ) -> Option<R> {
-        let (root, problems, buf) = (&self.root, &mut self.problems, &mut self.buf);
-        let tier_refresh = self.tier.refresh;
-        let value = self.tier.get(slot, spread, || {
-            if fill(
-                root,
-                problems,
-                buf,
-                dir,
-                name,
-                false,
-                Budget::Setting(tier_refresh),
-            ) {
-                match first_line(&buf.text()) {
-                    Some(line) => parse(line).map(Some),
-                    None => Ok(None),
-                }
-            } else {
-                Ok(None)
+        let tier = self.tier;
+        let value = tier.get(slot, spread, || {
+            match self.first_line_now(dir, name, parse) {
+                Some(parsed) => parsed.map(Some),
+                None => Ok(None),
             }
         });
         self.as_read(value, dir, name, view)
@@ -251,20 +238,26 @@ impl Probe {
     /// group that falls due together (a disk's: `disk::DiskCache`). Unreadable is noted, as
     /// `setting_with` notes it when it reads.
     pub(crate) fn setting_now<R>(&mut self, rel: &str, f: impl FnOnce(&str) -> R) -> Option<R> {
-        let refresh = self.tier.refresh;
-        let (root, problems, buf) = (&self.root, &mut self.problems, &mut self.buf);
+        self.first_line_now(rel, "", f)
+    }
+
+    /// `f` of `dir/name`'s first line, read now as a setting (its descriptor kept for the
+    /// tier's period): what every setting read comes down to. `None` when absent, unreadable
+    /// (noted) or empty.
+    fn first_line_now<R>(&mut self, dir: &str, name: &str, f: impl FnOnce(&str) -> R) -> Option<R> {
+        let budget = Budget::Setting(self.tier.refresh);
         if !fill(
-            root,
-            problems,
-            buf,
-            rel,
-            "",
+            &self.root,
+            &mut self.problems,
+            &mut self.buf,
+            dir,
+            name,
             false,
-            Budget::Setting(refresh),
+            budget,
         ) {
             return None;
         }
-        first_line(&buf.text()).map(f)
+        first_line(&self.buf.text()).map(f)
     }
 
     /// `u64` of a settings-tier file read now (`setting_now`); garbled is noted.

@@ -45,7 +45,10 @@ pub fn parse(bytes: &[u8]) -> Option<String> {
     for c in text.trim_end_matches('\0').chars() {
         let (len, escaped) = match c {
             '\0' => (1, None),
-            c if c.is_control() => (c.escape_default().len(), Some(c.escape_default())),
+            c if c.is_control() => {
+                let e = c.escape_default();
+                (e.len(), Some(e))
+            }
             c => (c.len_utf8(), None),
         };
         if out.len() + len > MAX_LEN {
