@@ -12,6 +12,7 @@ mod power;
 mod processes;
 mod storage;
 mod tcp;
+mod turn;
 mod zone;
 
 pub use cgroups::{CgroupIo, CgroupPressure, CgroupSample, CgroupVersion, Cgroups, Limit};
@@ -22,6 +23,7 @@ pub use power::{PowerSample, RaplZone, Throttle, ThrottleRead, ThrottleScope, Th
 pub use processes::{Processes, Task, TaskCounters};
 pub use storage::DiskStack;
 pub use tcp::{Listener, NicLink, TcpSample};
+pub use turn::Turn;
 pub use zone::Zone;
 
 use crate::cpulist::CpuList;

@@ -40,11 +40,25 @@ pub struct TcpMetrics {
     /// waiting to be accepted, fullest first (`source::tcp::listeners`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub listeners: Vec<crate::sample::Listener>,
+    /// The seconds the rates run over when the counters were read in turns (a quiet host
+    /// sampled faster than once a second) or after a gap: not the sample's interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub table_secs: Option<f64>,
 }
 
 pub fn derive_tcp(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Option<TcpMetrics> {
     let t = cur.net.tcp.as_ref()?;
-    let p = prev.and_then(|p| p.net.tcp.as_ref());
+    // Counters read in turns (a quiet host sampled fast, `source::tcp`) or after a gap run
+    // between their own two reads; unknown when there is no read before (as on a first
+    // sample).
+    let (iv, p) = match t.turn.as_deref() {
+        Some(turn) if !iv.since_boot => match &turn.before {
+            Some((at, before)) => (Interval::of_times(Some(at), &turn.at), Some(before)),
+            None => (iv, None),
+        },
+        _ => (iv, prev.and_then(|p| p.net.tcp.as_ref())),
+    };
+    let table_secs = t.turn.as_ref().filter(|_| !iv.since_boot).and(iv.secs);
     // Counters are the kernel's `unsigned long`: 64 bits here. A drop is a reset (a network
     // namespace recreated, a replay across a reboot): unknown.
     let d = |f: fn(&TcpSample) -> Option<u64>| iv.d64(p.and_then(f), f(t)?);
@@ -88,6 +102,7 @@ pub fn derive_tcp(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Option<T
             .and_then(|(m, x)| ratio(m as f64, x as f64))
             .map(|v| v * 100.0),
         listeners: t.listeners.clone().unwrap_or_default(),
+        table_secs,
     })
 }
 

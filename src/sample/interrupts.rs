@@ -1,7 +1,6 @@
 //! `/proc/interrupts` as read: every IRQ line with its per-CPU counts and placement, and the
 //! per-type rows (LOC, RES, CAL, TLB... or arm64's IPIn) with one count per CPU.
 
-use super::SampleTime;
 use crate::cpulist::CpuList;
 use serde::{Deserialize, Serialize};
 
@@ -26,13 +25,7 @@ pub struct Interrupts {
 }
 
 /// When an interrupt table was read and the read before it: its rates run between the two.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct IrqTurn {
-    /// When this table was read (this sample, or an earlier one).
-    pub at: SampleTime,
-    /// The read before it and when it was made (`None`: none to measure from, rates unknown).
-    pub before: Option<(SampleTime, Interrupts)>,
-}
+pub type IrqTurn = super::Turn<Interrupts>;
 
 /// One per-type row of `/proc/interrupts`: `CAL:  12  34  Function call interrupts` (x86),
 /// `IPI1:  12  34  Function call interrupts` (arm64, riscv). Counts are 32-bit per CPU.

@@ -34,6 +34,11 @@ pub struct TcpSample {
     /// every other sample and in older recordings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub listeners: Option<Vec<Listener>>,
+    /// Set when these counters' rates do not run from the previous sample's: read in turns on
+    /// a quiet host sampled faster than once a second (`source::tcp`), or read again after a
+    /// gap. `None`: read this sample, and the previous sample read them too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<Box<super::Turn<TcpSample>>>,
 }
 
 /// A listening TCP socket and its accept queue (`/proc/net/tcp{,6}`, state `0A`).

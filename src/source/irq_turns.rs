@@ -7,7 +7,8 @@
 //! interval between its own two reads (`IrqTurn`), and every sample shows the latest. A busy
 //! host, a perftop tweak, or a change in the CPUs online reads it every sample.
 
-use crate::sample::{Interrupts, IrqTurn, SampleTime};
+use super::carry::Carry;
+use crate::sample::{Interrupts, SampleTime};
 
 /// Interrupts per second per CPU below which a host is quiet. A quiet VM takes ~50 (timer
 /// ticks); a NIC or NVMe queue at work takes thousands, an IPI storm tens of thousands.
@@ -18,10 +19,8 @@ pub const EVERY: u32 = 4;
 /// The table's reads so far, kept by the reader between samples.
 #[derive(Debug, Default)]
 pub struct IrqTurns {
-    /// The last read: its sample number, its time and the table.
-    last: Option<(u64, SampleTime, Interrupts)>,
-    /// The read before it: its time and table.
-    before: Option<(SampleTime, Interrupts)>,
+    /// The table's last two reads.
+    carry: Carry<Interrupts>,
     /// `/proc/stat`'s `intr` and the CPUs it counted, at the previous sample, and its time.
     intr: Option<(SampleTime, u64, usize)>,
 }
@@ -53,54 +52,17 @@ impl IrqTurns {
         };
         self.intr = now.intr.map(|i| (now.time.clone(), i, now.cpus));
         let quiet = rate.is_some_and(|r| r < QUIET_PER_CPU_S);
-        // Two reads make a rate: the second sample reads it too.
-        match (&self.last, &self.before) {
-            (Some((n, ..)), Some(_)) if quiet && !now.tweaked => {
-                now.sample_no >= n + u64::from(EVERY)
-            }
-            _ => true,
-        }
+        self.carry.due(now.sample_no, EVERY, quiet && !now.tweaked)
     }
 
     /// The table of a sample that read `read` (`None`: unreadable), with its `turn` set when
     /// its rates do not run from the previous sample's table.
     pub fn read(&mut self, now: &Now, read: Option<Interrupts>) -> Option<Interrupts> {
-        let Some(mut table) = read else {
-            // Unreadable now: nothing to measure the next read from.
-            *self = IrqTurns {
-                intr: self.intr.take(),
-                ..IrqTurns::default()
-            };
-            return None;
-        };
-        // No read before (the first sample, or after the table could not be read): the
-        // previous sample has no other table, so the plain pair is right.
-        let consecutive = self
-            .last
-            .as_ref()
-            .is_none_or(|(n, ..)| n + 1 == now.sample_no);
-        self.before = self.last.take().map(|(_, at, t)| (at, t));
-        self.last = Some((now.sample_no, now.time.clone(), table.clone()));
-        if !consecutive {
-            table.turn = self.turn();
-        }
-        Some(table)
+        self.carry.read(now.sample_no, now.time, read)
     }
 
     /// The table of a sample that did not read it: the last read, with its turn.
     pub fn carried(&self) -> Option<Interrupts> {
-        let mut table = self.last.as_ref()?.2.clone();
-        table.turn = self.turn();
-        Some(table)
-    }
-
-    /// The last read's time and the read before it (stored without turns: one read back is
-    /// all a rate needs, never a chain of older tables).
-    fn turn(&self) -> Option<Box<IrqTurn>> {
-        let (_, at, _) = self.last.as_ref()?;
-        Some(Box::new(IrqTurn {
-            at: at.clone(),
-            before: self.before.clone(),
-        }))
+        self.carry.carried()
     }
 }

@@ -38,6 +38,7 @@
 //!   is read every sample.
 
 pub mod boot;
+pub mod carry;
 pub mod cgroups;
 pub mod cpu;
 pub mod disk;
@@ -132,6 +133,7 @@ pub struct Reader {
     pub(crate) kthread_pids: Option<kthreads::KthreadPids>,
     /// `/proc/interrupts`' reads, for its turns on a quiet host.
     irq_turns: irq_turns::IrqTurns,
+    tcp_turns: tcp::TcpTurns,
     /// The previous sample's `kthreads::memory_work` counters.
     memory_work: Option<[Option<u64>; 6]>,
     pub(crate) cpuinfo: Option<(Option<String>, bool)>,
@@ -154,6 +156,7 @@ impl Reader {
             kthread_pids: None,
             memory_work: None,
             irq_turns: irq_turns::IrqTurns::default(),
+            tcp_turns: tcp::TcpTurns::default(),
             cpuinfo: None,
             zones: zoneinfo::ZoneCache::default(),
             page: None,
@@ -205,6 +208,7 @@ impl Reader {
         };
         probe.tier.every_sample = since.is_none_or(|s| s >= gap);
         probe.tier.refresh = probe::settings::Tier::refresh_for(since);
+        probe.tier.gap_s = since;
         let mut host = host::read_host(probe, &mut self.cpuinfo);
         boot::read_boot(probe, &mut host);
         let mut nodes = memory::read_nodes(probe);
@@ -273,7 +277,7 @@ impl Reader {
         memory.page_kb = Some(page_kb);
         memory.page_kb_from = Some(from);
         let disks = disk::read_disks(probe, &mut self.disks);
-        let net = net::read_net(probe, cpu.online.as_ref(), irqs);
+        let net = net::read_net(probe, cpu.online.as_ref(), irqs, &mut self.tcp_turns, &time);
         let pressure = Some(pressure::read_pressure(probe));
         let mem_total = memory.meminfo.mem_total;
         let cgroups = Some(cgroups::read_cgroups(probe, &mut self.cgroups, mem_total));

@@ -7,7 +7,9 @@ use super::irq_turns::{IrqTurns, Now};
 use super::parse::dec;
 use super::{Cached, Probe};
 use crate::cpulist::CpuList;
-use crate::sample::{Interrupts, NetDevice, NetSample, SoftirqRow, Softirqs, SoftnetRow};
+use crate::sample::{
+    Interrupts, NetDevice, NetSample, SampleTime, SoftirqRow, Softirqs, SoftnetRow,
+};
 
 /// What a reader keeps about one IRQ between samples.
 #[derive(Debug, Default)]
@@ -50,8 +52,14 @@ pub fn read_irq_counters(probe: &mut Probe, turns: &mut IrqTurns, now: &Now) -> 
     }
 }
 
-pub fn read_net(probe: &mut Probe, online: Option<&CpuList>, counters: IrqCounters) -> NetSample {
-    NetSample {
+pub fn read_net(
+    probe: &mut Probe,
+    online: Option<&CpuList>,
+    counters: IrqCounters,
+    tcp: &mut super::tcp::TcpTurns,
+    time: &SampleTime,
+) -> NetSample {
+    let mut net = NetSample {
         softirqs: counters.softirqs,
         softnet: probe
             .with_text("proc/net/softnet_stat", false, |probe, t| {
@@ -130,8 +138,10 @@ pub fn read_net(probe: &mut Probe, online: Option<&CpuList>, counters: IrqCounte
                     .collect()
             })
             .unwrap_or_default(),
-        tcp: super::tcp::read_tcp(probe),
-    }
+        tcp: None,
+    };
+    net.tcp = super::tcp::read_tcp(probe, tcp, time, &net.devices);
+    net
 }
 
 /// IRQ `irq`'s CPU list setting `dir/name`, kept parsed in `slot` (unparsable is unknown),

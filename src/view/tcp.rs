@@ -78,6 +78,10 @@ pub fn line(d: &Derived, x: &Ctx) -> Option<Block> {
             ),
         ),
     ]);
+    if let Some(secs) = m.table_secs {
+        // A quiet host sampled fast reads these in turns: rates over their own two reads.
+        cells.push(cell(format!("  (over {secs:.1} s: quiet)"), Level::Text));
+    }
     if x.detail {
         cells.push(cell(format!("  orphans {}", n(m.orphan)), Level::Text));
         if let Some(p) = m.mem_of_max_pct {

@@ -26,6 +26,7 @@ fn tcp_pair() -> Pair {
         mem_pages: Some(147),
         tcp_mem: Some([287_898, 383_866, 575_796]),
         listeners: None,
+        turn: None,
     };
     p.a.net.tcp = Some(base.clone());
     let mut b = base;

@@ -37,6 +37,10 @@ pub(crate) struct Tier {
     /// Samples between two reads of a setting: `SETTINGS_REFRESH_SAMPLES`, more when samples
     /// come faster than `SETTINGS_REFRESH_SECS` allows (`Tier::refresh_for`).
     pub(crate) refresh: u64,
+    /// Seconds since the previous sample by the root's clock (`None`: the first sample, or a
+    /// clock that does not move): per-CPU detail is read in turns when samples come faster
+    /// than `turns::DETAIL_WITHIN_SECS`.
+    pub(crate) gap_s: Option<f64>,
 }
 
 impl Default for Tier {
@@ -47,6 +51,7 @@ impl Default for Tier {
             every_sample: true,
             tweaked: false,
             refresh: SETTINGS_REFRESH_SAMPLES,
+            gap_s: None,
         }
     }
 }
@@ -360,6 +365,7 @@ mod tests {
                 every_sample: false,
                 tweaked: false,
                 refresh,
+                gap_s: None,
             };
             let mut slots: Vec<Option<Tiered<u64>>> = (0..400).map(|_| None).collect();
             for (i, s) in slots.iter_mut().enumerate() {
