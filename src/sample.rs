@@ -532,6 +532,10 @@ pub struct NodeSample {
     pub distance: Vec<u32>,
     #[serde(default)]
     pub hugepages: Vec<NodeHugePages>,
+    /// `Some(n)`: samples came faster than a second, so this node's `meminfo` (gauges) is read
+    /// every `n` samples, in turns, and shown as last read between.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meminfo_every: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -29,6 +29,10 @@ pub struct NodeMetrics {
     pub miss_ratio: Option<f64>,
     pub distance: Vec<u32>,
     pub hugepages: Vec<NodeHugePageMetrics>,
+    /// The memory columns (not the numastat rates) are read every this many samples when
+    /// samples come faster than a second (`NodeSample::meminfo_every`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meminfo_every: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -274,6 +278,7 @@ pub fn derive_nodes(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Vec<No
                         surplus: h.surplus,
                     })
                     .collect(),
+                meminfo_every: n.meminfo_every,
             }
         })
         .collect()

@@ -109,7 +109,7 @@ pub fn read_nodes(probe: &mut Probe) -> Vec<NodeSample> {
     // A lone node's huge page pools are the host's (`fill_lone_node_pools`).
     let lone = ids.len() == 1;
     let mut nodes = Vec::with_capacity(ids.len());
-    for id in ids {
+    for (i, id) in ids.into_iter().enumerate() {
         let dir = format!("{NODE_DIR}/node{id}");
         let rel = format!("{dir}/cpulist");
         let cpus = match probe.static_line(&rel) {
@@ -126,12 +126,30 @@ pub fn read_nodes(probe: &mut Probe) -> Vec<NodeSample> {
             cpus,
             ..NodeSample::default()
         };
-        let rel = format!("{dir}/meminfo");
-        probe.with_text(&rel, false, |probe, text| {
-            table(probe, &rel, text, |k, v| {
-                node.meminfo.set(k, v);
-            });
+        // Gauges only (free, file, anon pages...): when samples come faster than a second,
+        // each node's are read about once a second, in turns, and carried between as last
+        // read (the sample says so: `meminfo_every`). ~17 µs of kernel time a read here.
+        let every = super::turns::every_for_gap(probe.tier.gap_s);
+        let kept = probe.cache.node_meminfo.get(&id).filter(|_| {
+            every > 1 && !probe.tier.tweaked && !super::turns::due(i, probe.tier.sample_no, every)
         });
+        match kept {
+            Some(m) => node.meminfo = m.clone(),
+            None => {
+                let rel = format!("{dir}/meminfo");
+                let read = probe.with_text(&rel, false, |probe, text| {
+                    table(probe, &rel, text, |k, v| {
+                        node.meminfo.set(k, v);
+                    });
+                });
+                // Unreadable: read again next sample (and noted), never carried.
+                match read.filter(|_| every > 1) {
+                    Some(()) => probe.cache.node_meminfo.insert(id, node.meminfo.clone()),
+                    None => probe.cache.node_meminfo.remove(&id),
+                };
+            }
+        }
+        node.meminfo_every = (every > 1).then_some(every);
         let rel = format!("{dir}/numastat");
         probe.with_text(&rel, false, |probe, text| {
             let mut stat = NumaStat::default();

@@ -111,6 +111,9 @@ pub(crate) struct Cache {
     quiet_settings: TierMap<Option<String>>,
     /// The last sample's `turns::every` for per-CPU detail (1: all every sample).
     pub(crate) detail_every: Option<u32>,
+    /// Per NUMA node: its `meminfo` as last read, carried between its turns when samples come
+    /// faster than a second (`memory::read_nodes`).
+    pub(crate) node_meminfo: HashMap<u32, crate::sample::Meminfo>,
     /// `root::writes()` as of the last sample: a perftop tweak since makes the next sample
     /// read every policy's governor and EPP, not just those whose turn it is.
     pub(crate) writes_seen: u64,

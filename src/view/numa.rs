@@ -146,6 +146,10 @@ fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
             // The headline says how much; the rows must not be read as the machine.
             n.push_str("; node rows are part of the machine");
         }
+        if let Some(every) = d.nodes.iter().find_map(|n| n.meminfo_every) {
+            // Faster than a second: node memory (gauges) in turns, the rates every sample.
+            n.push_str(&format!("; memory read every {every} samples"));
+        }
         out.push(Block::Note(n));
     }
     if x.detail {

@@ -1,7 +1,8 @@
-//! The TCP counters in turns (`source::tcp::TcpTurns`): on a quiet host sampled faster than
-//! once a second they are read about once a second and their rates are exact over their own
-//! two reads on every sample; a busy host's, or any host's at 1 s, are read every sample.
-//! Counts written by hand.
+//! What a sample reads in turns when samples come faster than a second (`-d 0.25`): the TCP
+//! counters on a quiet host (`source::tcp::TcpTurns`), each CPU's idle-state counters and each
+//! NUMA node's meminfo (`source::turns::every_for_gap`). Each is read about once a second, the
+//! counters' rates are exact over their own two reads on every sample, and at 1 s everything is
+//! read every sample. Counts written by hand.
 
 use perftop::derive::derive;
 use perftop::root::Root;
@@ -141,5 +142,111 @@ fn at_one_second_every_sample_reads_tcp() {
         assert_eq!(m.out_segs_per_s, Some(8.0), "at {t}");
         assert_eq!(m.table_secs, None);
         prev = cur;
+    }
+}
+
+/// Two CPUs, each with two idle states: state0's `usage` grows 10 a sample, state1's 20, and
+/// `time` 1,000 µs and 50,000 µs (`n` samples in); one NUMA node whose MemFree is `free` kB.
+fn write_cpus_and_node(dir: &Path, up: f64, n: u64, free: u64) {
+    let proc = dir.join("proc");
+    fs::create_dir_all(&proc).expect("mkdir");
+    fs::write(proc.join("uptime"), format!("{up:.2} {:.2}\n", 2.0 * up)).expect("uptime");
+    let idle = 1_000 + 20 * n;
+    fs::write(
+        proc.join("stat"),
+        format!(
+            "cpu  10 0 10 {} 0 0 0 0 0 0\ncpu0 5 0 5 {idle} 0 0 0 0 0 0\n\
+             cpu1 5 0 5 {idle} 0 0 0 0 0 0\nintr 0\nctxt 1\n",
+            2 * idle
+        ),
+    )
+    .expect("stat");
+    for cpu in 0..2 {
+        for (k, name, usage, time) in [
+            (0, "POLL", 10 * n, 1_000 * n),
+            (1, "C1", 20 * n, 50_000 * n),
+        ] {
+            let d = dir.join(format!("sys/devices/system/cpu/cpu{cpu}/cpuidle/state{k}"));
+            fs::create_dir_all(&d).expect("mkdir");
+            fs::write(d.join("name"), format!("{name}\n")).expect("name");
+            for (file, v) in [("usage", usage), ("time", time), ("above", 0), ("below", 0)] {
+                fs::write(d.join(file), format!("{v}\n")).expect("counter");
+            }
+        }
+    }
+    let node = dir.join("sys/devices/system/node/node0");
+    fs::create_dir_all(&node).expect("mkdir");
+    fs::write(node.join("cpulist"), "0-1\n").expect("cpulist");
+    fs::write(
+        node.join("meminfo"),
+        format!("Node 0 MemTotal:       24000000 kB\nNode 0 MemFree:        {free} kB\n"),
+    )
+    .expect("meminfo");
+}
+
+#[test]
+fn fast_samples_read_idle_states_and_node_memory_in_turns() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let free = |t: u64| 1_000_000 + 100 * t;
+    write_cpus_and_node(dir.path(), up(0), 0, free(0));
+    let mut reader = Reader::new(Root::new(dir.path()));
+    let mut prev = reader.sample();
+    let mut node_reads = Vec::new();
+    for t in 1..=16u64 {
+        write_cpus_and_node(dir.path(), up(t), t, free(t));
+        let cur = reader.sample();
+        // Only what this test writes is asked about (no meminfo, vmstat or disks here).
+        let ours =
+            |p: &&perftop::sample::Problem| p.path.contains("cpu") || p.path.contains("node");
+        assert_eq!(
+            cur.problems.iter().filter(ours).count(),
+            0,
+            "{:?}",
+            cur.problems
+        );
+        assert_eq!(cur.cpu.detail_every, Some(4), "about a second at 0.25 s");
+        let d = derive(Some(&prev), &cur);
+        for (c, m) in cur.cpu.cpus.iter().zip(&d.cpus) {
+            let turn = c.idle_turn.as_ref().expect("each CPU's detail says when");
+            let at = ((turn.at.uptime_s.expect("uptime") - 10_000.0) / 0.25).round() as u64;
+            assert!(t - at < 4, "cpu{} at {t}: read at {at}", c.id);
+            if turn.before.is_some() {
+                // 30 wakeups a sample, over the CPU's own interval: 120/s at any age.
+                assert_eq!(m.wakeups_per_s, Some(120.0), "cpu{} at {t}", c.id);
+            }
+        }
+        let node = &cur.nodes[0];
+        assert_eq!(node.meminfo_every, Some(4));
+        let shown = node.meminfo.mem_free.expect("MemFree");
+        let read_at = (shown - 1_000_000) / 100;
+        assert!(t - read_at < 4, "node memory at {t}: read at {read_at}");
+        node_reads.push(read_at);
+        prev = cur;
+    }
+    // The first fast sample reads it (nothing carried yet), then the node's phase: once
+    // every 4 samples.
+    let reads: Vec<u64> = node_reads
+        .iter()
+        .copied()
+        .collect::<std::collections::BTreeSet<u64>>()
+        .into_iter()
+        .collect();
+    assert_eq!(reads[0], 1, "{node_reads:?}");
+    assert!(
+        reads.windows(2).skip(1).all(|w| w[1] - w[0] == 4),
+        "{node_reads:?}"
+    );
+    assert_eq!(reads.len(), 5, "{node_reads:?}");
+    // At 1 s apart, everything every sample.
+    for t in 17..=19u64 {
+        let up = up(16) + (t - 16) as f64;
+        write_cpus_and_node(dir.path(), up, t, free(t));
+        let cur = reader.sample();
+        assert_eq!(cur.nodes[0].meminfo.mem_free, Some(free(t)), "at {t}");
+        assert_eq!(cur.nodes[0].meminfo_every, None);
+        if t > 17 {
+            assert_eq!(cur.cpu.detail_every, None, "at {t}");
+            assert!(cur.cpu.cpus.iter().all(|c| c.idle_turn.is_none()));
+        }
     }
 }
