@@ -250,3 +250,81 @@ fn fast_samples_read_idle_states_and_node_memory_in_turns() {
         }
     }
 }
+
+/// A cgroup v2 host with one group, `svc`, that uses 0.1 CPU-s and gains 2 `max` events a
+/// sample (`n` samples in).
+fn write_cgroup(dir: &Path, up: f64, n: u64) {
+    let proc = dir.join("proc/self");
+    fs::create_dir_all(&proc).expect("mkdir");
+    fs::write(
+        dir.join("proc/uptime"),
+        format!("{up:.2} {:.2}\n", 2.0 * up),
+    )
+    .expect("uptime");
+    fs::write(
+        proc.join("mountinfo"),
+        "22 1 253:1 / / rw,relatime shared:1 - ext4 /dev/vda1 rw\n\
+         27 22 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw\n",
+    )
+    .expect("mountinfo");
+    let root = dir.join("sys/fs/cgroup");
+    let svc = root.join("svc");
+    fs::create_dir_all(&svc).expect("mkdir");
+    fs::write(root.join("cgroup.controllers"), "cpu io memory pids\n").expect("controllers");
+    fs::write(
+        svc.join("cpu.stat"),
+        format!(
+            "usage_usec {}\nuser_usec 0\nsystem_usec 0\nnr_periods 0\nnr_throttled 0\nthrottled_usec 0\n",
+            100_000 * n
+        ),
+    )
+    .expect("cpu.stat");
+    fs::write(svc.join("memory.current"), "104857600\n").expect("memory.current");
+    fs::write(svc.join("memory.max"), "1073741824\n").expect("memory.max");
+    fs::write(
+        svc.join("memory.events"),
+        format!("low 0\nhigh 0\nmax {}\noom 0\noom_kill 0\n", 2 * n),
+    )
+    .expect("memory.events");
+}
+
+#[test]
+fn fast_samples_read_cgroups_about_once_a_second_with_exact_rates() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_cgroup(dir.path(), up(0), 0);
+    let mut reader = Reader::new(Root::new(dir.path()));
+    let mut prev = reader.sample();
+    let mut read_at = Vec::new();
+    for t in 1..=12u64 {
+        write_cgroup(dir.path(), up(t), t);
+        let cur = reader.sample();
+        let groups = cur.cgroups.as_ref().expect("cgroups");
+        let svc = groups
+            .groups
+            .iter()
+            .find(|g| g.path == "/svc")
+            .expect("svc");
+        let at = svc.usage_us.expect("usage") / 100_000;
+        assert!(t - at < 4, "at {t}: read at {at}");
+        read_at.push(at);
+        let d = derive(Some(&prev), &cur);
+        let m = d
+            .cgroups
+            .iter()
+            .find(|g| g.path == "/svc")
+            .expect("svc metrics");
+        if t >= 2 {
+            // 0.1 CPU-s a quarter second is 40 % of a CPU over any of its own intervals.
+            let cpu = m.cpu_pct.expect("cpu %");
+            assert!((cpu - 40.0).abs() < 1e-9, "at {t}: {cpu}");
+            let secs = d.host.cgroups_secs;
+            assert!(
+                secs.is_some_and(|s| (0.25..=1.0).contains(&s)),
+                "at {t}: {secs:?}"
+            );
+        }
+        prev = cur;
+    }
+    let reads: std::collections::BTreeSet<u64> = read_at.iter().copied().collect();
+    assert_eq!(reads, [1, 5, 9].into_iter().collect(), "{read_at:?}");
+}

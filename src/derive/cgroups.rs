@@ -64,8 +64,18 @@ pub fn derive_cgroups(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Vec<
     let Some(c) = &cur.cgroups else {
         return Vec::new();
     };
-    let before: HashMap<&str, &CgroupSample> = prev
-        .and_then(|p| p.cgroups.as_ref())
+    // Groups read in turns (samples faster than a second) or after a gap run between their
+    // own two reads; unknown when there is no read before.
+    let (iv, before) = match c.turn.as_deref() {
+        Some(t) if !iv.since_boot => (
+            t.before
+                .as_ref()
+                .map_or(iv, |(at, _)| Interval::of_times(Some(at), &t.at)),
+            t.before.as_ref().map(|(_, b)| b),
+        ),
+        _ => (iv, prev.and_then(|p| p.cgroups.as_ref())),
+    };
+    let before: HashMap<&str, &CgroupSample> = before
         .filter(|p| p.version == c.version)
         .map(|p| p.groups.iter().map(|g| (g.path.as_str(), g)).collect())
         .unwrap_or_default();

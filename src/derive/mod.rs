@@ -127,6 +127,10 @@ pub struct HostMetrics {
     pub cgroups_unknown: Option<String>,
     /// Groups in the scanned set left out of `cgroups` (more than perftop reads per sample).
     pub cgroups_left_out: Option<u32>,
+    /// The seconds the groups' rates run over when they were read in turns (samples faster
+    /// than a second) or after a gap: not the sample's interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cgroups_secs: Option<f64>,
     /// Why `filesystems` is empty or old: a `--root` fixture, a first read under way, a mount
     /// that is not answering. Absent when the list is a fresh read.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -242,6 +246,12 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
         .as_ref()
         .filter(|c| c.version.is_some())
         .map(|c| c.left_out);
+    host.cgroups_secs = cur
+        .cgroups
+        .as_ref()
+        .and_then(|c| c.turn.as_deref())
+        .filter(|_| !iv.since_boot)
+        .and_then(|t| Interval::of_times(Some(&t.before.as_ref()?.0), &t.at).secs);
     let interrupts = irq::derive_interrupts(iv, prev, cur, &host);
     let (filesystems, fs_unknown) = filesystems::derive_filesystems(cur);
     let (temperatures, hottest) = filesystems::derive_temperatures(cur);

@@ -18,6 +18,11 @@ pub struct Cgroups {
     /// that were not read because the set is capped (see `source::cgroups::MAX_GROUPS`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub left_out: u32,
+    /// Set when the groups' rates do not run from the previous sample's: read in turns when
+    /// samples come faster than a second (`Reader::sample`), or read again after a gap.
+    /// `None`: read this sample, and the previous sample read them too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<Box<super::Turn<Cgroups>>>,
 }
 
 fn is_zero(n: &u32) -> bool {

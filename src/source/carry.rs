@@ -1,9 +1,9 @@
-//! A table read in turns (`/proc/interrupts` on a quiet host, the TCP counters on a quiet host
-//! sampled faster than once a second): its last read and the read before it, kept by the
+//! A table read in turns (`/proc/interrupts` on a quiet host; the TCP counters on a quiet host
+//! and the cgroups on any, sampled faster than once a second): its last read and the read before it, kept by the
 //! reader, and the table a sample that does not read it carries (the last read, with its
 //! `Turn`). Its counters are cumulative, so its rates over its own two reads are exact.
 
-use crate::sample::{Interrupts, SampleTime, TcpSample, Turn};
+use crate::sample::{Cgroups, Interrupts, SampleTime, TcpSample, Turn};
 
 /// A table that says when it was read (`Turn`) when its rates do not run from the previous
 /// sample's table.
@@ -12,6 +12,12 @@ pub trait Turned: Clone {
 }
 
 impl Turned for Interrupts {
+    fn set_turn(&mut self, turn: Option<Box<Turn<Self>>>) {
+        self.turn = turn;
+    }
+}
+
+impl Turned for Cgroups {
     fn set_turn(&mut self, turn: Option<Box<Turn<Self>>>) {
         self.turn = turn;
     }

@@ -110,6 +110,7 @@ pub fn read_cgroups(
         version: Some(version),
         groups,
         left_out: cache.left_out,
+        turn: None,
     }
 }
 

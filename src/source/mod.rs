@@ -137,6 +137,7 @@ pub struct Reader {
     /// `/proc/interrupts`' reads, for its turns on a quiet host.
     irq_turns: irq_turns::IrqTurns,
     tcp_turns: tcp::TcpTurns,
+    cgroup_carry: carry::Carry<crate::sample::Cgroups>,
     /// The previous sample's `kthreads::memory_work` counters.
     memory_work: Option<[Option<u64>; 6]>,
     pub(crate) cpuinfo: Option<(Option<String>, bool)>,
@@ -160,6 +161,7 @@ impl Reader {
             memory_work: None,
             irq_turns: irq_turns::IrqTurns::default(),
             tcp_turns: tcp::TcpTurns::default(),
+            cgroup_carry: carry::Carry::default(),
             cpuinfo: None,
             zones: zoneinfo::ZoneCache::default(),
             page: None,
@@ -283,7 +285,23 @@ impl Reader {
         let net = net::read_net(probe, cpu.online.as_ref(), irqs, &mut self.tcp_turns, &time);
         let pressure = Some(pressure::read_pressure(probe));
         let mem_total = memory.meminfo.mem_total;
-        let cgroups = Some(cgroups::read_cgroups(probe, &mut self.cgroups, mem_total));
+        // The groups (~3 files each, up to `MAX_GROUPS`) about once a second when samples
+        // come faster: their counters are cumulative, so their rates over their own two reads
+        // are exact (`Cgroups::turn`). A perftop write reads them at once.
+        let every = turns::every_for_gap(probe.tier.gap_s);
+        let carry = &mut self.cgroup_carry;
+        let cgroups = match carry.due(
+            probe.tier.sample_no,
+            every,
+            every > 1 && !probe.tier.tweaked,
+        ) {
+            false => carry.carried(),
+            true => None,
+        }
+        .or_else(|| {
+            let read = cgroups::read_cgroups(probe, &mut self.cgroups, mem_total);
+            carry.read(probe.tier.sample_no, &time, Some(read))
+        });
         // Last, after every counter of the sample is read: the one wait a sample may make.
         if let Some(p) = processes.as_mut() {
             processes::settle_first_cmdlines(probe, &mut self.procs, p);

@@ -134,6 +134,12 @@ pub fn notes(d: &Derived) -> Vec<Block> {
             d.cgroups.len()
         )));
     }
+    if let Some(secs) = h.cgroups_secs {
+        // Samples faster than a second read the groups in turns: rates over their own reads.
+        out.push(Block::Note(format!(
+            "groups read about once a second: rates over the last {secs:.1} s"
+        )));
+    }
     if h.cgroup_version.as_deref() == Some("v1") {
         out.push(Block::Note(
             "cgroup v1: no per-group PSI or I/O; MEM is usage against the v1 limit".into(),
