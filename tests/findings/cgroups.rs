@@ -240,11 +240,13 @@ fn one_group(p: &mut Pair, a: CgroupSample, b: CgroupSample) {
         version: Some(CgroupVersion::V2),
         groups: vec![a],
         left_out: 0,
+        turn: None,
     });
     p.b.cgroups = Some(Cgroups {
         version: Some(CgroupVersion::V2),
         groups: vec![b],
         left_out: 0,
+        turn: None,
     });
 }
 
