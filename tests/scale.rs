@@ -549,3 +549,69 @@ fn cpu_sets_are_read_when_proc_stat_disagrees_or_within_the_tier() {
         assert!(n <= 10, "present not read again within 10 samples");
     }
 }
+
+/// A huge page pool of another size than the default, empty and without overcommit (no
+/// surplus pages can appear in it by themselves), is read as a setting: its `nr_hugepages`
+/// once in the tier's 10 samples, not every sample. Filled by hand, it shows within the tier;
+/// once it has pages, its counts are read every sample.
+#[test]
+fn an_empty_pool_without_overcommit_is_read_as_a_setting() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pool = dir
+        .path()
+        .join("sys/kernel/mm/hugepages/hugepages-1048576kB");
+    fs::create_dir_all(&pool).expect("mkdir");
+    fs::create_dir_all(dir.path().join("proc")).expect("mkdir");
+    fs::write(
+        dir.path().join("proc/meminfo"),
+        "MemTotal: 16000000 kB\nHugePages_Total: 0\nHugePages_Free: 0\nHugePages_Rsvd: 0\n\
+         HugePages_Surp: 0\nHugepagesize: 2048 kB\n",
+    )
+    .expect("meminfo");
+    let write = |total: u64, free: u64| {
+        for (f, v) in [
+            ("nr_hugepages", total),
+            ("free_hugepages", free),
+            ("resv_hugepages", 0),
+            ("surplus_hugepages", 0),
+            ("nr_overcommit_hugepages", 0),
+        ] {
+            fs::write(pool.join(f), format!("{v}\n")).expect("pool file");
+        }
+    };
+    write(0, 0);
+    let costs = std::sync::Arc::new(std::sync::Mutex::new(Default::default()));
+    let mut reader = Reader::new(Root::new(dir.path()).timed(costs.clone()));
+    let gig = |s: &perftop::sample::Sample| {
+        let p = s
+            .memory
+            .hugepage_sizes
+            .iter()
+            .find(|p| p.size_kb == 1_048_576)
+            .expect("1 GiB pool");
+        (p.total, p.free)
+    };
+    assert_eq!(gig(&reader.sample()), (Some(0), Some(0)));
+    for _ in 0..20 {
+        assert_eq!(gig(&reader.sample()), (Some(0), Some(0)));
+    }
+    let reads = |costs: &std::sync::Mutex<perftop::root::cost::Costs>| {
+        costs
+            .lock()
+            .expect("costs")
+            .dearest()
+            .iter()
+            .filter(|(p, ..)| p.ends_with("hugepages-1048576kB/nr_hugepages"))
+            .map(|(_, _, n)| *n)
+            .sum::<u64>()
+    };
+    let n = reads(&costs);
+    assert!(n <= 4, "nr_hugepages read {n} times in 21 samples");
+    // Pages reserved by hand: seen within the tier's 10 samples.
+    write(2, 2);
+    let seen = (1..=10).find(|_| gig(&reader.sample()) == (Some(2), Some(2)));
+    assert!(seen.is_some(), "a filled pool shows within 10 samples");
+    // With pages in it, every sample reads it: one page taken shows at once.
+    write(2, 1);
+    assert_eq!(gig(&reader.sample()), (Some(2), Some(1)));
+}

@@ -21,6 +21,9 @@ pub const EVERY: u32 = 4;
 pub struct IrqTurns {
     /// The table's last two reads.
     carry: Carry<Interrupts>,
+    /// An IRQ's affinity moved at the last read: its effective affinity follows when it next
+    /// fires, so the next sample reads the table (and the placement) again.
+    again: bool,
     /// `/proc/stat`'s `intr` and the CPUs it counted, at the previous sample, and its time.
     intr: Option<(SampleTime, u64, usize)>,
 }
@@ -52,7 +55,13 @@ impl IrqTurns {
         };
         self.intr = now.intr.map(|i| (now.time.clone(), i, now.cpus));
         let quiet = rate.is_some_and(|r| r < QUIET_PER_CPU_S);
-        self.carry.due(now.sample_no, EVERY, quiet && !now.tweaked)
+        let due = self.carry.due(now.sample_no, EVERY, quiet && !now.tweaked);
+        std::mem::take(&mut self.again) || due
+    }
+
+    /// Makes the next sample read the table (an IRQ's affinity just moved).
+    pub fn read_next(&mut self) {
+        self.again = true;
     }
 
     /// The table of a sample that read `read` (`None`: unreadable), with its `turn` set when

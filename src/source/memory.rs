@@ -66,7 +66,16 @@ pub fn read_memory(probe: &mut Probe) -> MemorySample {
             hugepage_sizes.push(pool);
             continue;
         }
-        let total = probe.u64_in(&dir, "nr_hugepages");
+        // An empty pool that cannot grow by itself (no overcommit, so no surplus pages) fills
+        // only when someone writes its size: a setting until then (shown within the tier's
+        // 10 s, at once after a perftop write). A pool with pages is read every sample.
+        let total = match overcommit {
+            Some(0) => match probe.setting_u64(&format!("{dir}/nr_hugepages")) {
+                Some(0) => Some(0),
+                _ => probe.u64_in(&dir, "nr_hugepages"),
+            },
+            _ => probe.u64_in(&dir, "nr_hugepages"),
+        };
         // The kernel's count of huge pages includes the free, reserved and surplus ones
         // (each a subset of it): an empty pool has none to read.
         let pool = |probe: &mut Probe, f: &str| match total {

@@ -38,18 +38,90 @@ pub struct IrqCounters {
 
 /// `/proc/interrupts` on its turn (see `irq_turns`), else its last read; `/proc/softirqs`.
 pub fn read_irq_counters(probe: &mut Probe, turns: &mut IrqTurns, now: &Now) -> IrqCounters {
-    let interrupts = if turns.due(now) {
-        let read = probe.with_text("proc/interrupts", false, parse_interrupts);
-        turns.read(now, read)
-    } else {
-        turns.carried()
+    let fresh = turns
+        .due(now)
+        .then(|| probe.with_text("proc/interrupts", false, parse_interrupts));
+    let softirqs = probe
+        .with_text("proc/softirqs", false, parse_softirqs)
+        .flatten();
+    // Both counter files first, read together; then the placement files of a fresh table.
+    let interrupts = match fresh {
+        Some(read) => {
+            let read = read.map(|mut table| {
+                if fill_placement(probe, &mut table) {
+                    turns.read_next();
+                }
+                table
+            });
+            turns.read(now, read)
+        }
+        None => turns.carried(),
     };
     IrqCounters {
         interrupts,
-        softirqs: probe
-            .with_text("proc/softirqs", false, parse_softirqs)
-            .flatten(),
+        softirqs,
     }
+}
+
+/// Each line's placement: its affinity (a setting perftop's `irq.N` tweak and irqbalance write:
+/// read again after a tweak and within the settings tier), its effective affinity (read again
+/// when the affinity changes, or on CPU hotplug, which drops this cache) and its node (fixed).
+/// Filled when the table is read, so a table carried between its turns keeps the placement of
+/// its read instead of being filled again. True when an affinity moved: its effective affinity
+/// is read again on the next sample, which must then read the table.
+fn fill_placement(probe: &mut Probe, irqs: &mut Interrupts) -> bool {
+    let mut again = false;
+    for irq in &mut irqs.irqs {
+        let mut c = probe.cache.irqs.remove(&irq.irq).unwrap_or_default();
+        if c.dir.is_empty() {
+            c.dir = format!("proc/irq/{}", irq.irq);
+        }
+        let dir = std::mem::take(&mut c.dir);
+        if probe.tier.tweaked {
+            if let Some(a) = &mut c.affinity {
+                a.expire();
+            }
+        }
+        let affinity = cpu_list_setting(probe, &mut c.affinity, &dir, "smp_affinity_list", irq.irq);
+        let moved = c.last.as_ref().is_some_and(|a| *a != affinity);
+        if moved {
+            if let Some(e) = &mut c.effective {
+                e.expire();
+            }
+        }
+        irq.effective_affinity = cpu_list_setting(
+            probe,
+            &mut c.effective,
+            &dir,
+            "effective_affinity_list",
+            irq.irq,
+        );
+        if moved {
+            // x86 moves an IRQ when it next fires: look again next sample (which reads the
+            // table then, in turns or not).
+            again = true;
+            if let Some(e) = &mut c.effective {
+                e.due_next(probe.tier.sample_no);
+            }
+        }
+        c.last = Some(affinity.clone());
+        irq.affinity = affinity;
+        // Kept once known; an absent or garbled node is asked again (and noted)
+        // every sample, as before.
+        irq.node = match c.node {
+            Some(node) => node,
+            None => {
+                let node = probe
+                    .static_i64(&format!("{dir}/node"))
+                    .and_then(|v| i32::try_from(v).ok());
+                c.node = node.is_some().then_some(node);
+                node
+            }
+        };
+        c.dir = dir;
+        probe.cache.irqs.insert(irq.irq, c);
+    }
+    again
 }
 
 pub fn read_net(
@@ -66,62 +138,7 @@ pub fn read_net(
                 parse_softnet(probe, t, online)
             })
             .unwrap_or_default(),
-        interrupts: counters.interrupts.map(|mut irqs| {
-            for irq in &mut irqs.irqs {
-                // Affinity is a setting that perftop's irq.N tweak and irqbalance
-                // write: read again after a tweak and within the settings tier. The
-                // effective affinity follows it (or CPU hotplug, which drops this
-                // cache): read again when the affinity changes. The node is fixed.
-                let mut c = probe.cache.irqs.remove(&irq.irq).unwrap_or_default();
-                if c.dir.is_empty() {
-                    c.dir = format!("proc/irq/{}", irq.irq);
-                }
-                let dir = std::mem::take(&mut c.dir);
-                if probe.tier.tweaked {
-                    if let Some(a) = &mut c.affinity {
-                        a.expire();
-                    }
-                }
-                let affinity =
-                    cpu_list_setting(probe, &mut c.affinity, &dir, "smp_affinity_list", irq.irq);
-                let moved = c.last.as_ref().is_some_and(|a| *a != affinity);
-                if moved {
-                    if let Some(e) = &mut c.effective {
-                        e.expire();
-                    }
-                }
-                irq.effective_affinity = cpu_list_setting(
-                    probe,
-                    &mut c.effective,
-                    &dir,
-                    "effective_affinity_list",
-                    irq.irq,
-                );
-                if moved {
-                    // x86 moves an IRQ when it next fires: look again next sample.
-                    if let Some(e) = &mut c.effective {
-                        e.due_next(probe.tier.sample_no);
-                    }
-                }
-                c.last = Some(affinity.clone());
-                irq.affinity = affinity;
-                // Kept once known; an absent or garbled node is asked again (and noted)
-                // every sample, as before.
-                irq.node = match c.node {
-                    Some(node) => node,
-                    None => {
-                        let node = probe
-                            .static_i64(&format!("{dir}/node"))
-                            .and_then(|v| i32::try_from(v).ok());
-                        c.node = node.is_some().then_some(node);
-                        node
-                    }
-                };
-                c.dir = dir;
-                probe.cache.irqs.insert(irq.irq, c);
-            }
-            irqs
-        }),
+        interrupts: counters.interrupts,
         devices: probe
             .with_text("proc/net/dev", false, read_devices)
             .map(|devs| {
@@ -235,35 +252,23 @@ fn read_devices(probe: &mut Probe, text: &str) -> Vec<(NetDevice, u64)> {
         let Some((name, rest)) = line.split_once(':') else {
             continue;
         };
-        let v: Option<Vec<u64>> = rest.split_ascii_whitespace().map(dec).collect();
-        let v = match v {
-            Some(v) if v.len() >= 16 => v,
-            _ => {
-                probe.note("proc/net/dev", format!("garbled line for {}", name.trim()));
-                continue;
+        // 16 columns (more on no kernel yet; extra ones are ignored), all numbers.
+        let mut v = [0u64; 16];
+        let mut n = 0usize;
+        let numbers = rest.split_ascii_whitespace().all(|t| {
+            let Some(x) = dec(t) else { return false };
+            if let Some(slot) = v.get_mut(n) {
+                *slot = x;
             }
-        };
-        let name = name.trim().to_string();
-        let dir = format!("sys/class/net/{name}");
-        let mut rx_queues = Vec::new();
-        let mut tx_queues = 0;
-        // Queue count (ethtool -L) and RPS masks are settings no tweak writes.
-        for q in probe.setting_list_dir(&format!("{dir}/queues")) {
-            if let Some(idx) = q.strip_prefix("rx-").and_then(dec) {
-                let mask = probe
-                    .setting_line(&format!("{dir}/queues/{q}/rps_cpus"))
-                    .and_then(|m| CpuList::parse_mask(&m));
-                let idx = idx as usize;
-                if idx < 65536 {
-                    if rx_queues.len() <= idx {
-                        rx_queues.resize(idx + 1, None);
-                    }
-                    rx_queues[idx] = mask;
-                }
-            } else if q.starts_with("tx-") {
-                tx_queues += 1;
-            }
+            n += 1;
+            true
+        });
+        let name = name.trim();
+        if !numbers || n < 16 {
+            probe.note("proc/net/dev", format!("garbled line for {name}"));
+            continue;
         }
+        let known = super::nic::device_settings(probe, name);
         let frame = v[5];
         let dev = NetDevice {
             rx_bytes: v[0],
@@ -275,13 +280,11 @@ fn read_devices(probe: &mut Probe, text: &str) -> Vec<(NetDevice, u64)> {
             tx_packets: v[9],
             tx_errs: v[10],
             tx_drop: v[11],
-            numa_node: probe
-                .static_line(&format!("{dir}/device/numa_node"))
-                .and_then(|l| l.parse().ok()),
-            driver: probe.setting_link_name(&format!("{dir}/device/driver")),
-            rx_queues,
-            tx_queues,
-            name,
+            numa_node: known.numa_node,
+            driver: known.driver,
+            rx_queues: known.rx_queues,
+            tx_queues: known.tx_queues,
+            name: name.to_string(),
             link: None,
         };
         out.push((dev, frame));

@@ -16,12 +16,19 @@
 //! sample: `operstate` is then never staler than the counter that says it changed, for 3 files a
 //! sample per device NIC instead of 8.
 
+use super::probe::settings::Tiered;
 use super::{parse_u64, spread_of, Cached, Probe};
+use crate::cpulist::CpuList;
 use crate::sample::NicLink;
 
 /// What a reader keeps about one NIC between samples.
 #[derive(Debug, Default)]
 pub(crate) struct NicCache {
+    /// `sys/class/net/NAME` and the tier's phase for it, made once.
+    dir: String,
+    spread: u64,
+    /// The device's queues, RPS masks, NUMA node and driver, read again together when due.
+    device: Option<Tiered<DeviceSettings>>,
     carrier: Option<u64>,
     /// `rx_missed_errors` and `rx_crc_errors` as last read, with the `/proc/net/dev` column
     /// (`drop`, `frame`) they were read at.
@@ -45,6 +52,77 @@ impl NicCache {
     }
 }
 
+/// A NIC's settings that `/proc/net/dev` does not print: its receive queues' RPS masks and
+/// transmit queue count (`ethtool -L`, `rps_cpus`), its device's NUMA node and its driver. No
+/// tweak writes them; they are read again together within the settings tier (one lookup a
+/// device a sample instead of ~6 path lookups and string copies each).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DeviceSettings {
+    pub rx_queues: Vec<Option<CpuList>>,
+    pub tx_queues: u32,
+    pub numa_node: Option<i32>,
+    pub driver: Option<String>,
+}
+
+/// `name`'s cache entry, taken out while the probe reads (its key is allocated once).
+fn take(probe: &mut Probe, name: &str) -> NicCache {
+    let c = match probe.cache.nics.get_mut(name) {
+        Some(c) => std::mem::take(c),
+        None => NicCache::default(),
+    };
+    if c.dir.is_empty() {
+        let dir = format!("sys/class/net/{name}");
+        let spread = spread_of(&dir);
+        return NicCache { dir, spread, ..c };
+    }
+    c
+}
+
+fn put(probe: &mut Probe, name: &str, c: NicCache) {
+    match probe.cache.nics.get_mut(name) {
+        Some(slot) => *slot = c,
+        None => {
+            probe.cache.nics.insert(name.to_string(), c);
+        }
+    }
+}
+
+/// `name`'s device settings, as last read or read now when due.
+pub(crate) fn device_settings(probe: &mut Probe, name: &str) -> DeviceSettings {
+    let mut c = take(probe, name);
+    let tier = probe.tier;
+    let dir = &c.dir;
+    let v = tier
+        .get(&mut c.device, c.spread, || read_device_settings(probe, dir))
+        .clone();
+    put(probe, name, c);
+    v
+}
+
+fn read_device_settings(probe: &mut Probe, dir: &str) -> DeviceSettings {
+    let mut s = DeviceSettings::default();
+    for q in probe.root.list_dir(&format!("{dir}/queues")) {
+        if let Some(idx) = q.strip_prefix("rx-").and_then(super::parse::dec) {
+            let rel = format!("{dir}/queues/{q}/rps_cpus");
+            let mask = probe.setting_now(&rel, CpuList::parse_mask).flatten();
+            let idx = idx as usize;
+            if idx < 65536 {
+                if s.rx_queues.len() <= idx {
+                    s.rx_queues.resize(idx + 1, None);
+                }
+                s.rx_queues[idx] = mask;
+            }
+        } else if q.starts_with("tx-") {
+            s.tx_queues += 1;
+        }
+    }
+    s.numa_node = probe
+        .setting_now(&format!("{dir}/device/numa_node"), |l| l.parse().ok())
+        .flatten();
+    s.driver = probe.root.link_name(&format!("{dir}/device/driver"));
+    s
+}
+
 /// The `/proc/net/dev` columns of a device that sum its error counters (see the module comment).
 #[derive(Debug, Clone, Copy)]
 pub struct Columns {
@@ -55,9 +133,9 @@ pub struct Columns {
 /// `name`'s link; `device` says whether it has a driver (hardware or virtio), which decides
 /// whether its error counters are read; `columns` are its `/proc/net/dev` columns this sample.
 pub fn read_link(probe: &mut Probe, name: &str, device: bool, columns: Columns) -> NicLink {
-    let dir = format!("sys/class/net/{name}");
-    let mut c = probe.cache.nics.remove(name).unwrap_or_default();
-    let spread = spread_of(&dir);
+    let mut c = take(probe, name);
+    let dir = std::mem::take(&mut c.dir);
+    let spread = c.spread;
     let mut link = NicLink::default();
     if device {
         link.carrier_changes = probe.u64_in(&dir, "carrier_changes");
@@ -81,7 +159,8 @@ pub fn read_link(probe: &mut Probe, name: &str, device: bool, columns: Columns) 
     link.mtu = probe.setting_in(&mut c.mtu, &dir, "mtu", spread, parse_u64);
     link.tx_queue_len =
         probe.setting_in(&mut c.tx_queue_len, &dir, "tx_queue_len", spread, parse_u64);
-    probe.cache.nics.insert(name.to_string(), c);
+    c.dir = dir;
+    put(probe, name, c);
     link
 }
 
