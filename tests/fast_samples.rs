@@ -63,11 +63,11 @@ fn up(t: u64) -> f64 {
 #[test]
 fn quiet_fast_samples_read_tcp_about_once_a_second_with_exact_rates() {
     let dir = tempfile::tempdir().expect("tempdir");
-    // Quiet to t = 20: 10 packets, 8 segments and 1 timeout a sample (40 packets/s, 32
-    // segments/s, 4 timeouts/s). Busy from t = 21: 1,000 packets and 400 segments a sample.
+    // Quiet to t = 19: 10 packets, 8 segments and 1 timeout a sample (40 packets/s, 32
+    // segments/s, 4 timeouts/s). Busy from t = 20: 1,000 packets and 400 segments a sample.
     let counts = |t: u64| {
-        let quiet = t.min(20);
-        let busy = t.saturating_sub(20);
+        let quiet = t.min(19);
+        let busy = t.saturating_sub(19);
         (10 * quiet + 1_000 * busy, 8 * quiet + 400 * busy, quiet)
     };
     let (p, o, x) = counts(0);
@@ -90,37 +90,39 @@ fn quiet_fast_samples_read_tcp_about_once_a_second_with_exact_rates() {
         assert_eq!(tcp.out_segs, Some(counts(at).1), "carried as read at {at}");
         let d = derive(Some(&prev), &cur);
         let m = d.tcp.as_ref().expect("tcp metrics");
-        if t <= 20 {
+        if t <= 19 {
             assert_eq!(m.out_segs_per_s, Some(32.0), "segments at {t}");
             assert_eq!(m.timeouts_per_s, Some(4.0), "timeouts at {t}");
         }
-        if (2..=20).contains(&t) {
+        // From the third sample on (the first two read them: two reads make a rate).
+        if (3..=19).contains(&t) {
             let secs = m.table_secs.expect("read in turns: its interval said");
             assert!((0.25..=1.0).contains(&secs), "{secs} s at {t}");
         }
-        if t == 21 {
-            // Busy: read at once, over its own second since the read at t = 17: three quiet
-            // samples' 8 segments and one busy sample's 400.
-            assert_eq!(at, 21, "the first busy sample reads them");
-            assert_eq!(m.table_secs, Some(1.0));
-            assert_eq!(m.out_segs_per_s, Some(424.0));
+        if t == 20 {
+            // Busy: read at once, over its own half second since the read at t = 18: a quiet
+            // sample's 8 segments and a busy one's 400.
+            assert_eq!(at, 20, "the first busy sample reads them");
+            assert_eq!(m.table_secs, Some(0.5));
+            assert_eq!(m.out_segs_per_s, Some(816.0));
         }
-        if t >= 22 {
+        if t >= 21 {
             assert_eq!(at, t, "read every sample when busy");
             assert_eq!(m.out_segs_per_s, Some(1_600.0), "segments at {t}");
             assert_eq!(m.table_secs, None, "one sample's interval at {t}");
         }
         prev = cur;
     }
-    // Two reads first (t = 0 and 1), then one every 4 samples (a second) while quiet.
-    let reads: std::collections::BTreeSet<u64> = read_at[..20].iter().copied().collect();
+    // Every sample until samples are known to come fast (t = 0: no gap yet), then two reads
+    // (t = 1 and 2: two make a rate) and one every 4 samples (a second) while quiet.
+    let reads: std::collections::BTreeSet<u64> = read_at[..19].iter().copied().collect();
     assert_eq!(
         reads,
-        [1, 5, 9, 13, 17].into_iter().collect(),
+        [1, 2, 6, 10, 14, 18].into_iter().collect(),
         "{read_at:?}"
     );
     assert!(
-        read_at[..20].iter().zip(1u64..).all(|(&at, t)| t - at < 4),
+        read_at[..19].iter().zip(1u64..).all(|(&at, t)| t - at < 4),
         "no counters older than 4 samples: {read_at:?}"
     );
 }
@@ -313,7 +315,7 @@ fn fast_samples_read_cgroups_about_once_a_second_with_exact_rates() {
             .iter()
             .find(|g| g.path == "/svc")
             .expect("svc metrics");
-        if t >= 2 {
+        if t >= 3 {
             // 0.1 CPU-s a quarter second is 40 % of a CPU over any of its own intervals.
             let cpu = m.cpu_pct.expect("cpu %");
             assert!((cpu - 40.0).abs() < 1e-9, "at {t}: {cpu}");
@@ -326,5 +328,5 @@ fn fast_samples_read_cgroups_about_once_a_second_with_exact_rates() {
         prev = cur;
     }
     let reads: std::collections::BTreeSet<u64> = read_at.iter().copied().collect();
-    assert_eq!(reads, [1, 5, 9].into_iter().collect(), "{read_at:?}");
+    assert_eq!(reads, [1, 2, 6, 10].into_iter().collect(), "{read_at:?}");
 }

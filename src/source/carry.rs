@@ -36,6 +36,9 @@ pub struct Carry<T> {
     last: Option<(u64, SampleTime, T)>,
     /// The read before it: its time and table.
     before: Option<(SampleTime, T)>,
+    /// This sample's table is kept for the next ones (`due` said turns are on): when every
+    /// sample reads the table (1 s apart and slower) no copy is made.
+    keep: bool,
 }
 
 impl<T> Default for Carry<T> {
@@ -43,6 +46,7 @@ impl<T> Default for Carry<T> {
         Carry {
             last: None,
             before: None,
+            keep: false,
         }
     }
 }
@@ -50,7 +54,8 @@ impl<T> Default for Carry<T> {
 impl<T: Turned> Carry<T> {
     /// True when sample `sample_no` reads the table: fewer than two reads yet (two make a
     /// rate), the host not `quiet`, or `every` samples since the last read.
-    pub fn due(&self, sample_no: u64, every: u32, quiet: bool) -> bool {
+    pub fn due(&mut self, sample_no: u64, every: u32, quiet: bool) -> bool {
+        self.keep = every > 1;
         match (&self.last, &self.before) {
             (Some((n, ..)), Some(_)) if quiet => sample_no >= n + u64::from(every.max(1)),
             _ => true,
@@ -68,7 +73,20 @@ impl<T: Turned> Carry<T> {
         // No read before (the first sample, or after the table could not be read): the
         // previous sample has no other table, so the plain pair is right.
         let consecutive = self.last.as_ref().is_none_or(|(n, ..)| n + 1 == sample_no);
-        self.before = self.last.take().map(|(_, at, t)| (at, t));
+        let before = self.last.take().map(|(_, at, t)| (at, t));
+        if !self.keep {
+            // Every sample reads it: nothing to carry, no copy. A read after reads in turns
+            // still runs from the last of them.
+            self.before = None;
+            if !consecutive {
+                table.set_turn(Some(Box::new(Turn {
+                    at: time.clone(),
+                    before,
+                })));
+            }
+            return Some(table);
+        }
+        self.before = before;
         self.last = Some((sample_no, time.clone(), table.clone()));
         if !consecutive {
             table.set_turn(self.turn());
