@@ -1,7 +1,8 @@
 //! A table read in turns (`/proc/interrupts` on a quiet host; the TCP counters on a quiet host
-//! and the cgroups on any, sampled faster than once a second): its last read and the read before it, kept by the
-//! reader, and the table a sample that does not read it carries (the last read, with its
-//! `Turn`). Its counters are cumulative, so its rates over its own two reads are exact.
+//! and the cgroups on any, sampled faster than once a second): its last read and the read
+//! before it, kept by the reader, and the table a sample that does not read it carries (the
+//! last read, with its `Turn`). Its counters are cumulative, so its rates over its own two
+//! reads are exact.
 
 use crate::sample::{Cgroups, Interrupts, SampleTime, TcpSample, Turn};
 
