@@ -330,3 +330,90 @@ fn fast_samples_read_cgroups_about_once_a_second_with_exact_rates() {
     let reads: std::collections::BTreeSet<u64> = read_at.iter().copied().collect();
     assert_eq!(reads, [1, 2, 6, 10].into_iter().collect(), "{read_at:?}");
 }
+
+/// 200 idle processes (no CPU, no faults, no I/O) on a host sampled 0.25 s apart: each is read
+/// on its turn every `IDLE_EVERY` seconds, as at 1 s (64 passes, not 16), so a pass reads
+/// about 200 / 64 of their `stat` files; at 1 s apart, every 16 passes.
+#[test]
+fn idle_processes_keep_their_turn_in_seconds_at_fast_samples() {
+    use perftop::source::processes::{idle_every, IDLE_EVERY};
+    assert_eq!(idle_every(Some(0.25)), 64);
+    assert_eq!(idle_every(Some(0.5)), 32);
+    assert_eq!(idle_every(Some(1.0)), IDLE_EVERY);
+    assert_eq!(idle_every(None), IDLE_EVERY);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let proc = dir.path().join("proc");
+    for k in 0..200u32 {
+        let pid = 1000 + k;
+        let d = proc.join(pid.to_string());
+        fs::create_dir_all(&d).expect("mkdir");
+        fs::write(
+            d.join("stat"),
+            format!(
+                "{pid} (p{k}) S 1 {pid} {pid} 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 100 \
+                 1000000 10 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 \
+                 0 0 0 0\n"
+            ),
+        )
+        .expect("stat");
+    }
+    let write_clock = |up: f64| {
+        fs::write(proc.join("uptime"), format!("{up:.2} {:.2}\n", 2.0 * up)).expect("uptime");
+        fs::write(
+            proc.join("stat"),
+            "cpu  0 0 0 1000 0 0 0 0 0 0\ncpu0 0 0 0 1000 0 0 0 0 0 0\nprocesses 500\n",
+        )
+        .expect("stat");
+    };
+    let stat_reads = |costs: &std::sync::Mutex<perftop::root::cost::Costs>| {
+        costs
+            .lock()
+            .expect("costs")
+            .dearest()
+            .iter()
+            .filter(|(p, ..)| {
+                // `ROOT/proc/1234/stat` (pids are folded into `PID` only under `/proc` itself).
+                let c: Vec<&str> = p.rsplit('/').take(3).collect();
+                c.len() == 3
+                    && c[0] == "stat"
+                    && c[2] == "proc"
+                    && c[1].bytes().all(|b| b.is_ascii_digit())
+            })
+            .map(|(_, _, n)| *n)
+            .sum::<u64>()
+    };
+    let costs = std::sync::Arc::new(std::sync::Mutex::new(Default::default()));
+    write_clock(up(0));
+    let mut reader = Reader::new(Root::new(dir.path()).timed(costs.clone()));
+    // The first passes read every process (new, then moved from nothing); then turns.
+    for t in 1..=8u64 {
+        write_clock(up(t));
+        reader.sample();
+    }
+    let before = stat_reads(&costs);
+    for t in 9..=8 + 64u64 {
+        write_clock(up(t));
+        let s = reader.sample();
+        assert_eq!(
+            s.processes.as_ref().map(|p| p.total),
+            Some(200),
+            "all counted"
+        );
+    }
+    let fast = stat_reads(&costs) - before;
+    assert!(
+        (200..=240).contains(&fast),
+        "{fast} stat reads in 64 passes at 0.25 s"
+    );
+    // 1 s apart: every 16 passes, 4 times as many reads in as many passes.
+    let before = stat_reads(&costs);
+    for t in 0..64u64 {
+        write_clock(up(8 + 64) + 1.0 + t as f64);
+        reader.sample();
+    }
+    let slow = stat_reads(&costs) - before;
+    assert!(
+        (800..=880).contains(&slow),
+        "{slow} stat reads in 64 passes at 1 s"
+    );
+}
