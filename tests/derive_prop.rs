@@ -87,13 +87,13 @@ prop_compose! {
                 name: "eth0-TxRx-0".into(),
                 counts: vec![(0, net[0]), (1, net[1])],
                 ..Default::default()
-            }],
-            arch_totals: vec![],
+            }].into(),
+            arch_totals: Default::default(),
             arch_rows: vec![ArchRow {
                 name: "CAL".into(),
                 desc: "Function call interrupts".into(),
                 counts: vec![soft[0], net[1]],
-            }],
+            }].into(),
         });
         s.net.devices.push(NetDevice {
             name: "eth0".into(),

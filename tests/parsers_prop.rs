@@ -163,7 +163,7 @@ proptest! {
     fn interrupts(text in input("intel-pstate/t1/proc/interrupts")) {
         let mut p = probe();
         let irqs = parse_interrupts(&mut p, &text);
-        for line in &irqs.irqs {
+        for line in irqs.irqs.iter() {
             for (cpu, n) in &line.counts {
                 prop_assert!(irqs.cpus.contains(cpu));
                 prop_assert!(*n > 0);

@@ -216,7 +216,7 @@ pub fn derive_interrupts(
         .collect();
     let col: HashMap<u32, usize> = irqs.cpus.iter().enumerate().map(|(i, &c)| (c, i)).collect();
     m.lines_total = irqs.irqs.len();
-    for line in &irqs.irqs {
+    for line in irqs.irqs.iter() {
         let p = prev_irqs.and_then(|pi| {
             pi.irqs
                 .binary_search_by_key(&line.irq, |l| l.irq)

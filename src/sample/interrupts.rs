@@ -3,20 +3,24 @@
 
 use crate::cpulist::CpuList;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Interrupts {
     /// CPU ids from the header (online CPUs only).
     pub cpus: Vec<u32>,
-    pub irqs: Vec<IrqLine>,
+    /// Shared (`Arc`), like the per-type rows: a quiet host's table is carried, as last read,
+    /// to the samples between its reads (`source::irq_turns`), and a copy of ~20 lines and
+    /// ~20 rows was ~300 allocations a sample. Read-only once parsed.
+    pub irqs: Arc<Vec<IrqLine>>,
     /// Per-architecture rows (`LOC`, `RES`, `NMI`...) as totals over all CPUs, `ERR` and `MIS`
     /// (one system-wide count) included.
     #[serde(default)]
-    pub arch_totals: Vec<(String, u64)>,
+    pub arch_totals: Arc<Vec<(String, u64)>>,
     /// The per-architecture rows that have one count per CPU, in file order. Absent in
     /// recordings made before perftop kept them (per-type rates are then unknown).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub arch_rows: Vec<ArchRow>,
+    pub arch_rows: Arc<Vec<ArchRow>>,
     /// Set when this table's rates do not run from the previous sample's table: read in turns
     /// on a quiet host (`source::irq_turns`), or read again after a gap. `None`: read this
     /// sample, and the previous sample read it too.

@@ -97,30 +97,34 @@ pub fn parse_interrupts(probe: &mut Probe, text: &str) -> Interrupts {
         ..Interrupts::default()
     };
     let mut bad = 0usize;
+    let (mut lines, mut totals, mut rows) = (Vec::new(), Vec::new(), Vec::new());
     for (irqs, arch, b) in parts {
-        out.irqs.extend(irqs);
-        out.arch_totals.extend(arch.totals);
-        out.arch_rows.extend(arch.rows);
+        lines.extend(irqs);
+        totals.extend(arch.totals);
+        rows.extend(arch.rows);
         bad += b;
     }
     if bad > 0 {
         probe.note("proc/interrupts", format!("{bad} garbled line(s) skipped"));
     }
     // Each IRQ costs a few `proc/irq/N` reads per sample.
-    if out.irqs.len() > super::MAX_IRQ_LINES as usize {
+    if lines.len() > super::MAX_IRQ_LINES as usize {
         let msg = format!(
             "{} IRQ lines; only the first {} read",
-            out.irqs.len(),
+            lines.len(),
             super::MAX_IRQ_LINES
         );
         probe.note("proc/interrupts", msg);
-        out.irqs.truncate(super::MAX_IRQ_LINES as usize);
+        lines.truncate(super::MAX_IRQ_LINES as usize);
     }
     // Derive pairs IRQs across samples by binary search; the kernel lists them in order, a
     // damaged or hand-made file may not.
-    if !out.irqs.is_sorted_by_key(|l| l.irq) {
-        out.irqs.sort_by_key(|l| l.irq);
+    if !lines.is_sorted_by_key(|l| l.irq) {
+        lines.sort_by_key(|l| l.irq);
     }
+    out.irqs = lines.into();
+    out.arch_totals = totals.into();
+    out.arch_rows = rows.into();
     out
 }
 
@@ -275,12 +279,12 @@ mod tests {
         assert_eq!(irqs.irqs[1].counts, vec![(2, 4141)]);
         assert_eq!(irqs.irqs[2].counts, vec![(0, 100), (2, 200)]);
         assert_eq!(
-            irqs.arch_totals,
+            *irqs.arch_totals,
             vec![("LOC".to_string(), 29579), ("ERR".to_string(), 0)]
         );
         // Per CPU, in the header's order; ERR has one system-wide count, so no row.
         assert_eq!(
-            irqs.arch_rows,
+            *irqs.arch_rows,
             vec![ArchRow {
                 name: "LOC".into(),
                 desc: "Local timer interrupts".into(),
@@ -342,9 +346,9 @@ Err:          0
         let (mut p, mut q) = (probe(), probe());
         let whole = parse_interrupts(&mut p, &text);
         let (irqs, arch, bad) = parse_irq_lines(&[0, 1], text.split_once('\n').expect("header").1);
-        assert_eq!(whole.irqs, irqs);
-        assert_eq!(whole.arch_totals, arch.totals);
-        assert_eq!(whole.arch_rows, arch.rows);
+        assert_eq!(*whole.irqs, irqs);
+        assert_eq!(*whole.arch_totals, arch.totals);
+        assert_eq!(*whole.arch_rows, arch.rows);
         assert_eq!(whole.arch_rows[0].counts, vec![5, 6]);
         assert_eq!((whole.irqs.len(), bad), (300, 1));
         assert_eq!(p.problems.len(), 1);

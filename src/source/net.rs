@@ -71,7 +71,8 @@ pub fn read_irq_counters(probe: &mut Probe, turns: &mut IrqTurns, now: &Now) -> 
 /// is read again on the next sample, which must then read the table.
 fn fill_placement(probe: &mut Probe, irqs: &mut Interrupts) -> bool {
     let mut again = false;
-    for irq in &mut irqs.irqs {
+    // A table just parsed: its lines are not shared yet, so this copies nothing.
+    for irq in std::sync::Arc::make_mut(&mut irqs.irqs) {
         let mut c = probe.cache.irqs.remove(&irq.irq).unwrap_or_default();
         if c.dir.is_empty() {
             c.dir = format!("proc/irq/{}", irq.irq);

@@ -20,15 +20,16 @@ fn interrupts(p: &mut Pair) -> [&mut Interrupts; 2] {
 fn line(p: &mut Pair, irq: u32, name: &str, cpu: u32, before: u64, per_s: f64) {
     let n = p.count(per_s);
     for (irqs, count) in interrupts(p).into_iter().zip([before, before + n]) {
-        irqs.irqs.retain(|l| l.irq != irq);
-        irqs.irqs.push(IrqLine {
+        let lines = std::sync::Arc::make_mut(&mut irqs.irqs);
+        lines.retain(|l| l.irq != irq);
+        lines.push(IrqLine {
             irq,
             name: name.into(),
             chip: "PCI-MSIX-0000:00:02.0".into(),
             counts: vec![(cpu, count)],
             ..IrqLine::default()
         });
-        irqs.irqs.sort_by_key(|l| l.irq);
+        lines.sort_by_key(|l| l.irq);
     }
 }
 
@@ -37,8 +38,9 @@ fn row(p: &mut Pair, name: &str, desc: &str, per_s: [f64; CPUS as usize]) {
     let base = 1_000_000u64;
     let n = per_s.map(|r| p.count(r));
     for (irqs, grow) in interrupts(p).into_iter().zip([false, true]) {
-        irqs.arch_rows.retain(|r| r.name != name);
-        irqs.arch_rows.push(ArchRow {
+        let rows = std::sync::Arc::make_mut(&mut irqs.arch_rows);
+        rows.retain(|r| r.name != name);
+        rows.push(ArchRow {
             name: name.into(),
             desc: desc.into(),
             counts: n.iter().map(|&d| base + if grow { d } else { 0 }).collect(),
@@ -110,7 +112,12 @@ fn intervals(per_s: &[f64], boot_per_s: f64) -> Vec<Sample> {
         count += *r as u64;
         s.time.uptime_s = Some(1001.0 + i as f64);
         s.time.wall_ms += 1000 * (i as i64 + 1);
-        if let Some(l) = s.net.interrupts.as_mut().map(|x| &mut x.irqs[0]) {
+        if let Some(l) = s
+            .net
+            .interrupts
+            .as_mut()
+            .map(|x| &mut std::sync::Arc::make_mut(&mut x.irqs)[0])
+        {
             l.counts = vec![(1, count)];
         }
         out.push(s);

@@ -29,9 +29,9 @@ fn sample(uptime: f64, cpus: &[u32], irqs: Vec<IrqLine>, rows: Vec<ArchRow>) -> 
     s.net.interrupts = Some(Interrupts {
         turn: None,
         cpus: cpus.to_vec(),
-        irqs,
-        arch_totals: Vec::new(),
-        arch_rows: rows,
+        irqs: irqs.into(),
+        arch_totals: Vec::new().into(),
+        arch_rows: rows.into(),
     });
     s
 }
@@ -201,7 +201,7 @@ fn no_file_and_old_recordings_say_why() {
     assert_eq!(m.unknown.as_deref(), Some("no /proc/interrupts"));
     let mut a = sample(10.0, &[0], vec![line(1, "x", &[(0, 5)])], vec![]);
     if let Some(i) = a.net.interrupts.as_mut() {
-        i.arch_totals = vec![("LOC".into(), 100)];
+        i.arch_totals = vec![("LOC".into(), 100)].into();
     }
     let mut b = a.clone();
     b.time.uptime_s = Some(11.0);
