@@ -10,16 +10,22 @@ use perftop::source::Reader;
 use std::fs;
 use std::path::Path;
 
-/// Counters of the host at uptime `up`: `packets` through eth0 (received and sent alike),
-/// `out` TCP segments sent, `timeouts` RTO expiries.
-fn write(dir: &Path, up: f64, packets: u64, out: u64, timeouts: u64) {
-    let net = dir.join("proc/net");
-    fs::create_dir_all(&net).expect("mkdir");
+/// `proc/uptime` at `up` seconds (idle time twice that, as on two CPUs).
+fn write_uptime(dir: &Path, up: f64) {
+    fs::create_dir_all(dir.join("proc")).expect("mkdir");
     fs::write(
         dir.join("proc/uptime"),
         format!("{up:.2} {:.2}\n", 2.0 * up),
     )
     .expect("uptime");
+}
+
+/// Counters of the host at uptime `up`: `packets` through eth0 (received and sent alike),
+/// `out` TCP segments sent, `timeouts` RTO expiries.
+fn write(dir: &Path, up: f64, packets: u64, out: u64, timeouts: u64) {
+    let net = dir.join("proc/net");
+    fs::create_dir_all(&net).expect("mkdir");
+    write_uptime(dir, up);
     fs::write(
         net.join("dev"),
         format!(
@@ -152,7 +158,7 @@ fn at_one_second_every_sample_reads_tcp() {
 fn write_cpus_and_node(dir: &Path, up: f64, n: u64, free: u64) {
     let proc = dir.join("proc");
     fs::create_dir_all(&proc).expect("mkdir");
-    fs::write(proc.join("uptime"), format!("{up:.2} {:.2}\n", 2.0 * up)).expect("uptime");
+    write_uptime(dir, up);
     let idle = 1_000 + 20 * n;
     fs::write(
         proc.join("stat"),
@@ -258,11 +264,7 @@ fn fast_samples_read_idle_states_and_node_memory_in_turns() {
 fn write_cgroup(dir: &Path, up: f64, n: u64) {
     let proc = dir.join("proc/self");
     fs::create_dir_all(&proc).expect("mkdir");
-    fs::write(
-        dir.join("proc/uptime"),
-        format!("{up:.2} {:.2}\n", 2.0 * up),
-    )
-    .expect("uptime");
+    write_uptime(dir, up);
     fs::write(
         proc.join("mountinfo"),
         "22 1 253:1 / / rw,relatime shared:1 - ext4 /dev/vda1 rw\n\
@@ -358,7 +360,7 @@ fn idle_processes_keep_their_turn_in_seconds_at_fast_samples() {
         .expect("stat");
     }
     let write_clock = |up: f64| {
-        fs::write(proc.join("uptime"), format!("{up:.2} {:.2}\n", 2.0 * up)).expect("uptime");
+        write_uptime(dir.path(), up);
         fs::write(
             proc.join("stat"),
             "cpu  0 0 0 1000 0 0 0 0 0 0\ncpu0 0 0 0 1000 0 0 0 0 0 0\nprocesses 500\n",

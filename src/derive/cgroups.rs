@@ -66,15 +66,8 @@ pub fn derive_cgroups(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Vec<
     };
     // Groups read in turns (samples faster than a second) or after a gap run between their
     // own two reads; unknown when there is no read before.
-    let (iv, before) = match c.turn.as_deref() {
-        Some(t) if !iv.since_boot => (
-            t.before
-                .as_ref()
-                .map_or(iv, |(at, _)| Interval::of_times(Some(at), &t.at)),
-            t.before.as_ref().map(|(_, b)| b),
-        ),
-        _ => (iv, prev.and_then(|p| p.cgroups.as_ref())),
-    };
+    let prev = prev.and_then(|p| p.cgroups.as_ref());
+    let (iv, before, _) = super::turn_pair(iv, c.turn.as_deref(), prev);
     let before: HashMap<&str, &CgroupSample> = before
         .filter(|p| p.version == c.version)
         .map(|p| p.groups.iter().map(|g| (g.path.as_str(), g)).collect())

@@ -166,21 +166,15 @@ pub fn irq_delta(iv: Interval, prev: Option<u64>, cur: u64) -> Option<u64> {
     }
 }
 
-/// What a table's rates run between: the previous sample's table over the sample's interval,
-/// or, for a table read in turns or after a gap (`Interrupts::turn`), the read before it over
-/// the interval between the two reads (no read before: unknown, as on a first sample).
+/// `/proc/interrupts`' pair (`super::turn_pair`): the previous sample's table, or the read
+/// before a table read in turns or after a gap, and the interval the rates run over.
 pub fn table_pair<'a>(
     iv: Interval,
     prev: Option<&'a Sample>,
     cur: &'a crate::sample::Interrupts,
-) -> (Interval, Option<&'a crate::sample::Interrupts>) {
-    match cur.turn.as_deref() {
-        Some(t) if !iv.since_boot => match &t.before {
-            Some((at, table)) => (Interval::of_times(Some(at), &t.at), Some(table)),
-            None => (iv, None),
-        },
-        _ => (iv, prev.and_then(|p| p.net.interrupts.as_ref())),
-    }
+) -> (Interval, Option<&'a crate::sample::Interrupts>, Option<f64>) {
+    let prev = prev.and_then(|p| p.net.interrupts.as_ref());
+    super::turn_pair(iv, cur.turn.as_deref(), prev)
 }
 
 pub fn derive_interrupts(
@@ -198,9 +192,8 @@ pub fn derive_interrupts(
         m.unknown = Some("no /proc/interrupts".into());
         return m;
     };
-    let (iv, prev_irqs) = table_pair(iv, prev, irqs);
-    // Since boot (a recording's first sample) is said as such elsewhere, not as a turn.
-    m.table_secs = irqs.turn.as_ref().filter(|_| !iv.since_boot).and(iv.secs);
+    let (iv, prev_irqs, table_secs) = table_pair(iv, prev, irqs);
+    m.table_secs = table_secs;
     // Column of each CPU in the previous header: a CPU that was not there (just onlined) has
     // counts from before it went offline, so none of its rates is known this interval.
     let prev_col: HashMap<u32, usize> = prev_irqs

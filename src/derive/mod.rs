@@ -17,7 +17,7 @@ pub mod processes;
 pub mod storage;
 pub mod tcp;
 
-use crate::sample::{Sample, SampleTime};
+use crate::sample::{Sample, SampleTime, Turn};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -147,6 +147,28 @@ pub struct HostMetrics {
     pub tuned_profile: Option<String>,
 }
 
+/// What a table's rates run between: the previous sample's table over the sample's interval,
+/// or, for a table read in turns or after a gap (its `turn`), the read before it over the
+/// interval between the two reads (no read before: unknown, as on a first sample). The third
+/// value is that interval's length when it is not the sample's (`table_secs`, said on screen);
+/// since boot (a recording's first sample) is said as such elsewhere, not as a turn.
+pub fn turn_pair<'a, T>(
+    iv: Interval,
+    turn: Option<&'a Turn<T>>,
+    prev: Option<&'a T>,
+) -> (Interval, Option<&'a T>, Option<f64>) {
+    match turn {
+        Some(t) if !iv.since_boot => {
+            let (iv, before) = match &t.before {
+                Some((at, table)) => (Interval::of_times(Some(at), &t.at), Some(table)),
+                None => (iv, None),
+            };
+            (iv, before, iv.secs)
+        }
+        _ => (iv, prev, None),
+    }
+}
+
 /// Shortest interval rates are computed over (see `Interval::between`).
 pub const MIN_INTERVAL_S: f64 = 1e-3;
 
@@ -246,12 +268,10 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
         .as_ref()
         .filter(|c| c.version.is_some())
         .map(|c| c.left_out);
-    host.cgroups_secs = cur
-        .cgroups
-        .as_ref()
-        .and_then(|c| c.turn.as_deref())
-        .filter(|_| !iv.since_boot)
-        .and_then(|t| Interval::of_times(Some(&t.before.as_ref()?.0), &t.at).secs);
+    host.cgroups_secs = cur.cgroups.as_ref().and_then(|c| {
+        let prev = prev.and_then(|p| p.cgroups.as_ref());
+        turn_pair(iv, c.turn.as_deref(), prev).2
+    });
     let interrupts = irq::derive_interrupts(iv, prev, cur, &host);
     let (filesystems, fs_unknown) = filesystems::derive_filesystems(cur);
     let (temperatures, hottest) = filesystems::derive_temperatures(cur);

@@ -290,7 +290,7 @@ pub fn derive_irq_queues(
     let Some(irqs) = &cur.net.interrupts else {
         return Vec::new();
     };
-    let (iv, prev_irqs) = super::irq::table_pair(iv, prev, irqs);
+    let (iv, prev_irqs, _) = super::irq::table_pair(iv, prev, irqs);
     irqs.irqs
         .iter()
         .filter_map(|line| {

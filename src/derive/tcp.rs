@@ -51,14 +51,8 @@ pub fn derive_tcp(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Option<T
     // Counters read in turns (a quiet host sampled fast, `source::tcp`) or after a gap run
     // between their own two reads; unknown when there is no read before (as on a first
     // sample).
-    let (iv, p) = match t.turn.as_deref() {
-        Some(turn) if !iv.since_boot => match &turn.before {
-            Some((at, before)) => (Interval::of_times(Some(at), &turn.at), Some(before)),
-            None => (iv, None),
-        },
-        _ => (iv, prev.and_then(|p| p.net.tcp.as_ref())),
-    };
-    let table_secs = t.turn.as_ref().filter(|_| !iv.since_boot).and(iv.secs);
+    let prev = prev.and_then(|p| p.net.tcp.as_ref());
+    let (iv, p, table_secs) = super::turn_pair(iv, t.turn.as_deref(), prev);
     // Counters are the kernel's `unsigned long`: 64 bits here. A drop is a reset (a network
     // namespace recreated, a replay across a reboot): unknown.
     let d = |f: fn(&TcpSample) -> Option<u64>| iv.d64(p.and_then(f), f(t)?);

@@ -116,10 +116,14 @@ fn read_device_settings(probe: &mut Probe, dir: &str) -> DeviceSettings {
             s.tx_queues += 1;
         }
     }
-    s.numa_node = probe
-        .setting_now(&format!("{dir}/device/numa_node"), |l| l.parse().ok())
-        .flatten();
+    // `lo`, bridges, veths and tunnels have no `device/`: only a NIC with a driver has a node
+    // to read (a host with a thousand veths would otherwise probe a thousand absent files).
     s.driver = probe.root.link_name(&format!("{dir}/device/driver"));
+    if s.driver.is_some() {
+        s.numa_node = probe
+            .setting_now(&format!("{dir}/device/numa_node"), |l| l.parse().ok())
+            .flatten();
+    }
     s
 }
 

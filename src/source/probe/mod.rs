@@ -122,17 +122,22 @@ impl Probe {
     }
 
     fn whole(&mut self, rel: &str, required: bool) -> Option<String> {
-        let budget = Budget::Table(MAX_FILE_BYTES);
+        self.fill_buf(rel, "", required, Budget::Table(MAX_FILE_BYTES))
+            .then(|| self.buf.text().into_owned())
+    }
+
+    /// `dir/name` read into the probe's own buffer within `budget` (`budget::fill`): false
+    /// when absent or unreadable (noted as `fill` notes it).
+    fn fill_buf(&mut self, dir: &str, name: &str, required: bool, budget: Budget) -> bool {
         fill(
             &self.root,
             &mut self.problems,
             &mut self.buf,
-            rel,
-            "",
+            dir,
+            name,
             required,
             budget,
         )
-        .then(|| self.buf.text().into_owned())
     }
 
     /// `f` over a whole file's text without copying it into a `String` (tables that are
@@ -168,15 +173,7 @@ impl Probe {
         blank_noted: bool,
         parse: impl FnOnce(&str) -> Result<T, String>,
     ) -> Option<T> {
-        if !fill(
-            &self.root,
-            &mut self.problems,
-            &mut self.buf,
-            dir,
-            name,
-            false,
-            Budget::Value,
-        ) {
+        if !self.fill_buf(dir, name, false, Budget::Value) {
             return None;
         }
         let text = self.buf.text();

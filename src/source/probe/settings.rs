@@ -4,7 +4,7 @@
 //! One rule (`Tier::get`) decides when for every kind of setting: a file's first line, a
 //! directory listing, a symlink's target.
 
-use super::budget::{fill, Budget};
+use super::budget::Budget;
 use super::{first_line, join, parse_flag, parse_u64, Probe};
 use crate::root::Every;
 use foldhash::HashMap;
@@ -250,16 +250,7 @@ impl Probe {
     /// tier's period): what every setting read comes down to. `None` when absent, unreadable
     /// (noted) or empty.
     fn first_line_now<R>(&mut self, dir: &str, name: &str, f: impl FnOnce(&str) -> R) -> Option<R> {
-        let budget = Budget::Setting(self.tier.refresh);
-        if !fill(
-            &self.root,
-            &mut self.problems,
-            &mut self.buf,
-            dir,
-            name,
-            false,
-            budget,
-        ) {
+        if !self.fill_buf(dir, name, false, Budget::Setting(self.tier.refresh)) {
             return None;
         }
         first_line(&self.buf.text()).map(f)
