@@ -1,6 +1,6 @@
 //! What a sample reads in turns when samples come faster than a second (`-d 0.25`): the TCP
-//! counters on a quiet host (`source::tcp::TcpTurns`), each CPU's idle-state counters and each
-//! NUMA node's meminfo (`source::turns::every_for_gap`). Each is read about once a second, the
+//! counters on a quiet host (`source::tcp::TcpTurns`), each CPU's idle-state counters, each
+//! NUMA node's meminfo (`source::turns::every_for_gap`), the cgroups and the process pass. Each is read about once a second, the
 //! counters' rates are exact over their own two reads on every sample, and at 1 s everything is
 //! read every sample. Counts written by hand.
 
@@ -334,8 +334,8 @@ fn fast_samples_read_cgroups_about_once_a_second_with_exact_rates() {
 }
 
 /// 200 idle processes (no CPU, no faults, no I/O) on a host sampled 0.25 s apart: each is read
-/// on its turn every `IDLE_EVERY` seconds, as at 1 s (64 passes, not 16), so a pass reads
-/// about 200 / 64 of their `stat` files; at 1 s apart, every 16 passes.
+/// on its turn every `IDLE_EVERY` seconds, as at 1 s (the pass runs once in 4 samples, so 16
+/// passes in 64 samples), about 200 in 64 samples; at 1 s apart, every 16 passes.
 #[test]
 fn idle_processes_keep_their_turn_in_seconds_at_fast_samples() {
     use perftop::source::processes::{idle_every, IDLE_EVERY};
@@ -405,7 +405,7 @@ fn idle_processes_keep_their_turn_in_seconds_at_fast_samples() {
     let fast = stat_reads(&costs) - before;
     assert!(
         (200..=240).contains(&fast),
-        "{fast} stat reads in 64 passes at 0.25 s"
+        "{fast} stat reads in 64 samples at 0.25 s"
     );
     // 1 s apart: every 16 passes, 4 times as many reads in as many passes.
     let before = stat_reads(&costs);
@@ -418,4 +418,102 @@ fn idle_processes_keep_their_turn_in_seconds_at_fast_samples() {
         (800..=880).contains(&slow),
         "{slow} stat reads in 64 passes at 1 s"
     );
+}
+
+/// A host with one process and ksoftirqd/0 that have each used `ticks` of CPU by uptime `up`
+/// (and the host both).
+fn write_busy_process(dir: &Path, up: f64, ticks: u64) {
+    let proc = dir.join("proc");
+    let d = proc.join("4242");
+    fs::create_dir_all(&d).expect("mkdir");
+    write_uptime(dir, up);
+    fs::write(
+        proc.join("stat"),
+        format!(
+            "cpu  {b} 0 0 1000 0 0 0 0 0 0\ncpu0 {b} 0 0 1000 0 0 0 0 0 0\nprocesses 500\n",
+            b = 2 * ticks
+        ),
+    )
+    .expect("stat");
+    fs::write(
+        d.join("stat"),
+        format!(
+            "4242 (burner) R 1 4242 4242 0 -1 4194560 0 0 0 0 {ticks} 0 0 0 20 0 1 0 100 \
+             1000000 10 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 \
+             0 0 0 0\n"
+        ),
+    )
+    .expect("pid stat");
+    // ksoftirqd/0, using as much.
+    let k = proc.join("15");
+    fs::create_dir_all(&k).expect("mkdir");
+    fs::write(k.join("comm"), "ksoftirqd/0\n").expect("comm");
+    fs::write(
+        k.join("stat"),
+        format!(
+            "15 (ksoftirqd/0) S 2 0 0 0 -1 2097216 0 0 0 0 {ticks} 0 0 0 20 0 1 0 5 0 0 \
+             18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 \
+             0 0 0\n"
+        ),
+    )
+    .expect("ksoftirqd stat");
+}
+
+/// Samples 0.25 s apart run the process pass about once a second (on the sample that reads
+/// the other once-a-second tables); the samples between carry the last pass, with the time it
+/// was read. A process using 5 ticks a quarter second shows 20 % of a CPU on every sample,
+/// the pass's and those that carry it alike (its rate over its own two reads). At 1 s every
+/// sample runs the pass. A kernel thread that works (ksoftirqd/0, 20 ticks a second) is read
+/// on its own between passes, its rate exact on every sample.
+#[test]
+fn fast_samples_run_the_process_pass_about_once_a_second_with_exact_rates() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_busy_process(dir.path(), up(0), 0);
+    let mut reader = Reader::new(Root::new(dir.path()));
+    let mut prev = reader.sample();
+    let mut passes = Vec::new();
+    for t in 1..=12u64 {
+        write_busy_process(dir.path(), up(t), 5 * t);
+        let cur = reader.sample();
+        let p = cur.processes.as_ref().expect("processes");
+        assert_eq!(p.every, Some(4), "at {t}");
+        if p.at.is_none() {
+            passes.push(t);
+        }
+        let task = p.tasks.iter().find(|x| x.pid == 4242).expect("burner");
+        // Carried: as the last pass read it.
+        let last_pass = *passes.last().expect("a pass");
+        assert_eq!(task.counters.ticks, 5 * last_pass, "at {t}");
+        let d = derive(Some(&prev), &cur);
+        let m = d
+            .processes
+            .iter()
+            .find(|m| m.pid == 4242)
+            .expect("burner metrics");
+        let cpu = m.cpu_pct.expect("cpu %");
+        assert!((cpu - 20.0).abs() < 1e-9, "at {t}: {cpu}");
+        assert_eq!(d.host.tasks.as_ref().and_then(|c| c.every), Some(4));
+        // ksoftirqd/0 works: read on its own between passes, 20 ticks a second on every
+        // sample.
+        let k = d.softirq_cpus.iter().find(|c| c.cpu == 0).expect("cpu0");
+        let pct = k.ksoftirqd_pct.expect("ksoftirqd %");
+        assert!((pct - 20.0).abs() < 1e-9, "at {t}: ksoftirqd {pct}");
+        prev = cur;
+    }
+    assert_eq!(passes, [1, 3, 7, 11], "the passes");
+    // 1 s apart: every sample, 5 ticks a second is 5 %.
+    for t in 0..4u64 {
+        let up = up(12) + 1.0 + t as f64;
+        write_busy_process(dir.path(), up, 60 + 5 * (t + 1));
+        let cur = reader.sample();
+        let p = cur.processes.as_ref().expect("processes");
+        assert_eq!((p.every, p.at.is_none()), (None, true), "at {up}");
+        let d = derive(Some(&prev), &cur);
+        let m = d.processes.iter().find(|m| m.pid == 4242).expect("burner");
+        let cpu = m.cpu_pct.expect("cpu %");
+        // The first 1 s sample measures from the 0.25 s pass before it (sample 11, 1.25 s).
+        let want = if t == 0 { 10.0 / 1.25 } else { 5.0 };
+        assert!((cpu - want).abs() < 1e-9, "at {up}: {cpu}");
+        prev = cur;
+    }
 }

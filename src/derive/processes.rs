@@ -51,6 +51,9 @@ pub struct TaskCounts {
     /// How many `/proc/PID/io` files were read, and why I/O is unknown where it is.
     pub io_read: u32,
     pub io_unknown: Option<String>,
+    /// Read once in this many samples (samples faster than a second), `None`: every sample.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub every: Option<u32>,
 }
 
 /// How much a process is doing, in one number to rank by: 1% of a CPU, 1 MiB/s of I/O, 10
@@ -78,6 +81,11 @@ pub fn derive_processes(
     let page_kb = cur.memory.page_kb;
     let prev_procs = prev.and_then(|s| s.processes.as_ref());
     let adjacent = prev.is_some_and(|s| p.base_wall_ms == Some(s.time.wall_ms));
+    // Read once in several samples (samples faster than a second): every task's rates are
+    // over its own two reads, `base` at `base_time` to this pass's read, on the pass's
+    // sample and on the samples that carry it alike.
+    let in_turns = p.every.is_some_and(|e| e > 1);
+    let read_at = p.at.as_ref().unwrap_or(&cur.time);
     let mut out: Vec<ProcessMetrics> = p
         .tasks
         .iter()
@@ -89,6 +97,11 @@ pub fn derive_processes(
                     ..TaskCounters::default()
                 };
                 (Some(zero), lifetime(cur, t))
+            } else if in_turns {
+                match (&t.base, &t.base_time) {
+                    (Some(_), Some(at)) => (t.base, Interval::of_times(Some(at), read_at)),
+                    _ => (None, iv),
+                }
             } else {
                 let same = prev_procs.and_then(|pp| {
                     let i = pp.tasks.binary_search_by_key(&t.pid, |x| x.pid).ok()?;
@@ -96,7 +109,12 @@ pub fn derive_processes(
                     (x.start == t.start).then_some(x.counters)
                 });
                 match (same, &t.base_time) {
-                    (Some(same), _) => (Some(same), iv),
+                    // The previous sample carried an earlier pass (the interval just went
+                    // from under a second to a second or more): over that pass's time.
+                    (Some(same), _) => match prev_procs.and_then(|pp| pp.at.as_ref()) {
+                        Some(at) => (Some(same), Interval::of_times(Some(at), read_at)),
+                        None => (Some(same), iv),
+                    },
                     // Its base was read a few passes ago (an idle process read in turns).
                     (None, Some(at)) => (t.base, Interval::of_times(Some(at), &cur.time)),
                     (None, None) => (t.base.filter(|_| adjacent), iv),
@@ -117,6 +135,7 @@ pub fn derive_processes(
         threads: p.threads,
         io_read: p.io_read,
         io_unknown: p.io_unknown.clone(),
+        every: p.every,
     };
     (out, Some(counts))
 }

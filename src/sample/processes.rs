@@ -29,6 +29,14 @@ pub struct Processes {
     pub io_unknown: Option<String>,
     /// The kept processes, by pid.
     pub tasks: Vec<Task>,
+    /// Read once in this many samples (samples faster than a second read processes about
+    /// once a second, `source::processes::ProcState::pass_due`); `None`: every sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every: Option<u32>,
+    /// Carried from an earlier sample's pass, read at this time: the rates are that pass's,
+    /// over each task's `base_time` to this time. `None`: read this sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<super::SampleTime>,
 }
 
 /// One process's cumulative counters and state when read.

@@ -2,7 +2,8 @@
 //! interrupt context) and the memory threads (kswapd, kcompactd, khugepaged), found by one scan
 //! of `proc/` and then read by pid: the process pass reads their `stat` (every sample while
 //! they work, in turns while idle: `ProcState::always`, `memory_work`) and hands over what it
-//! read.
+//! read; between passes (samples faster than a second) a working one is read on its own
+//! (`ThreadReads`).
 
 use super::parse::dec;
 use super::processes::{ProcState, ThreadRead};
@@ -47,10 +48,14 @@ impl KthreadPids {
 }
 
 /// A thread as the process pass saw it, else read now.
-fn comm_ticks(probe: &mut Probe, procs: &ProcState, pid: u32) -> Option<ThreadRead> {
+fn pass_or_read(probe: &mut Probe, procs: &ProcState, pid: u32) -> Option<ThreadRead> {
     if let Some(t) = procs.thread(pid) {
         return Some(t);
     }
+    read_now(probe, pid)
+}
+
+fn read_now(probe: &mut Probe, pid: u32) -> Option<ThreadRead> {
     let text = probe.quiet_text(&format!("proc/{pid}"), "stat")?;
     let (comm, ticks) = stat_comm_ticks(&text)?;
     Some(ThreadRead {
@@ -58,6 +63,92 @@ fn comm_ticks(probe: &mut Probe, procs: &ProcState, pid: u32) -> Option<ThreadRe
         ticks,
         since: None,
     })
+}
+
+/// The watched threads' last reads. When samples come faster than a second the process pass
+/// runs about once a second (`ProcState::pass_due`); between passes a thread that worked at
+/// its last read (or a memory thread while memory work moves, `ProcState::always`) is read
+/// on its own, one `stat` each, and an idle one is carried as last read. A thread read after
+/// an earlier read than the previous sample's says since when (`since`): its growth is over
+/// that interval.
+#[derive(Debug, Default)]
+pub struct ThreadReads {
+    last: foldhash::HashMap<u32, LastRead>,
+    /// The previous sample's time and this one's.
+    prev: Option<crate::sample::SampleTime>,
+    now: Option<crate::sample::SampleTime>,
+}
+
+#[derive(Debug)]
+struct LastRead {
+    comm: String,
+    ticks: u64,
+    at: crate::sample::SampleTime,
+    active: bool,
+}
+
+impl ThreadReads {
+    /// A new sample, taken at `time`.
+    pub fn begin(&mut self, time: &crate::sample::SampleTime) {
+        self.prev = self.now.replace(time.clone());
+    }
+
+    /// `pid` this sample: from the pass when it ran, else read or carried (see the type).
+    fn get(&mut self, probe: &mut Probe, procs: &ProcState, pid: u32) -> Option<ThreadRead> {
+        let last = self.last.get(&pid);
+        let fresh = if procs.passed {
+            procs.fresh_thread(pid)
+        } else if last.is_none_or(|l| l.active) || procs.always.binary_search(&pid).is_ok() {
+            read_now(probe, pid)
+        } else {
+            None
+        };
+        let now = self.now.clone()?;
+        match fresh {
+            Some(t) => {
+                let since = last
+                    .filter(|l| self.prev.as_ref().is_none_or(|p| p.wall_ms != l.at.wall_ms))
+                    .map(|l| l.at.clone());
+                let active = last.is_some_and(|l| l.ticks != t.ticks);
+                self.last.insert(
+                    pid,
+                    LastRead {
+                        comm: t.comm.clone(),
+                        ticks: t.ticks,
+                        at: now,
+                        active,
+                    },
+                );
+                Some(ThreadRead { since, ..t })
+            }
+            None => match last {
+                Some(l) => Some(ThreadRead {
+                    comm: l.comm.clone(),
+                    ticks: l.ticks,
+                    since: None,
+                }),
+                // Not read yet and not read by the pass: as the pass last saw it, else now.
+                None => {
+                    let t = pass_or_read(probe, procs, pid)?;
+                    self.last.insert(
+                        pid,
+                        LastRead {
+                            comm: t.comm.clone(),
+                            ticks: t.ticks,
+                            at: now,
+                            active: false,
+                        },
+                    );
+                    Some(t)
+                }
+            },
+        }
+    }
+
+    /// Forgets the threads not in `pids` (gone, or no longer watched).
+    pub fn retain(&mut self, pids: &[u32]) {
+        self.last.retain(|pid, _| pids.contains(pid));
+    }
 }
 
 /// Kernel threads found by one scan of `proc/` (cached, and redone when one vanishes), so each
@@ -80,6 +171,7 @@ pub fn read_ksoftirqd(
     probe: &mut Probe,
     pids: &mut Option<KthreadPids>,
     procs: &ProcState,
+    reads: &mut ThreadReads,
 ) -> Vec<KernelThread> {
     let found = pids
         .get_or_insert_with(|| scan_kthreads(probe))
@@ -87,7 +179,7 @@ pub fn read_ksoftirqd(
         .clone();
     let read: Vec<Option<KernelThread>> = found
         .into_iter()
-        .map(|(cpu, pid)| match comm_ticks(probe, procs, pid) {
+        .map(|(cpu, pid)| match reads.get(probe, procs, pid) {
             Some(t) if is_ksoftirqd_of(&t.comm, cpu) => Some(KernelThread {
                 cpu,
                 pid,
@@ -109,6 +201,7 @@ pub fn read_memory_threads(
     probe: &mut Probe,
     pids: &mut Option<KthreadPids>,
     procs: &ProcState,
+    reads: &mut ThreadReads,
 ) -> Vec<MemoryThread> {
     let found = pids
         .get_or_insert_with(|| scan_kthreads(probe))
@@ -116,7 +209,7 @@ pub fn read_memory_threads(
         .clone();
     let read: Vec<Option<MemoryThread>> = found
         .into_iter()
-        .map(|(pid, want)| match comm_ticks(probe, procs, pid) {
+        .map(|(pid, want)| match reads.get(probe, procs, pid) {
             Some(t) if t.comm == want => Some(MemoryThread {
                 comm: want,
                 pid,

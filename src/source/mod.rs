@@ -29,7 +29,8 @@
 //!   read every sample;
 //! - on a big host, per-CPU detail (idle-state counters, cpufreq frequency, governor, EPP) in
 //!   turns within a file budget (`turns`), every policy on the sample after a perftop write;
-//!   idle processes every `processes::IDLE_EVERY` samples (`processes`);
+//!   idle processes every `processes::IDLE_EVERY` passes, the pass itself about once a second
+//!   when samples come faster (`processes`);
 //! - which control groups exist (a walk of the cgroup hierarchies, `source::cgroups`) is listed
 //!   again every `cgroups::RELIST_SAMPLES` samples, and on the next sample as soon as a listed
 //!   group is gone; the hierarchies' mount points with the static files;
@@ -145,6 +146,8 @@ pub struct Reader {
     /// The page size, learnt from the first sample and fixed for the session (see `pagesize`).
     page: Option<(u64, PageKbFrom)>,
     procs: processes::ProcState,
+    /// The watched kernel threads' last reads, between process passes (`kthreads`).
+    threads: kthreads::ThreadReads,
     power: power::PowerState,
     cgroups: cgroups::CgroupCache,
     disks: disk::DiskCache,
@@ -166,6 +169,7 @@ impl Reader {
             zones: zoneinfo::ZoneCache::default(),
             page: None,
             procs: processes::ProcState::default(),
+            threads: kthreads::ThreadReads::default(),
             power: power::PowerState::default(),
             cgroups: cgroups::CgroupCache::default(),
             disks: disk::DiskCache::default(),
@@ -253,15 +257,39 @@ impl Reader {
         };
         self.procs.watch = kpids.all();
         let busy = processes::busy_ticks(cpu.total.as_ref());
-        let mut processes = Some(processes::read_processes(
+        // About once a second when samples come faster (`ProcState::pass_due`); the samples
+        // between show the last pass's processes and rates.
+        let every = turns::every_for_gap(probe.tier.gap_s);
+        let pass = self
+            .procs
+            .pass_due(probe.tier.sample_no, every, probe.tier.tweaked);
+        let mut processes = match pass {
+            false => self.procs.carried(),
+            true => None,
+        }
+        .or_else(|| {
+            Some(processes::read_processes(
+                probe,
+                &mut self.procs,
+                &time,
+                busy,
+                cpu.forks,
+            ))
+        });
+        self.threads.begin(&time);
+        cpu.ksoftirqd = kthreads::read_ksoftirqd(
             probe,
-            &mut self.procs,
-            &time,
-            busy,
-            cpu.forks,
-        ));
-        cpu.ksoftirqd = kthreads::read_ksoftirqd(probe, &mut self.kthread_pids, &self.procs);
-        memory.kthreads = kthreads::read_memory_threads(probe, &mut self.kthread_pids, &self.procs);
+            &mut self.kthread_pids,
+            &self.procs,
+            &mut self.threads,
+        );
+        memory.kthreads = kthreads::read_memory_threads(
+            probe,
+            &mut self.kthread_pids,
+            &self.procs,
+            &mut self.threads,
+        );
+        self.threads.retain(&self.procs.watch);
         let watermarks = (memory.vm.min_free_kbytes, memory.vm.watermark_scale_factor);
         memory.zones = self.zones.zones(probe, watermarks);
         let (page_kb, from) = *self.page.get_or_insert_with(|| {

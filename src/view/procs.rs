@@ -162,6 +162,12 @@ fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
             x.proc_sort.name()
         )));
     }
+    if let Some(n) = t.every {
+        // Samples faster than a second: the table is the last pass's, over its own interval.
+        out.push(Block::Note(format!(
+            "processes read every {n} samples (about once a second)"
+        )));
+    }
     if let Some(why) = &t.io_unknown {
         out.push(Block::Note(format!("I/O: {why}")));
     }

@@ -76,6 +76,12 @@ pub struct ProcState {
     passes_since_listing: u32,
     /// This pass's `idle_every`.
     idle_every: u32,
+    /// Whether this sample ran a pass (`pass_due`): between passes `read_now` is the last
+    /// pass's, not this sample's.
+    pub(crate) passed: bool,
+    /// The last pass's output, kept for the samples between passes when they come faster
+    /// than a second (`carried`); `None` when every sample runs a pass.
+    last_out: Option<Processes>,
 }
 
 /// A watched kernel thread as the last pass read it (or, not its turn, as last read).
@@ -100,6 +106,33 @@ struct Prev {
 }
 
 impl ProcState {
+    /// Whether sample `sample_no` runs a pass, when samples come `every` to a second
+    /// (`turns::every_for_gap`): every sample at 1 s and slower; at faster intervals once in
+    /// `every` samples, on the sample that reads the other once-a-second tables, and at once
+    /// on the first sample, after a perftop write (`tweaked`) and when `every` changed.
+    ///
+    /// Why once a second: `/proc/PID/stat` counts CPU in 10 ms ticks, so over 0.25 s a
+    /// process's CPU moves in steps of 4% (1% over a second, as htop's 1.5 s and top's 3 s
+    /// refresh); and the pass was ~55 µs of a ~0.53 ms sample at `-d 0.25` on the 2-vCPU VM.
+    pub fn pass_due(&self, sample_no: u64, every: u32, tweaked: bool) -> bool {
+        let carried_every = self.last_out.as_ref().and_then(|p| p.every);
+        every <= 1
+            || tweaked
+            || self.last.is_none()
+            || carried_every != Some(every)
+            || super::turns::due(0, sample_no, every)
+    }
+
+    /// The last pass's processes for a sample between passes: as read then, with the time
+    /// they were read (`Processes::at`), so derive shows the rates that pass measured.
+    pub fn carried(&mut self) -> Option<Processes> {
+        self.passed = false;
+        let at = self.last.clone()?;
+        let mut p = self.last_out.clone()?;
+        p.at = Some(at);
+        Some(p)
+    }
+
     /// Forgets cached cgroup paths (a process can be moved), with the other static caches.
     pub fn forget(&mut self) {
         self.cgroups.clear();
@@ -116,6 +149,12 @@ impl ProcState {
             ticks: p.c.ticks,
             since: None,
         })
+    }
+
+    /// A watched kernel thread read by this sample's pass (`None` between passes, or not
+    /// read on this pass).
+    pub fn fresh_thread(&self, pid: u32) -> Option<ThreadRead> {
+        self.passed.then(|| self.read_now.get(&pid).cloned())?
     }
 
     /// True when `pid`, last read as `p`, must be read this pass: active when last read,
@@ -165,7 +204,11 @@ pub fn read_processes(
     forks: Option<u64>,
 ) -> Processes {
     let now_ticks = time.uptime_s.map(|u| (u * 100.0) as u64);
-    state.idle_every = idle_every(probe.tier.gap_s);
+    // Passes once in `every` samples when samples come faster than a second (`pass_due`):
+    // an idle process's turn is counted in passes, so in seconds from the passes' own gap.
+    let every = super::turns::every_for_gap(probe.tier.gap_s);
+    state.passed = true;
+    state.idle_every = idle_every(probe.tier.gap_s.map(|g| g * f64::from(every)));
     let pids = pids_now(probe, state, forks);
     state.always.sort_unstable();
     state.watch.sort_unstable();
@@ -181,6 +224,7 @@ pub fn read_processes(
     .map_or(1.0, |s| s.clamp(0.001, 3600.0));
     let mut out = Processes {
         base_wall_ms: state.last.as_ref().map(|t| t.wall_ms),
+        every: (every > 1).then_some(every),
         ..Processes::default()
     };
     let mut seen: Vec<Seen> = Vec::new();
@@ -293,15 +337,19 @@ pub fn read_processes(
             write_bytes: io.map(|io| io.1),
         };
         let before = state.prev.get(&pid).filter(|p| p.stat.start == stat.start);
-        let base = before.filter(|p| !p.kept).map(|p| p.c);
+        // Passes once in several samples: every process's rates are over its own two reads
+        // (the previous sample is not the previous pass), shown ones included.
+        let in_turns = every > 1;
+        let base = before.filter(|p| in_turns || !p.kept).map(|p| p.c);
         // Read before the previous pass: the base's own time goes with it.
         let base_time = before
             .filter(|p| {
-                !p.kept
-                    && state
-                        .last
-                        .as_ref()
-                        .is_some_and(|l| l.wall_ms != p.at.wall_ms)
+                in_turns
+                    || (!p.kept
+                        && state
+                            .last
+                            .as_ref()
+                            .is_some_and(|l| l.wall_ms != p.at.wall_ms))
             })
             .map(|p| p.at.clone());
         let active = s.d_ticks > 0
@@ -368,6 +416,7 @@ pub fn read_processes(
     }
     state.last = Some(time.clone());
     state.last_busy = busy;
+    state.last_out = (every > 1).then(|| out.clone());
     out
 }
 
