@@ -87,6 +87,17 @@ struct LastRead {
     active: bool,
 }
 
+impl LastRead {
+    fn of(t: &ThreadRead, at: crate::sample::SampleTime, active: bool) -> LastRead {
+        LastRead {
+            comm: t.comm.clone(),
+            ticks: t.ticks,
+            at,
+            active,
+        }
+    }
+}
+
 impl ThreadReads {
     /// A new sample, taken at `time`.
     pub fn begin(&mut self, time: &crate::sample::SampleTime) {
@@ -110,15 +121,7 @@ impl ThreadReads {
                     .filter(|l| self.prev.as_ref().is_none_or(|p| p.wall_ms != l.at.wall_ms))
                     .map(|l| l.at.clone());
                 let active = last.is_some_and(|l| l.ticks != t.ticks);
-                self.last.insert(
-                    pid,
-                    LastRead {
-                        comm: t.comm.clone(),
-                        ticks: t.ticks,
-                        at: now,
-                        active,
-                    },
-                );
+                self.last.insert(pid, LastRead::of(&t, now, active));
                 Some(ThreadRead { since, ..t })
             }
             None => match last {
@@ -130,15 +133,7 @@ impl ThreadReads {
                 // Not read yet and not read by the pass: as the pass last saw it, else now.
                 None => {
                     let t = pass_or_read(probe, procs, pid)?;
-                    self.last.insert(
-                        pid,
-                        LastRead {
-                            comm: t.comm.clone(),
-                            ticks: t.ticks,
-                            at: now,
-                            active: false,
-                        },
-                    );
+                    self.last.insert(pid, LastRead::of(&t, now, false));
                     Some(t)
                 }
             },
