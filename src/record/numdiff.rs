@@ -133,22 +133,37 @@ fn canonical_int(tok: &[u8]) -> Option<i128> {
     let digits = tok.strip_prefix(b"-").unwrap_or(tok);
     if digits.is_empty()
         || digits.len() > 20
-        || !digits.iter().all(u8::is_ascii_digit)
         || (digits.len() > 1 && digits[0] == b'0')
         || tok == b"-0"
     {
         return None;
     }
-    std::str::from_utf8(tok).ok()?.parse().ok()
+    let v = digits_value(digits)?;
+    Some(if digits.len() < tok.len() { -v } else { v })
+}
+
+/// The value of 1 to 21 ASCII digits (`None` for any other byte): at most 10^21 - 1, which
+/// an `i128` holds with room to spare.
+fn digits_value(digits: &[u8]) -> Option<i128> {
+    let mut v: u128 = 0;
+    for &b in digits {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + u128::from(d);
+    }
+    i128::try_from(v).ok()
 }
 
 /// Any integer token the decoder may meet as a difference (up to 21 digits).
 fn any_int(tok: &[u8]) -> Option<i128> {
     let digits = tok.strip_prefix(b"-").unwrap_or(tok);
-    if digits.is_empty() || digits.len() > 21 || !digits.iter().all(u8::is_ascii_digit) {
+    if digits.is_empty() || digits.len() > 21 {
         return None;
     }
-    std::str::from_utf8(tok).ok()?.parse().ok()
+    let v = digits_value(digits)?;
+    Some(if digits.len() < tok.len() { -v } else { v })
 }
 
 /// One pass over `src` (JSON when encoding, a skeleton when decoding) writing `out` (the
@@ -375,9 +390,24 @@ fn scan(
 }
 
 fn write_int(out: &mut Vec<u8>, v: i128) {
-    use std::io::Write;
-    // Writing to a Vec cannot fail.
-    let _ = write!(out, "{v}");
+    // Digits from the right into a stack buffer: `write!` of an i128 goes through u128
+    // division and the formatter, several times slower, once per number of every sample.
+    let mut buf = [0u8; 40];
+    let mut i = buf.len();
+    let mut m = v.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (m % 10) as u8;
+        m /= 10;
+        if m == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        i -= 1;
+        buf[i] = b'-';
+    }
+    out.extend_from_slice(&buf[i..]);
 }
 
 #[cfg(test)]
@@ -451,6 +481,58 @@ mod tests {
         assert!(enc(br##"{"a":#}"##).is_err());
         // A new field may hold anything: it is written as it is.
         assert!(enc(br#"{"b":007}"#).is_ok());
+    }
+
+    #[test]
+    fn integers_parse_and_print_as_std_does() {
+        // The hand-rolled digit loops against `str::parse` and `Display`.
+        let toks = [
+            "0",
+            "7",
+            "-7",
+            "10",
+            "-0",
+            "007",
+            "-007",
+            "1e3",
+            "1.5",
+            "-",
+            "",
+            "+5",
+            "5-",
+            "18446744073709551615",
+            "-18446744073709551616",
+            "99999999999999999999",
+            "999999999999999999999",
+            "-999999999999999999999",
+            "1000000000000000000000",
+        ];
+        for t in toks {
+            let b = t.as_bytes();
+            let digits = t.strip_prefix('-').unwrap_or(t);
+            let plain = !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit());
+            let canonical = plain
+                && digits.len() <= 20
+                && !(digits.len() > 1 && digits.starts_with('0'))
+                && t != "-0";
+            let want = |ok: bool| ok.then(|| t.parse::<i128>().ok()).flatten();
+            assert_eq!(canonical_int(b), want(canonical), "canonical {t:?}");
+            assert_eq!(any_int(b), want(plain && digits.len() <= 21), "any {t:?}");
+        }
+        for v in [
+            0i128,
+            9,
+            -9,
+            10,
+            -10,
+            4_635_381,
+            i128::from(u64::MAX),
+            -(10i128.pow(21) - 1),
+        ] {
+            let mut out = Vec::new();
+            write_int(&mut out, v);
+            assert_eq!(out, v.to_string().into_bytes());
+        }
     }
 
     #[test]
