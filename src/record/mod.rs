@@ -62,6 +62,7 @@ pub mod dump;
 pub mod format;
 pub mod live;
 pub mod numdiff;
+mod numfields;
 pub(crate) mod openmetrics;
 pub mod reader;
 pub mod service;

@@ -25,49 +25,16 @@
 //! paths may share a hash: both sides then pair the same fields, which costs bytes, never
 //! correctness.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
-/// The integer fields of one sample's JSON, by hashed path: what the next sample is
-/// differenced against.
-#[derive(Debug, Clone, Default)]
-pub struct Fields {
-    ints: HashMap<u64, i128, BuildHasherDefault<PathHasher>>,
-}
+use super::numfields::Cursor;
+pub use super::numfields::Fields;
 
 impl Fields {
-    pub fn len(&self) -> usize {
-        self.ints.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.ints.is_empty()
-    }
-
     /// The fields of a sample's plain JSON (a keyframe).
     pub fn of(json: &[u8]) -> Result<Fields, String> {
         let mut f = Fields::default();
         let (mut skel, mut col) = (Vec::new(), Vec::new());
         encode(json, &Fields::default(), &mut skel, &mut col, &mut f)?;
         Ok(f)
-    }
-}
-
-/// The keys are already hashes: pass them through.
-#[derive(Default)]
-struct PathHasher(u64);
-
-impl Hasher for PathHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
     }
 }
 
@@ -176,7 +143,8 @@ fn scan(
     next: &mut Fields,
 ) -> Result<(), String> {
     out.clear();
-    next.ints.clear();
+    next.clear();
+    let mut cursor = Cursor::new();
     // Decoding writes the JSON; a string or key is copied from the skeleton as it is.
     let mut stack: Vec<Frame> = Vec::with_capacity(16);
     let mut pos = 0;
@@ -316,11 +284,13 @@ fn scan(
                 } else {
                     let path = value_path(&stack);
                     value_done(&mut stack, None);
-                    let p = prev.ints.get(&path).copied();
+                    let p = prev.get(path, &mut cursor);
+                    // What `next` holds at `path`: the integer read, if any.
+                    let mut int = None;
                     match &col {
                         Col::Out(_) => match (canonical_int(tok), p) {
                             (Some(v), p) => {
-                                next.ints.insert(path, v);
+                                int = Some(v);
                                 diff = p.map(|p| v - p);
                             }
                             (None, Some(_))
@@ -336,17 +306,16 @@ fn scan(
                         Col::In(..) => match (any_int(tok), p) {
                             (Some(d), Some(p)) => {
                                 let v = d + p;
-                                next.ints.insert(path, v);
+                                int = Some(v);
                                 diff = Some(v);
                             }
                             (Some(_), None) => {
-                                if let Some(v) = canonical_int(tok) {
-                                    next.ints.insert(path, v);
-                                }
+                                int = canonical_int(tok);
                             }
                             (None, _) => {}
                         },
                     }
+                    next.push(path, int);
                 }
                 let dst = match &mut col {
                     Col::Out(numbers) => {
@@ -386,6 +355,7 @@ fn scan(
             return Err("column longer than its skeleton".into());
         }
     }
+    prev.hand_on(&cursor, next);
     Ok(())
 }
 
@@ -444,7 +414,7 @@ mod tests {
         assert_eq!(col, "112,0.86,0,2,1,-1");
         let (back, g1) = dec(&skel, &col, &f0);
         assert_eq!(back, b);
-        assert_eq!(g1.ints, f1.ints);
+        assert_eq!(g1.ints(), f1.ints());
     }
 
     #[test]

@@ -1,0 +1,224 @@
+//! The numbers of one sample's JSON by hashed path, in order: what the next sample's step is
+//! differenced against (`numdiff`). Looked up in order while the next sample's paths come in
+//! the same order, through an index only where they do not.
+//!
+//! Why: a lookup in a hash map of every field was most of the step transform's cost on a big
+//! host (a 512-CPU sample has ~100k numbers; the map's 4 MB missed the caches on nearly every
+//! probe), while consecutive samples almost always print the same fields in the same order.
+//!
+//! The answer of a lookup is the one the map gave, always: the value of the *last* integer at
+//! that path in the previous sample (recordings written before are decoded by the same rule;
+//! a path can repeat: the zones of one node, `{"node":0,...}`, share their names). Each number
+//! keeps the position of that last integer (`answers`); a sample whose paths come in the
+//! previous sample's order (the same paths at the same places) takes its answers over, and an
+//! index of the paths is built only for a sample whose fields changed.
+
+use std::cell::OnceCell;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+#[derive(Debug, Clone, Default)]
+pub struct Fields {
+    /// Every number the transform looked up, in order: its path and, for an integer, its value.
+    nums: Vec<(u64, Option<i128>)>,
+    /// For each number, the position of the last integer at its path (`NONE`: no integer
+    /// there): handed on from the previous sample when this one's paths came in its order (the
+    /// same paths at the same places), else worked out with the index.
+    answers: OnceCell<Vec<u32>>,
+    index: OnceCell<Index>,
+}
+
+/// No integer at a path.
+const NONE: u32 = u32::MAX;
+
+#[derive(Debug, Clone)]
+struct Index {
+    /// Path → position of its last integer in `nums` (`NONE`: no integer at that path).
+    last_int: HashMap<u64, u32, BuildHasherDefault<PathHasher>>,
+}
+
+/// Where the lookups of the sample being read stand in the previous sample's numbers.
+pub(super) struct Cursor {
+    at: usize,
+    /// Every path so far was the previous sample's at the same place.
+    same: bool,
+}
+
+impl Cursor {
+    pub(super) fn new() -> Cursor {
+        Cursor { at: 0, same: true }
+    }
+}
+
+impl Fields {
+    /// Integer fields (counting a path once per integer written there).
+    pub fn len(&self) -> usize {
+        self.nums.iter().filter(|n| n.1.is_some()).count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.nums.clear();
+        self.answers = OnceCell::new();
+        self.index = OnceCell::new();
+    }
+
+    /// Records the number just looked up: at `path`, `int` when it is an integer.
+    pub(super) fn push(&mut self, path: u64, int: Option<i128>) {
+        self.nums.push((path, int));
+    }
+
+    /// The last integer at `path` (as a map of every integer field, last written wins, says).
+    pub(super) fn get(&self, path: u64, cur: &mut Cursor) -> Option<i128> {
+        let last = if self.nums.get(cur.at).is_some_and(|n| n.0 == path) {
+            cur.at += 1;
+            self.answers().get(cur.at - 1).copied()
+        } else {
+            cur.same = false;
+            let last = self.index().last_int.get(&path).copied();
+            if let Some(i) = last.filter(|&i| i != NONE) {
+                // Found elsewhere (an element inserted or dropped): on in order from there.
+                cur.at = i as usize + 1;
+            }
+            last
+        };
+        self.nums.get(last? as usize).and_then(|n| n.1)
+    }
+
+    /// After a sample was read against `self` into `next` with `cur`: when its paths were
+    /// exactly these, in order, its answers are these.
+    pub(super) fn hand_on(&self, cur: &Cursor, next: &mut Fields) {
+        let same = cur.same && cur.at == self.nums.len() && next.nums.len() == self.nums.len();
+        if same {
+            next.answers = OnceCell::from(self.answers().clone());
+        }
+    }
+
+    fn answers(&self) -> &Vec<u32> {
+        self.answers.get_or_init(|| {
+            let index = self.index();
+            self.nums
+                .iter()
+                .map(|n| index.last_int.get(&n.0).copied().unwrap_or(NONE))
+                .collect()
+        })
+    }
+
+    fn index(&self) -> &Index {
+        self.index.get_or_init(|| {
+            let mut last_int: HashMap<_, _, _> = HashMap::default();
+            last_int.reserve(self.nums.len());
+            for (i, &(path, int)) in self.nums.iter().enumerate() {
+                let i = u32::try_from(i).unwrap_or(NONE);
+                let e = last_int.entry(path).or_insert(NONE);
+                if int.is_some() {
+                    *e = i;
+                }
+            }
+            Index { last_int }
+        })
+    }
+
+    /// Every integer field, last written wins: what the lookups answer.
+    #[cfg(test)]
+    pub(super) fn ints(&self) -> HashMap<u64, i128> {
+        self.nums
+            .iter()
+            .filter_map(|&(p, v)| Some((p, v?)))
+            .collect()
+    }
+}
+
+/// The keys are already hashes: pass them through.
+#[derive(Default)]
+struct PathHasher(u64);
+
+impl Hasher for PathHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(nums: &[(u64, Option<i128>)]) -> Fields {
+        let mut f = Fields::default();
+        for &(p, v) in nums {
+            f.push(p, v);
+        }
+        f
+    }
+
+    /// Lookups of `paths` in order against `prev`, and whether its answers were handed on.
+    fn read(prev: &Fields, paths: &[u64]) -> (Vec<Option<i128>>, bool) {
+        let mut cur = Cursor::new();
+        let got = paths.iter().map(|&p| prev.get(p, &mut cur)).collect();
+        let mut next = fields(&paths.iter().map(|&p| (p, Some(0))).collect::<Vec<_>>());
+        prev.hand_on(&cur, &mut next);
+        (got, next.answers.get().is_some())
+    }
+
+    #[test]
+    fn lookups_answer_as_a_map_of_the_last_integer_would() {
+        let prev = fields(&[(1, Some(10)), (2, None), (3, Some(30)), (4, Some(40))]);
+        // Same order: in order, answers handed on.
+        assert_eq!(
+            read(&prev, &[1, 2, 3, 4]),
+            (vec![Some(10), None, Some(30), Some(40)], true)
+        );
+        // An element inserted (9) and one dropped (2): found again, nothing handed on.
+        assert_eq!(
+            read(&prev, &[1, 9, 3, 4]),
+            (vec![Some(10), None, Some(30), Some(40)], false)
+        );
+        assert_eq!(read(&prev, &[4, 1]), (vec![Some(40), Some(10)], false));
+        // A path several times (two elements with one name): its last integer, in order or
+        // not; a non-integer after it does not hide it.
+        let dup = fields(&[
+            (1, Some(10)),
+            (5, Some(1)),
+            (5, Some(2)),
+            (5, None),
+            (6, Some(60)),
+        ]);
+        assert_eq!(
+            read(&dup, &[1, 5, 5, 5, 6]),
+            (vec![Some(10), Some(2), Some(2), Some(2), Some(60)], true)
+        );
+        assert_eq!(read(&dup, &[5, 1]), (vec![Some(2), Some(10)], false));
+        assert_eq!(dup.ints().get(&5), Some(&2));
+        // Handed on: the next sample in the same order is answered without an index.
+        let mut cur = Cursor::new();
+        let mut next = fields(&[
+            (1, Some(11)),
+            (5, Some(3)),
+            (5, Some(4)),
+            (5, None),
+            (6, None),
+        ]);
+        for p in [1, 5, 5, 5, 6] {
+            dup.get(p, &mut cur);
+        }
+        dup.hand_on(&cur, &mut next);
+        assert_eq!(
+            read(&next, &[1, 5, 5, 5, 6]).0,
+            vec![Some(11), Some(4), Some(4), Some(4), None]
+        );
+        assert!(next.index.get().is_none(), "in order: no index built");
+        // Fewer numbers than before is not the same order.
+        assert!(!read(&prev, &[1, 2, 3]).1);
+    }
+}
