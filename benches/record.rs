@@ -6,7 +6,8 @@
 //! criterion statistics needed.
 //!
 //! `cargo bench --bench record` (add `-- quick` to skip the day-long part; `-- live PATH` prints
-//! the bytes/sample of an existing recording, e.g. one made by `perftop record`)
+//! the bytes/sample of an existing recording, e.g. one made by `perftop record`; `-- tree DIR N`
+//! the headless recorder's CPU per sample on a host tree)
 
 // The synthetic-host generator is a test fixture (tests/support), not part of perftop.
 #[path = "../tests/support/synth/mod.rs"]
@@ -144,8 +145,52 @@ fn live(path: &str) {
     }
 }
 
+/// `tree DIR [N]`: what the headless recorder spends per sample on a host tree (one written by
+/// `cargo bench --bench sample -- write DIR CPUS`): N samples read and written to a recording
+/// as `perftop record --root DIR` does (after a first, cold one), the process's CPU time of the
+/// read and of the encode and write, per sample.
+fn tree(dir: &str, n: usize) {
+    let cpu = || {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+        Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+    };
+    let out = tempfile::tempdir().expect("tempdir");
+    let mut reader = Reader::new(Root::new(dir));
+    let first = reader.sample();
+    let retention = perftop::record::writer::Retention::default();
+    let mut rec = perftop::record::writer::Recorder::create(
+        &out.path().join("tree.ptrec"),
+        &first,
+        Duration::from_secs(1),
+        retention,
+    )
+    .expect("recording");
+    rec.sample(&first).expect("first sample");
+    let (mut read, mut write) = (Duration::ZERO, Duration::ZERO);
+    for _ in 0..n {
+        let t0 = cpu();
+        let s = reader.sample();
+        let t1 = cpu();
+        rec.sample(&s).expect("sample");
+        read += t1 - t0;
+        write += cpu() - t1;
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0 / n.max(1) as f64;
+    println!(
+        "{dir}: {n} samples recorded: {:.2} ms CPU/sample ({:.2} reading, {:.2} encoding and writing)",
+        ms(read + write),
+        ms(read),
+        ms(write)
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "tree") {
+        let dir = args.get(i + 1).map_or("/", String::as_str);
+        let n = args.get(i + 2).and_then(|a| a.parse().ok()).unwrap_or(12);
+        return tree(dir, n);
+    }
     if let Some(i) = args.iter().position(|a| a == "live") {
         // cargo passes `--bench` along; paths are the other arguments.
         for p in args[i + 1..].iter().filter(|a| !a.starts_with("--")) {
