@@ -315,7 +315,7 @@ fn scan(
                             (None, _) => {}
                         },
                     }
-                    next.push(path, int);
+                    next.push(path, int, &mut cursor);
                 }
                 let dst = match &mut col {
                     Col::Out(numbers) => {

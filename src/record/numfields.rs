@@ -77,13 +77,20 @@ struct Index {
 /// Where the lookups of the sample being read stand in the previous sample's numbers.
 pub(super) struct Cursor {
     at: usize,
-    /// Every path so far was the previous sample's at the same place.
+    /// Every number so far was the previous sample's at the same place: the same path, an
+    /// integer where it held one (the answers depend on both).
     same: bool,
+    /// Whether the previous sample's number at the place just looked up was an integer.
+    hit_int: Option<bool>,
 }
 
 impl Cursor {
     pub(super) fn new() -> Cursor {
-        Cursor { at: 0, same: true }
+        Cursor {
+            at: 0,
+            same: true,
+            hit_int: None,
+        }
     }
 }
 
@@ -105,14 +112,19 @@ impl Fields {
         self.index = OnceCell::new();
     }
 
-    /// Records the number just looked up: at `path`, `int` when it is an integer.
-    pub(super) fn push(&mut self, path: u64, int: Option<i128>) {
+    /// Records the number just looked up with `cur`: at `path`, `int` when it is an integer.
+    pub(super) fn push(&mut self, path: u64, int: Option<i128>, cur: &mut Cursor) {
+        if cur.hit_int.take() != Some(int.is_some()) {
+            cur.same = false;
+        }
         self.nums.push(Num::new(path, int));
     }
 
     /// The last integer at `path` (as a map of every integer field, last written wins, says).
     pub(super) fn get(&self, path: u64, cur: &mut Cursor) -> Option<i128> {
-        let last = if self.nums.get(cur.at).is_some_and(|n| n.path == path) {
+        let at = self.nums.get(cur.at).filter(|n| n.path == path);
+        cur.hit_int = at.map(|n| n.int().is_some());
+        let last = if at.is_some() {
             cur.at += 1;
             self.answers().get(cur.at - 1).copied()
         } else {
@@ -199,17 +211,30 @@ mod tests {
     fn fields(nums: &[(u64, Option<i128>)]) -> Fields {
         let mut f = Fields::default();
         for &(p, v) in nums {
-            f.push(p, v);
+            f.push(p, v, &mut Cursor::new());
         }
         f
     }
 
-    /// Lookups of `paths` in order against `prev`, and whether its answers were handed on.
-    fn read(prev: &Fields, paths: &[u64]) -> (Vec<Option<i128>>, bool) {
+    /// A sample of `nums` read against `prev` as the transform does: each looked up, then
+    /// recorded. The lookups' answers, and the sample with what it was handed.
+    fn step(prev: &Fields, nums: &[(u64, Option<i128>)]) -> (Vec<Option<i128>>, Fields) {
         let mut cur = Cursor::new();
-        let got = paths.iter().map(|&p| prev.get(p, &mut cur)).collect();
-        let mut next = fields(&paths.iter().map(|&p| (p, Some(0))).collect::<Vec<_>>());
+        let mut next = Fields::default();
+        let mut got = Vec::new();
+        for &(p, v) in nums {
+            got.push(prev.get(p, &mut cur));
+            next.push(p, v, &mut cur);
+        }
         prev.hand_on(&cur, &mut next);
+        (got, next)
+    }
+
+    /// Lookups of `paths` (integers) in order against `prev`, and whether its answers were
+    /// handed on.
+    fn read(prev: &Fields, paths: &[u64]) -> (Vec<Option<i128>>, bool) {
+        let nums: Vec<_> = paths.iter().map(|&p| (p, Some(0))).collect();
+        let (got, next) = step(prev, &nums);
         (got, next.answers.get().is_some())
     }
 
@@ -235,17 +260,37 @@ mod tests {
     #[test]
     fn lookups_answer_as_a_map_of_the_last_integer_would() {
         let prev = fields(&[(1, Some(10)), (2, None), (3, Some(30)), (4, Some(40))]);
-        // Same order: in order, answers handed on.
-        assert_eq!(
-            read(&prev, &[1, 2, 3, 4]),
-            (vec![Some(10), None, Some(30), Some(40)], true)
+        // Same paths, integers in the same places: in order, answers handed on.
+        let (got, next) = step(
+            &prev,
+            &[(1, Some(11)), (2, None), (3, Some(31)), (4, Some(41))],
         );
+        assert_eq!(got, vec![Some(10), None, Some(30), Some(40)]);
+        assert!(next.answers.get().is_some());
+        assert_eq!(
+            read(&next, &[1, 2, 3, 4]).0,
+            vec![Some(11), None, Some(31), Some(41)]
+        );
+        assert!(next.index.get().is_none(), "in order: no index built");
         // An element inserted (9) and one dropped (2): found again, nothing handed on.
         assert_eq!(
             read(&prev, &[1, 9, 3, 4]),
             (vec![Some(10), None, Some(30), Some(40)], false)
         );
         assert_eq!(read(&prev, &[4, 1]), (vec![Some(40), Some(10)], false));
+        // Fewer numbers than before is not the same order.
+        assert!(!read(&prev, &[1, 2, 3]).1);
+        // An integer where there was none (or none where there was one) changes the answers:
+        // nothing handed on, and the sample after it is answered as the map would.
+        let (_, flip) = step(
+            &prev,
+            &[(1, Some(11)), (2, Some(7)), (3, None), (4, Some(41))],
+        );
+        assert!(flip.answers.get().is_none());
+        assert_eq!(
+            read(&flip, &[1, 2, 3, 4]).0,
+            vec![Some(11), Some(7), None, Some(41)]
+        );
         // A path several times (two elements with one name): its last integer, in order or
         // not; a non-integer after it does not hide it.
         let dup = fields(&[
@@ -255,31 +300,33 @@ mod tests {
             (5, None),
             (6, Some(60)),
         ]);
-        assert_eq!(
-            read(&dup, &[1, 5, 5, 5, 6]),
-            (vec![Some(10), Some(2), Some(2), Some(2), Some(60)], true)
-        );
-        assert_eq!(read(&dup, &[5, 1]), (vec![Some(2), Some(10)], false));
+        assert_eq!(read(&dup, &[1, 5, 5]).0, vec![Some(10), Some(2), Some(2)]);
+        assert_eq!(read(&dup, &[6, 5, 1]).0, vec![Some(60), Some(2), Some(10)]);
         assert_eq!(dup.ints().get(&5), Some(&2));
-        // Handed on: the next sample in the same order is answered without an index.
-        let mut cur = Cursor::new();
-        let mut next = fields(&[
+        let same = [
             (1, Some(11)),
             (5, Some(3)),
             (5, Some(4)),
             (5, None),
-            (6, None),
-        ]);
-        for p in [1, 5, 5, 5, 6] {
-            dup.get(p, &mut cur);
-        }
-        dup.hand_on(&cur, &mut next);
+            (6, Some(61)),
+        ];
+        let (got, next) = step(&dup, &same);
+        assert_eq!(got, vec![Some(10), Some(2), Some(2), Some(2), Some(60)]);
+        assert!(next.answers.get().is_some());
         assert_eq!(
             read(&next, &[1, 5, 5, 5, 6]).0,
-            vec![Some(11), Some(4), Some(4), Some(4), None]
+            vec![Some(11), Some(4), Some(4), Some(4), Some(61)]
         );
-        assert!(next.index.get().is_none(), "in order: no index built");
-        // Fewer numbers than before is not the same order.
-        assert!(!read(&prev, &[1, 2, 3]).1);
+        // The last integer at 5 moves from the second place to the third: not handed on.
+        let moved = [
+            (1, Some(11)),
+            (5, Some(3)),
+            (5, None),
+            (5, Some(5)),
+            (6, Some(61)),
+        ];
+        let (_, flip) = step(&dup, &moved);
+        assert!(flip.answers.get().is_none());
+        assert_eq!(read(&flip, &[5, 1, 6]).0, vec![Some(5), Some(11), Some(61)]);
     }
 }
