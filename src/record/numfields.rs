@@ -140,7 +140,7 @@ impl Fields {
     }
 
     /// After a sample was read against `self` into `next` with `cur`: when its paths were
-    /// exactly these, in order, its answers are these.
+    /// exactly these, in order, with integers in the same places, its answers are these.
     pub(super) fn hand_on(&self, cur: &Cursor, next: &mut Fields) {
         let same = cur.same && cur.at == self.nums.len() && next.nums.len() == self.nums.len();
         if same {
