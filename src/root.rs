@@ -30,7 +30,7 @@ mod kept;
 pub mod trace;
 use count::Count;
 pub use count::Opened;
-use fill::{fill, Fresh, Stop, EISDIR, ESPIPE};
+use fill::{fill, short_read_is_whole, Fresh, Stop, EISDIR, ESPIPE};
 pub use kept::Every;
 use kept::Kept;
 pub use trace::Trace;
@@ -352,9 +352,10 @@ impl Root {
             data.resize(FIRST_READ, 0);
         }
         let cap = max as usize + 1;
+        let whole = short_read_is_whole(dir, name);
         if let Some(kept) = &self.kept {
             if let Some(file) = kept.take(&buf.path) {
-                match fill(&file, data, cap, Fresh::Kept) {
+                match fill(&file, data, cap, Fresh::Kept, whole) {
                     Ok(len) if len > 0 => {
                         self.count.opened.fetch_add(1, Ordering::Relaxed);
                         self.count.reread.fetch_add(1, Ordering::Relaxed);
@@ -391,7 +392,7 @@ impl Root {
             }
             Err(e) => return Err(ReadError::Io(e.to_string())),
         };
-        let len = match fill(&file, data, cap, Fresh::Opened) {
+        let len = match fill(&file, data, cap, Fresh::Opened, whole) {
             Ok(len) => len,
             Err(Stop::Not(e)) => return Err(e),
             // EISDIR comes from read(), not open(), on Linux.

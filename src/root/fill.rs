@@ -1,5 +1,6 @@
 //! Reading one open file whole into a reused buffer: a fresh descriptor (checked for a special
-//! file) or one kept open between samples (read again from offset 0 with `pread`).
+//! file) or one kept open between samples (read again from offset 0 with `pread`), and which
+//! kernel files give all they have in one read.
 
 use super::{ReadError, FIRST_READ};
 use std::fs;
@@ -28,19 +29,23 @@ pub(super) enum Stop {
 }
 
 /// Reads `file` whole into `data` (at most `cap` bytes) and says how many bytes it read.
+/// `short_is_whole`: a first read shorter than asked is the whole file (`short_read_is_whole`),
+/// so no read is spent only to see the end.
 pub(super) fn fill(
     file: &fs::File,
     data: &mut Vec<u8>,
     cap: usize,
     from: Fresh,
+    short_is_whole: bool,
 ) -> Result<usize, Stop> {
     use std::os::unix::fs::FileExt;
     let mut len = 0;
     // `fstat` only where a special file could be: a first read that came back empty,
-    // failed or filled the whole first buffer. A short first read is a sysfs or procfs
-    // attribute (or a small regular file); `O_NONBLOCK` already keeps a FIFO, a socket or
-    // a terminal from blocking, and the 100k small files of a big host skip one syscall. A
-    // kept descriptor passed that check when it was opened.
+    // failed, filled the whole first buffer or will be followed by another. A short first
+    // read of a file whose reads are whole is a sysfs or procfs attribute (or a small
+    // regular file); `O_NONBLOCK` already keeps a FIFO, a socket or a terminal from
+    // blocking, and the 100k small files of a big host skip one syscall. A kept descriptor
+    // passed that check when it was opened.
     let mut checked = from == Fresh::Kept;
     loop {
         if len == data.len() {
@@ -56,7 +61,8 @@ pub(super) fn fill(
             Fresh::Opened => (&*file).read(&mut data[len..want]),
             Fresh::Kept => file.read_at(&mut data[len..want], len as u64),
         };
-        if !checked && !matches!(got, Ok(n) if n > 0 && len + n < FIRST_READ) {
+        let short = matches!(got, Ok(n) if n > 0 && len + n < FIRST_READ);
+        if !checked && !(short && short_is_whole) {
             checked = true;
             match file.metadata() {
                 Ok(m) if m.is_file() => {}
@@ -69,11 +75,10 @@ pub(super) fn fill(
             Ok(0) => break,
             Ok(n) => {
                 len += n;
-                // sysfs attributes, seq_file and regular files all fill the buffer as far
-                // as they can, so a short first read is the whole file: that saves the
-                // read() that would only return EOF, a third of the syscalls on a big
-                // host's 100k small files.
-                if len < FIRST_READ {
+                // A short first read of a file that is produced whole is all of it: that
+                // saves the read() that would only return EOF, a third of the syscalls on a
+                // big host's 100k small files. Any other file is read until a read returns 0.
+                if short_is_whole && len < FIRST_READ {
                     break;
                 }
             }
@@ -82,4 +87,136 @@ pub(super) fn fill(
         }
     }
     Ok(len)
+}
+
+/// True when a read of the kernel file `dir/name` (relative to the root, `name` possibly
+/// empty) shorter than asked means the end of the file.
+///
+/// Not true of every kernel file. A procfs table that lists records one by one (`seq_file`
+/// with an iterator: `/proc/interrupts`, `vmstat`, `diskstats`, `net/dev`,
+/// `net/softnet_stat`, `net/tcp`, `zoneinfo`, `self/mountinfo`, `cpuinfo`) fills one page
+/// (4 KiB) a read and stops at the first record that does not fit, so a short read is only
+/// the first page: read that way, a 16-CPU host's `/proc/interrupts` lost every per-type row
+/// after its 4,055th byte (`LOC`, `CAL`, `TLB`, ...), and a host with more disks, NICs,
+/// CPUs, sockets or mounts would lose the ones past the first page. What is produced in one
+/// go: sysfs and cgroupfs attributes (one `show` into one page; not the iterated
+/// `cgroup.procs`, `cgroup.threads` and `tasks`), sysctls, `/proc/irq/N/*`, the single-record
+/// procfs files below, and regular files (a fixture's), whose reads are short only at the end.
+pub(super) fn short_read_is_whole(dir: &str, name: &str) -> bool {
+    let mut parts = dir.split('/').chain(Some(name)).filter(|p| !p.is_empty());
+    let last = dir
+        .split('/')
+        .chain(Some(name))
+        .rfind(|p| !p.is_empty())
+        .unwrap_or("");
+    match (parts.next(), parts.next()) {
+        (Some("sys"), _) => !matches!(last, "cgroup.procs" | "cgroup.threads" | "tasks"),
+        (Some("proc"), Some("sys" | "irq" | "pressure")) => true,
+        (Some("proc"), Some(second)) => {
+            let rest = parts.count();
+            if second == "self"
+                || second == "thread-self"
+                || second.bytes().all(|b| b.is_ascii_digit())
+            {
+                // `/proc/PID/...` and `/proc/PID/task/TID/...`: the one-record files.
+                matches!(
+                    last,
+                    "stat"
+                        | "statm"
+                        | "status"
+                        | "io"
+                        | "comm"
+                        | "cgroup"
+                        | "schedstat"
+                        | "cmdline"
+                ) && rest >= 1
+            } else if rest == 0 {
+                matches!(
+                    second,
+                    "stat" | "meminfo" | "loadavg" | "uptime" | "softirqs" | "cmdline" | "version"
+                )
+            } else {
+                second == "net"
+                    && rest == 1
+                    && matches!(
+                        last,
+                        "snmp" | "snmp6" | "netstat" | "sockstat" | "sockstat6"
+                    )
+            }
+        }
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_read_is_whole;
+    use crate::root::{ReadBuf, Root};
+
+    #[test]
+    fn which_kernel_files_are_read_whole_in_one_read() {
+        for (dir, name) in [
+            ("sys/devices/system/cpu/cpu0/cpuidle/state1", "usage"),
+            ("sys/fs/cgroup/system.slice", "memory.stat"),
+            ("proc/sys/vm/dirty_bytes", ""),
+            ("proc/irq/24", "smp_affinity_list"),
+            ("proc/pressure", "io"),
+            ("proc/stat", ""),
+            ("proc", "meminfo"),
+            ("proc/softirqs", ""),
+            ("proc/net", "netstat"),
+            ("proc/net/snmp", ""),
+            ("proc/4242", "stat"),
+            ("proc/4242/task/4243", "stat"),
+            ("proc/self", "cgroup"),
+            ("etc/tuned/active_profile", ""),
+        ] {
+            assert!(short_read_is_whole(dir, name), "{dir} {name}");
+        }
+        for (dir, name) in [
+            ("proc/interrupts", ""),
+            ("proc", "vmstat"),
+            ("proc/diskstats", ""),
+            ("proc/net", "dev"),
+            ("proc/net/softnet_stat", ""),
+            ("proc/net/tcp6", ""),
+            ("proc/zoneinfo", ""),
+            ("proc/cpuinfo", ""),
+            ("proc/self/mountinfo", ""),
+            ("proc/4242", "mountinfo"),
+            ("sys/fs/cgroup/system.slice", "cgroup.procs"),
+            ("sys/fs/cgroup/cpu/user", "tasks"),
+        ] {
+            assert!(!short_read_is_whole(dir, name), "{dir} {name}");
+        }
+    }
+
+    /// `/proc/net/tcp` lists sockets one record at a time and hands out a page a read: with
+    /// 64 listeners (~150 bytes a row) it is over 9 KiB, and every one of them must be read.
+    /// (Reading a short first read as the end kept the first 4 KiB: ~26 rows.)
+    #[test]
+    fn a_procfs_table_longer_than_a_page_is_read_to_its_end() {
+        let listeners: Vec<std::net::TcpListener> = (0..64)
+            .filter_map(|_| std::net::TcpListener::bind("127.0.0.1:0").ok())
+            .collect();
+        assert_eq!(listeners.len(), 64, "64 loopback listeners");
+        let root = Root::new("/");
+        let mut buf = ReadBuf::default();
+        // Twice: a fresh descriptor, then the one kept open between reads.
+        for pass in 0..2 {
+            root.read_into("proc/net/tcp", "", &mut buf)
+                .expect("read /proc/net/tcp");
+            let text = buf.text();
+            assert!(text.len() > 8192, "pass {pass}: {} bytes", text.len());
+            for l in &listeners {
+                let port = l.local_addr().expect("local address").port();
+                let local = format!("0100007F:{port:04X} ");
+                assert!(
+                    text.lines().any(|row| row.contains(&local)),
+                    "pass {pass}: port {port} missing from {} bytes read",
+                    text.len()
+                );
+            }
+        }
+    }
 }
