@@ -61,8 +61,8 @@ pub(super) fn fill(
             Fresh::Opened => (&*file).read(&mut data[len..want]),
             Fresh::Kept => file.read_at(&mut data[len..want], len as u64),
         };
-        let short = matches!(got, Ok(n) if n > 0 && len + n < FIRST_READ);
-        if !checked && !(short && short_is_whole) {
+        let short_end = short_is_whole && matches!(got, Ok(n) if n > 0 && len + n < FIRST_READ);
+        if !checked && !short_end {
             checked = true;
             match file.metadata() {
                 Ok(m) if m.is_file() => {}
