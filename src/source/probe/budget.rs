@@ -52,6 +52,9 @@ pub(super) enum Budget {
     /// descriptor is kept between reads on the live root (see `root::kept`).
     Setting(u64),
     Table(u64),
+    /// The first this many bytes of a file of which only the start is parsed: the cut is on
+    /// purpose, not noted (damage is, as for a table).
+    Head(u64),
 }
 
 /// Why a file's bytes cannot be a kernel text file: empty, or not text at all.
@@ -84,9 +87,12 @@ pub(super) fn fill(
     let (table, max, every) = match budget {
         Budget::Value => (false, VALUE_MAX_BYTES, Every::Sample),
         Budget::Setting(every) => (false, VALUE_MAX_BYTES, Every::Samples(every)),
-        Budget::Table(max) => (true, max, Every::Sample),
+        Budget::Table(max) | Budget::Head(max) => (true, max, Every::Sample),
     };
     let (ok, what) = match root.read_into_every(dir, name, buf, max, every) {
+        Ok(true) if matches!(budget, Budget::Head(_)) && damage(buf.bytes()).is_none() => {
+            return true
+        }
         Ok(false) => match damage(buf.bytes()) {
             None => return true,
             Some(what) => (table && !buf.bytes().is_empty(), what.to_string()),

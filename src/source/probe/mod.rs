@@ -116,6 +116,13 @@ impl Probe {
         self.whole(rel, false)
     }
 
+    /// The first `max` bytes of `rel` (all of a shorter file), problems noted as `text`
+    /// notes them; the cut is not one.
+    pub fn head(&mut self, rel: &str, max: u64) -> Option<String> {
+        self.fill_buf(rel, "", false, Budget::Head(max))
+            .then(|| self.buf.text().into_owned())
+    }
+
     /// Like `text`, but a missing file is a problem too (files every Linux has).
     pub fn required(&mut self, rel: &str) -> Option<String> {
         self.whole(rel, true)
