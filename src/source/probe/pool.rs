@@ -8,8 +8,12 @@ use foldhash::HashMap;
 
 /// Below this many items per-CPU files are read on one thread (starting threads costs more).
 const PARALLEL_MIN_ITEMS: usize = 256;
-/// At most this many reader threads on a big host.
-const MAX_READ_THREADS: usize = 8;
+/// At most this many reader threads on a big host. Four take most of the wall time off a
+/// cold sample without the CPU that more cost in kernel contention: the 4096-CPU tree's first
+/// sample on the lent 16-core host (`perftop batch -n 1`, 3 runs each) took 1.23–1.32 s wall
+/// and CPU on one thread, 0.67–0.75 s wall for 1.35–1.45 s CPU on four, 0.64 s wall for
+/// 1.61–1.90 s CPU on eight.
+const MAX_READ_THREADS: usize = 4;
 
 /// Cached static files and directory listings of one reader thread, and its read buffers.
 #[derive(Default)]
