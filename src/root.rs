@@ -16,9 +16,7 @@ use std::borrow::Cow;
 use std::ffi::OsString;
 use std::fmt;
 use std::fs;
-use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -27,12 +25,15 @@ pub mod cost;
 mod count;
 mod fill;
 mod kept;
+mod regular;
 pub mod trace;
 use count::Count;
 pub use count::Opened;
-use fill::{fill, short_read_is_whole, Fresh, Stop, EISDIR, ESPIPE};
+use fill::{fill, short_read_is_whole, Fresh, Stop, Until, EISDIR, ESPIPE};
 pub use kept::Every;
 use kept::Kept;
+use regular::open_nonblocking;
+pub use regular::{read_regular_file, read_regular_text};
 pub use trace::Trace;
 
 /// Largest file perftop will read. Bigger files are read up to this size and flagged.
@@ -312,11 +313,39 @@ impl Root {
         max: u64,
         every: Every,
     ) -> Result<bool, ReadError> {
+        self.timed_read(dir, name, buf, max, every, None)
+    }
+
+    /// `read_into_max` that stops as soon as `until` says the bytes read so far hold all the
+    /// caller needs (asked after each read with the bytes so far and that read's length;
+    /// records come whole from a procfs table): the front of a table whose walk costs the
+    /// kernel more the further it goes (`/proc/net/tcp` lists the listeners first, then walks
+    /// every bucket of the established hash).
+    pub fn read_into_until(
+        &self,
+        dir: &str,
+        name: &str,
+        buf: &mut ReadBuf,
+        max: u64,
+        until: &dyn Fn(&[u8], usize) -> bool,
+    ) -> Result<bool, ReadError> {
+        self.timed_read(dir, name, buf, max, Every::Sample, Some(until))
+    }
+
+    fn timed_read(
+        &self,
+        dir: &str,
+        name: &str,
+        buf: &mut ReadBuf,
+        max: u64,
+        every: Every,
+        until: Until,
+    ) -> Result<bool, ReadError> {
         let Some(costs) = &self.costs else {
-            return self.read_whole(dir, name, buf, max, every);
+            return self.read_whole(dir, name, buf, max, every, until);
         };
         let t = cost::thread_cpu();
-        let read = self.read_whole(dir, name, buf, max, every);
+        let read = self.read_whole(dir, name, buf, max, every, until);
         let spent = cost::thread_cpu().saturating_sub(t);
         if let Ok(mut c) = costs.lock() {
             c.add(buf.path.as_bytes(), spent);
@@ -331,6 +360,7 @@ impl Root {
         buf: &mut ReadBuf,
         max: u64,
         every: Every,
+        until: Until,
     ) -> Result<bool, ReadError> {
         let max = max.min(MAX_FILE_BYTES);
         buf.len = 0;
@@ -355,7 +385,7 @@ impl Root {
         let whole = short_read_is_whole(dir, name);
         if let Some(kept) = &self.kept {
             if let Some(file) = kept.take(&buf.path) {
-                match fill(&file, data, cap, Fresh::Kept, whole) {
+                match fill(&file, data, cap, Fresh::Kept, whole, until) {
                     Ok(len) if len > 0 => {
                         self.count.opened.fetch_add(1, Ordering::Relaxed);
                         self.count.reread.fetch_add(1, Ordering::Relaxed);
@@ -392,7 +422,7 @@ impl Root {
             }
             Err(e) => return Err(ReadError::Io(e.to_string())),
         };
-        let len = match fill(&file, data, cap, Fresh::Opened, whole) {
+        let len = match fill(&file, data, cap, Fresh::Opened, whole, until) {
             Ok(len) => len,
             Err(Stop::Not(e)) => return Err(e),
             // EISDIR comes from read(), not open(), on Linux.
@@ -537,48 +567,6 @@ impl Root {
         self.note(|t| t.link(rel));
         Some(target.file_name()?.to_string_lossy().into_owned())
     }
-}
-
-/// Opens `path` for reading without ever blocking: a FIFO with no writer would block `open`
-/// (and a FIFO or terminal would block `read`) forever.
-fn open_nonblocking(path: &Path) -> std::io::Result<fs::File> {
-    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
-    fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(flags.bits() as i32)
-        .open(path)
-}
-
-/// Reads a file perftop was pointed at (config, theme, recording segment, snapshot): refuses
-/// anything but a regular file (a FIFO would hang the read) and files over `max` bytes.
-pub fn read_regular_file(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
-    let file = open_nonblocking(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    if meta.len() > max {
-        return Err(std::io::Error::other(format!(
-            "{} bytes, larger than the {} MiB perftop reads",
-            meta.len(),
-            max >> 20
-        )));
-    }
-    let mut data = Vec::with_capacity(meta.len() as usize);
-    file.take(max + 1).read_to_end(&mut data)?;
-    if data.len() as u64 > max {
-        return Err(std::io::Error::other(format!(
-            "larger than the {} MiB perftop reads",
-            max >> 20
-        )));
-    }
-    Ok(data)
-}
-
-/// `read_regular_file` as text (UTF-8 required: config and theme files are TOML).
-pub fn read_regular_text(path: &Path, max: u64) -> std::io::Result<String> {
-    String::from_utf8(read_regular_file(path, max)?)
-        .map_err(|_| std::io::Error::other("not UTF-8 text"))
 }
 
 #[cfg(test)]

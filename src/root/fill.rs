@@ -28,15 +28,20 @@ pub(super) enum Stop {
     Not(ReadError),
 }
 
+/// Asked after each read with the bytes read so far and that read's length: true stops the
+/// read there.
+pub(super) type Until<'a> = Option<&'a dyn Fn(&[u8], usize) -> bool>;
+
 /// Reads `file` whole into `data` (at most `cap` bytes) and says how many bytes it read.
 /// `short_is_whole`: a first read shorter than asked is the whole file (`short_read_is_whole`),
-/// so no read is spent only to see the end.
+/// so no read is spent only to see the end. `until`: the caller has what it needs sooner.
 pub(super) fn fill(
     file: &fs::File,
     data: &mut Vec<u8>,
     cap: usize,
     from: Fresh,
     short_is_whole: bool,
+    until: Until,
 ) -> Result<usize, Stop> {
     use std::os::unix::fs::FileExt;
     let mut len = 0;
@@ -78,7 +83,7 @@ pub(super) fn fill(
                 // A short first read of a file that is produced whole is all of it: that
                 // saves the read() that would only return EOF, a third of the syscalls on a
                 // big host's 100k small files. Any other file is read until a read returns 0.
-                if short_is_whole && len < FIRST_READ {
+                if short_is_whole && len < FIRST_READ || until.is_some_and(|u| u(&data[..len], n)) {
                     break;
                 }
             }
