@@ -28,9 +28,14 @@ pub(super) enum Stop {
     Not(ReadError),
 }
 
-/// Asked after each read with the bytes read so far and that read's length: true stops the
-/// read there.
-pub(super) type Until<'a> = Option<&'a dyn Fn(&[u8], usize) -> bool>;
+/// Asked after each read with the bytes read so far, that read's length and what it asked
+/// for: true stops the read there.
+pub(super) type Until<'a> = Option<&'a dyn Fn(&[u8], usize, usize) -> bool>;
+
+/// Every read after the first asks for at least this much (a page, as a `seq_file` table hands
+/// out): a read asked for a few bytes returns a few bytes of a record, so its length would say
+/// nothing of where the table ends, and a multi-page table would cost more reads.
+const MIN_ASK: usize = 4096;
 
 /// Reads `file` whole into `data` (at most `cap` bytes) and says how many bytes it read.
 /// `short_is_whole`: a first read shorter than asked is the whole file (`short_read_is_whole`),
@@ -53,15 +58,16 @@ pub(super) fn fill(
     // passed that check when it was opened.
     let mut checked = from == Fresh::Kept;
     loop {
-        if len == data.len() {
-            if len >= cap {
-                break;
-            }
-            data.resize((len * 2).min(cap), 0);
+        if len >= cap {
+            break;
+        }
+        if data.len() - len < MIN_ASK && data.len() < cap {
+            data.resize((len * 2).max(len + MIN_ASK).min(cap), 0);
         }
         // The first read asks for FIRST_READ bytes only, whatever the buffer's size: a
         // sysctl read allocates (and zeroes) a kernel buffer as large as the request.
         let want = if len == 0 { FIRST_READ } else { data.len() };
+        let asked = want - len;
         let got = match from {
             Fresh::Opened => (&*file).read(&mut data[len..want]),
             Fresh::Kept => file.read_at(&mut data[len..want], len as u64),
@@ -83,7 +89,9 @@ pub(super) fn fill(
                 // A short first read of a file that is produced whole is all of it: that
                 // saves the read() that would only return EOF, a third of the syscalls on a
                 // big host's 100k small files. Any other file is read until a read returns 0.
-                if short_is_whole && len < FIRST_READ || until.is_some_and(|u| u(&data[..len], n)) {
+                if short_is_whole && len < FIRST_READ
+                    || until.is_some_and(|u| u(&data[..len], n, asked))
+                {
                     break;
                 }
             }
