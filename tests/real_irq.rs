@@ -35,25 +35,11 @@ fn mpstat() -> BTreeMap<u32, BTreeMap<String, f64>> {
         .as_array()
         .expect("statistics");
     assert_eq!(stats.len(), 1, "one 10 s window");
-    let mut out = BTreeMap::new();
-    for c in stats[0]["individual-interrupts"].as_array().expect("rows") {
-        let Some(cpu) = c["cpu"].as_str().and_then(|s| s.parse().ok()) else {
-            continue; // "all"
-        };
-        let rates = c["intr"]
-            .as_array()
-            .expect("intr")
-            .iter()
-            .map(|i| {
-                (
-                    i["name"].as_str().expect("name").to_string(),
-                    num(&i["value"]),
-                )
-            })
-            .collect();
-        out.insert(cpu, rates);
-    }
-    out
+    // Numbered CPUs only ("all" left out).
+    real::intr_by_cpu(&stats[0]["individual-interrupts"])
+        .into_iter()
+        .filter_map(|(cpu, rates)| Some((cpu.parse().ok()?, rates)))
+        .collect()
 }
 
 /// The same counters over windows started in the same instant, whose ends differ by a few

@@ -133,5 +133,15 @@ mod tests {
         std::fs::write(dir.path().join("proc/cpuinfo"), "").expect("empty");
         assert_eq!(first_cpuinfo(&mut probe), (None, false));
         assert_eq!(probe.problems.len(), 1, "{:?}", probe.problems);
+        // Cut and damaged: the damage is what is noted, not the cut.
+        let garbled = all.replacen("Big Iron 1", "Big\0Iron 1", 1);
+        std::fs::write(dir.path().join("proc/cpuinfo"), garbled).expect("garbled");
+        first_cpuinfo(&mut probe);
+        assert_eq!(probe.problems.len(), 2, "{:?}", probe.problems);
+        assert!(
+            probe.problems[1].what.contains("NUL"),
+            "{:?}",
+            probe.problems
+        );
     }
 }

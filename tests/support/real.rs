@@ -169,24 +169,30 @@ pub fn mpstat(host: &Path, file: &str) -> Mpstat {
     };
     for s in stats {
         m.load.push(rows_by(&s["cpu-load"], "cpu"));
-        let mut soft = BTreeMap::new();
-        for c in s["soft-interrupts"].as_array().expect("soft-interrupts") {
-            let rates = c["intr"]
-                .as_array()
-                .expect("intr")
-                .iter()
-                .map(|i| {
-                    (
-                        i["name"].as_str().expect("name").to_string(),
-                        num(&i["value"]),
-                    )
-                })
-                .collect();
-            soft.insert(c["cpu"].as_str().expect("cpu").to_string(), rates);
-        }
-        m.soft.push(soft);
+        m.soft.push(intr_by_cpu(&s["soft-interrupts"]));
     }
     m
+}
+
+/// One window's `soft-interrupts` or `individual-interrupts` of mpstat's JSON: per CPU (`all`
+/// too), rate by row name.
+pub fn intr_by_cpu(rows: &Value) -> BTreeMap<String, BTreeMap<String, f64>> {
+    let mut out = BTreeMap::new();
+    for c in rows.as_array().expect("per-CPU rows") {
+        let rates = c["intr"]
+            .as_array()
+            .expect("intr")
+            .iter()
+            .map(|i| {
+                (
+                    i["name"].as_str().expect("name").to_string(),
+                    num(&i["value"]),
+                )
+            })
+            .collect();
+        out.insert(c["cpu"].as_str().expect("cpu").to_string(), rates);
+    }
+    out
 }
 
 /// iostat's JSON (`iostat -x -o JSON`): per window, fields by device.

@@ -89,15 +89,14 @@ pub(super) fn fill(
         Budget::Setting(every) => (false, VALUE_MAX_BYTES, Every::Samples(every)),
         Budget::Table(max) | Budget::Head(max) => (true, max, Every::Sample),
     };
+    // A head's cut is on purpose: judged like a whole file.
+    let head = matches!(budget, Budget::Head(_));
     let (ok, what) = match root.read_into_every(dir, name, buf, max, every) {
-        Ok(true) if matches!(budget, Budget::Head(_)) && damage(buf.bytes()).is_none() => {
-            return true
-        }
-        Ok(false) => match damage(buf.bytes()) {
+        Ok(cut) if !cut || head => match damage(buf.bytes()) {
             None => return true,
             Some(what) => (table && !buf.bytes().is_empty(), what.to_string()),
         },
-        Ok(true) => (true, ReadError::TooLarge(max).to_string()),
+        Ok(_) => (true, ReadError::TooLarge(max).to_string()),
         Err(ReadError::Missing) if !required => return false,
         Err(e) => (false, e.to_string()),
     };
