@@ -109,3 +109,84 @@ fn a_quiet_table_is_read_in_turns_and_its_rates_stay_exact() {
     );
     assert_eq!(read_at[20], 21, "the first busy sample reads the table");
 }
+
+/// A 64-CPU host at `t` seconds: LOC at 100/s on every CPU, and from t = 10 on CPU 5 alone in
+/// a function-call IPI storm at 25,000/s. `/proc/stat`'s `intr` is their sum.
+fn write_storm(dir: &Path, t: u64) {
+    const CPUS: u64 = 64;
+    let proc = dir.join("proc");
+    fs::create_dir_all(&proc).expect("mkdir");
+    let up = 10_000 + t;
+    let cal = 25_000 * t.saturating_sub(10);
+    let loc = 100 * t;
+    let mut stat = format!("cpu  100 0 100 {} 0 0 0 0 0 0\n", up * 100 * CPUS);
+    for c in 0..CPUS {
+        stat += &format!("cpu{c} 1 0 1 {} 0 0 0 0 0 0\n", up * 100);
+    }
+    stat += &format!("intr {} 0\nctxt 1\n", CPUS * loc + cal);
+    fs::write(proc.join("uptime"), format!("{up}.00 {}.00\n", 64 * up)).expect("uptime");
+    fs::write(proc.join("stat"), stat).expect("stat");
+    let head: String = (0..CPUS)
+        .map(|c| format!("{:>11}", format!("CPU{c}")))
+        .collect();
+    let row = |f: &dyn Fn(u64) -> u64| -> String {
+        (0..CPUS).map(|c| format!(" {:>10}", f(c))).collect()
+    };
+    fs::write(
+        proc.join("interrupts"),
+        format!(
+            "{head}\nLOC:{}   Local timer interrupts\nCAL:{}   Function call interrupts\n",
+            row(&|_| loc),
+            row(&|c| if c == 5 { cal } else { 0 })
+        ),
+    )
+    .expect("interrupts");
+}
+
+#[test]
+fn one_cpu_in_a_storm_on_a_quiet_host_reads_the_table_every_sample() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_storm(dir.path(), 0);
+    let mut reader = Reader::new(Root::new(dir.path()));
+    let mut prev = reader.sample();
+    let mut read_at = Vec::new();
+    let mut cal = Vec::new();
+    for t in 1..=24 {
+        write_storm(dir.path(), t);
+        let cur = reader.sample();
+        let table = cur.net.interrupts.as_ref().expect("table");
+        let at = table
+            .turn
+            .as_ref()
+            .and_then(|turn| turn.at.uptime_s)
+            .map_or(t, |u| u as u64 - 10_000);
+        read_at.push(at);
+        let d = derive(Some(&prev), &cur);
+        let cpu5 = d.interrupts.cpus.iter().find(|c| c.cpu == 5).expect("cpu5");
+        cal.push(cpu5.rates.get("CAL").copied().flatten());
+        prev = cur;
+    }
+    // By /proc/stat alone the host stays quiet: (64 x 100 + 25,000) / 64 = 490 a second per CPU.
+    // Before the storm the table is read in turns.
+    assert!(
+        read_at[..10].iter().any(|&at| at < 10),
+        "turns before the storm: {read_at:?}"
+    );
+    // The first table read after the storm began (t = 11 on: counts moved from t = 10) sees
+    // CPU 5 at 25,000/s against the read before; from the sample after it, every sample reads.
+    let first = (11..=24u64)
+        .find(|&t| read_at[t as usize - 1] == t)
+        .expect("a read after the storm began");
+    assert!(
+        first < 11 + u64::from(EVERY),
+        "seen within EVERY samples: {read_at:?}"
+    );
+    for t in first + 1..=24 {
+        assert_eq!(
+            read_at[t as usize - 1],
+            t,
+            "read every sample once hot: {read_at:?}"
+        );
+        assert_eq!(cal[t as usize - 1], Some(25_000.0), "CPU 5's CAL at {t}");
+    }
+}
