@@ -29,7 +29,7 @@ mod regular;
 pub mod trace;
 use count::Count;
 pub use count::Opened;
-use fill::{fill, short_read_is_whole, Fresh, Stop, Until, EISDIR, ESPIPE};
+use fill::{fill, reads_end, Fresh, Stop, Until, EISDIR, ESPIPE};
 pub use kept::Every;
 use kept::Kept;
 use regular::open_nonblocking;
@@ -383,10 +383,10 @@ impl Root {
             data.resize(FIRST_READ, 0);
         }
         let cap = max as usize + 1;
-        let whole = short_read_is_whole(dir, name);
+        let ends = reads_end(dir, name);
         if let Some(kept) = &self.kept {
             if let Some(file) = kept.take(&buf.path) {
-                match fill(&file, data, cap, Fresh::Kept, whole, until) {
+                match fill(&file, data, cap, Fresh::Kept, ends, until) {
                     Ok(len) if len > 0 => {
                         self.count.opened.fetch_add(1, Ordering::Relaxed);
                         self.count.reread.fetch_add(1, Ordering::Relaxed);
@@ -423,7 +423,7 @@ impl Root {
             }
             Err(e) => return Err(ReadError::Io(e.to_string())),
         };
-        let len = match fill(&file, data, cap, Fresh::Opened, whole, until) {
+        let len = match fill(&file, data, cap, Fresh::Opened, ends, until) {
             Ok(len) => len,
             Err(Stop::Not(e)) => return Err(e),
             // EISDIR comes from read(), not open(), on Linux.

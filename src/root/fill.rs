@@ -37,17 +37,47 @@ pub(super) type Until<'a> = Option<&'a dyn Fn(&[u8], usize, usize) -> bool>;
 /// nothing of where the table ends, and a multi-page table would cost more reads.
 const MIN_ASK: usize = 4096;
 
+/// A `seq_file` table fills at least this much a read (its buffer: one page, more only for a
+/// record longer than a page).
+const SEQ_PAGE: usize = 4096;
+
+/// How the reads of a kernel file end (`reads_end`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Ends {
+    /// Produced whole: a first read shorter than asked is all of it.
+    Whole,
+    /// A `seq_file` table whose records are at most this many bytes. A read stops at the end of
+    /// the table, when it has what was asked, or when the next record does not fit the page:
+    /// a read shorter than asked that left room in the page for a whole record more was the
+    /// end (`seq_read_iter`), and the read that would only return 0 is saved.
+    Rows(usize),
+    /// Anything else: read until a read returns 0.
+    AtZero,
+}
+
+impl Ends {
+    /// True when a read of `n` bytes, asked for `asked` after `len` bytes in all, ends the file.
+    fn ended(self, len: usize, n: usize, asked: usize) -> bool {
+        match self {
+            Ends::Whole => len < FIRST_READ,
+            Ends::Rows(row) => n < asked && n + row <= SEQ_PAGE,
+            Ends::AtZero => false,
+        }
+    }
+}
+
 /// Reads `file` whole into `data` (at most `cap` bytes) and says how many bytes it read.
-/// `short_is_whole`: a first read shorter than asked is the whole file (`short_read_is_whole`),
-/// so no read is spent only to see the end. `until`: the caller has what it needs sooner.
+/// `ends`: how a short read says the file ended (`reads_end`), so no read is spent only to see
+/// the end. `until`: the caller has what it needs sooner.
 pub(super) fn fill(
     file: &fs::File,
     data: &mut Vec<u8>,
     cap: usize,
     from: Fresh,
-    short_is_whole: bool,
+    ends: Ends,
     until: Until,
 ) -> Result<usize, Stop> {
+    let short_is_whole = ends == Ends::Whole;
     use std::os::unix::fs::FileExt;
     let mut len = 0;
     // `fstat` only where a special file could be: a first read that came back empty,
@@ -88,10 +118,9 @@ pub(super) fn fill(
                 len += n;
                 // A short first read of a file that is produced whole is all of it: that
                 // saves the read() that would only return EOF, a third of the syscalls on a
-                // big host's 100k small files. Any other file is read until a read returns 0.
-                if short_is_whole && len < FIRST_READ
-                    || until.is_some_and(|u| u(&data[..len], n, asked))
-                {
+                // big host's 100k small files. A table of bounded records ends at a read that
+                // left a record's room; any other file is read until a read returns 0.
+                if ends.ended(len, n, asked) || until.is_some_and(|u| u(&data[..len], n, asked)) {
                     break;
                 }
             }
@@ -101,6 +130,38 @@ pub(super) fn fill(
     }
     Ok(len)
 }
+
+/// How the reads of the kernel file `dir/name` (relative to the root, `name` possibly empty)
+/// end: `Whole` where `short_read_is_whole`, `Rows` for the tables of bounded records read
+/// every sample (`/proc/diskstats`: 3 numbers and a name of at most 31 bytes, then 17 numbers
+/// of at most 20 digits, under 450 bytes; `/proc/net/dev`: a name of at most 15 and 16
+/// numbers, under 360; `/proc/net/softnet_stat`: 13 words of 9, 117; `/proc/vmstat`: a name
+/// and a number, under 80), `AtZero` for the rest.
+pub(super) fn reads_end(dir: &str, name: &str) -> Ends {
+    if short_read_is_whole(dir, name) {
+        return Ends::Whole;
+    }
+    let d = dir.trim_matches('/');
+    let is = |path: &str| match name {
+        "" => d == path,
+        _ => path.strip_prefix(d).and_then(|r| r.strip_prefix('/')) == Some(name),
+    };
+    match [
+        "proc/diskstats",
+        "proc/net/dev",
+        "proc/net/softnet_stat",
+        "proc/vmstat",
+    ]
+    .into_iter()
+    .any(is)
+    {
+        true => Ends::Rows(ROW_MAX_BYTES),
+        false => Ends::AtZero,
+    }
+}
+
+/// The longest record `reads_end` allows for its `Rows` tables, with room to spare.
+const ROW_MAX_BYTES: usize = 512;
 
 /// True when a read of the kernel file `dir/name` (relative to the root, `name` possibly
 /// empty) shorter than asked means the end of the file.
@@ -163,8 +224,72 @@ pub(super) fn short_read_is_whole(dir: &str, name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::short_read_is_whole;
+    use super::{fill, reads_end, short_read_is_whole, Ends, Fresh, ROW_MAX_BYTES};
     use crate::root::{ReadBuf, Root};
+
+    #[test]
+    fn a_table_of_bounded_records_ends_at_a_read_that_left_a_records_room() {
+        for (dir, name) in [
+            ("proc/diskstats", ""),
+            ("proc", "diskstats"),
+            ("/proc/net", "dev"),
+            ("proc/net/softnet_stat", ""),
+            ("proc", "vmstat"),
+        ] {
+            assert_eq!(
+                reads_end(dir, name),
+                Ends::Rows(ROW_MAX_BYTES),
+                "{dir} {name}"
+            );
+        }
+        assert_eq!(reads_end("proc/net", "tcp"), Ends::AtZero);
+        assert_eq!(reads_end("proc", "interrupts"), Ends::AtZero);
+        assert_eq!(reads_end("proc/netx", "dev"), Ends::AtZero);
+        assert_eq!(reads_end("proc", "meminfo"), Ends::Whole);
+        let rows = Ends::Rows(512);
+        // diskstats on the 2-vCPU VM: 737 bytes of 8,192 asked.
+        assert!(rows.ended(737, 737, 8192));
+        // vmstat there: 4,015 bytes, a page less 81: the next row may not have fit.
+        assert!(!rows.ended(4015, 4015, 8192));
+        assert!(rows.ended(4096 + 3584, 3584, 4096 * 3));
+        assert!(!rows.ended(4096 + 3585, 3585, 4096 * 3));
+        // Everything asked for came: more may follow.
+        assert!(!rows.ended(100, 100, 100));
+        assert!(!Ends::AtZero.ended(1, 1, 8192));
+    }
+
+    /// The `Rows` rule on a real multi-page `seq_file` table: `/proc/net/tcp` with 64 listeners
+    /// (~150-byte rows, over 9 KiB) read with it ends with every listener in.
+    #[test]
+    fn a_multi_page_table_read_by_the_rows_rule_is_whole() {
+        let listeners: Vec<std::net::TcpListener> = (0..64)
+            .filter_map(|_| std::net::TcpListener::bind("127.0.0.1:0").ok())
+            .collect();
+        assert_eq!(listeners.len(), 64, "64 loopback listeners");
+        let file = std::fs::File::open("/proc/net/tcp").expect("open /proc/net/tcp");
+        let mut data = vec![0; crate::root::FIRST_READ];
+        for pass in 0..2 {
+            let len = match fill(
+                &file,
+                &mut data,
+                1 << 20,
+                Fresh::Kept,
+                Ends::Rows(512),
+                None,
+            ) {
+                Ok(len) => len,
+                Err(_) => panic!("pass {pass}: read failed"),
+            };
+            let text = String::from_utf8_lossy(&data[..len]);
+            assert!(len > 8192, "pass {pass}: {len} bytes");
+            assert!(text.ends_with('\n'), "pass {pass}: whole rows");
+            for l in &listeners {
+                let port = l.local_addr().expect("local address").port();
+                let local = format!("0100007F:{port:04X} ");
+                assert!(text.contains(&local), "pass {pass}: port {port} missing");
+            }
+        }
+    }
 
     #[test]
     fn which_kernel_files_are_read_whole_in_one_read() {
