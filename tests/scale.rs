@@ -273,33 +273,19 @@ fn write_procs(
     busy: u64,
     rss: &dyn Fn(u32) -> u64,
 ) {
-    write_procs_at(dir, tick * 100, procs, busy, rss);
-}
-
-/// `write_procs` at `centis` hundredths of a second after the first sample.
-fn write_procs_at(
-    dir: &Path,
-    centis: u64,
-    procs: &[(u32, &str, u64, u64, u64)],
-    busy: u64,
-    rss: &dyn Fn(u32) -> u64,
-) {
     let proc = dir.join("proc");
     fs::create_dir_all(&proc).expect("mkdir");
-    let age = BOOT_AGE_S * 100 + centis;
-    let up = format!(
-        "{}.{:02} {}.{:02}\n",
-        age / 100,
-        age % 100,
-        age * 2 / 100,
-        age * 2 % 100
-    );
-    fs::write(proc.join("uptime"), up).expect("uptime");
+    let age = BOOT_AGE_S + tick;
+    fs::write(proc.join("uptime"), format!("{age}.00 {}.00\n", age * 2)).expect("uptime");
     // /proc/stat's busy ticks: what the processes account for, plus `busy` unexplained.
     let total: u64 = procs.iter().map(|p| p.2).sum::<u64>() + busy;
     fs::write(
         proc.join("stat"),
-        format!("cpu  {total} 0 0 {age} 0 0 0 0 0 0\ncpu0 {total} 0 0 {age} 0 0 0 0 0 0\n"),
+        format!(
+            "cpu  {total} 0 0 {} 0 0 0 0 0 0\ncpu0 {total} 0 0 {} 0 0 0 0 0 0\n",
+            age * 100,
+            age * 100
+        ),
     )
     .expect("stat");
     for &(pid, comm, ticks, minflt, wbytes) in procs {
@@ -628,80 +614,4 @@ fn an_empty_pool_without_overcommit_is_read_as_a_setting() {
     // With pages in it, every sample reads it: one page taken shows at once.
     write(2, 1);
     assert_eq!(gig(&reader.sample()), (Some(2), Some(1)));
-}
-
-/// At `-d 0.25` the second pass runs a quarter second after the first (the interval is known
-/// only then) and later ones a second apart. A few ticks no process explains over a quarter
-/// second (tick rounding, an exited process) are not a process waking: under
-/// `UNEXPLAINED_TICKS_MIN` the idle ones wait for their turn; a waking one (30 ticks a second)
-/// still has every process read on the pass it wakes.
-#[test]
-fn a_few_unexplained_ticks_over_a_short_pass_do_not_read_every_process() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let names: Vec<String> = (0..100).map(|k| format!("r{k}")).collect();
-    // r0..r3 busy at 10 ticks a second, and all their life (so the first pass, which has
-    // nothing to take a difference from, finds them active); r50 wakes at 3 s, 30 ticks a
-    // second.
-    let at = |centis: u64| -> Vec<(u32, &str, u64, u64, u64)> {
-        (0..100u64)
-            .map(|k| {
-                let busy = if k < 4 {
-                    10 * BOOT_AGE_S + centis / 10
-                } else {
-                    0
-                };
-                let wake = if k == 50 {
-                    3 * centis.saturating_sub(300) / 10
-                } else {
-                    0
-                };
-                (
-                    4000 + k as u32,
-                    names[k as usize].as_str(),
-                    1000 + busy + wake,
-                    0,
-                    0,
-                )
-            })
-            .collect()
-    };
-    // 4 ticks no process explains, once, in the second pass's quarter second: 16 a second,
-    // over the 10 a second bar alone.
-    let unexplained = |sample: u64| if sample >= 1 { 4 } else { 0 };
-    write_procs_at(dir.path(), 0, &at(0), 0, &|_| 250);
-    let mut reader = Reader::new(Root::new(dir.path()));
-    reader.sample();
-    let mut reads = Vec::new();
-    for sample in 1..=16u64 {
-        let centis = 25 * sample;
-        write_procs_at(
-            dir.path(),
-            centis,
-            &at(centis),
-            unexplained(sample),
-            &|_| 250,
-        );
-        let before = reader.root().opened();
-        let cur = reader.sample();
-        let opened = reader.root().opened().since(before);
-        reads.push((
-            sample,
-            opened.files - opened.missing,
-            cur.processes.is_some(),
-        ));
-    }
-    // The second pass (sample 1): the busy four and the idle ones whose turn it is.
-    let second = reads[0].1;
-    assert!(second < 40, "files read by the second pass: {reads:?}");
-    // r50 wakes at 3 s: the first pass after it (sample 13 or later) reads every process.
-    let woke = reads
-        .iter()
-        .filter(|r| r.0 >= 13)
-        .map(|r| r.1)
-        .max()
-        .unwrap_or(0);
-    assert!(
-        woke >= 100,
-        "the pass r50 woke in reads every process: {reads:?}"
-    );
 }

@@ -31,12 +31,6 @@ pub const IDLE_EVERY: u32 = 16;
 /// once). On this idle VM 0 to 7 ticks a second go unexplained (exited processes, tick
 /// sampling), so a lower bar reads everything every few samples.
 const UNEXPLAINED_TICKS_PER_S: f64 = 10.0;
-/// ...and never under this many ticks however short the pass: each process's ticks are its
-/// own run time rounded down to a tick, and `/proc/stat`'s are counted tick by tick, so a few
-/// go unexplained over any interval. The second pass at `-d 0.25` runs a quarter second after
-/// the first (2.5 ticks at the rate above): 4 unexplained ticks in its 0.28 s read every one
-/// of the 1,188 processes of `cargo bench --bench sample -- procs`.
-pub const UNEXPLAINED_TICKS_MIN: f64 = 5.0;
 
 /// What one pass remembers for the next.
 #[derive(Debug, Default)]
@@ -225,8 +219,7 @@ pub fn read_processes(
         (Some(a), Some(b)) if state.last.is_some() => b.saturating_sub(a).saturating_sub(explained),
         _ => 0,
     };
-    let read_idle =
-        unexplained as f64 > (UNEXPLAINED_TICKS_PER_S * secs).max(UNEXPLAINED_TICKS_MIN);
+    let read_idle = unexplained as f64 > UNEXPLAINED_TICKS_PER_S * secs;
     if read_idle {
         for pid in skipped {
             // A shown one is read in full, so that it stays shown.
