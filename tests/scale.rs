@@ -615,3 +615,63 @@ fn an_empty_pool_without_overcommit_is_read_as_a_setting() {
     write(2, 1);
     assert_eq!(gig(&reader.sample()), (Some(2), Some(1)));
 }
+
+/// `/proc` is listed only when `/proc/stat`'s fork count moves (every process and thread
+/// comes from a fork): a process that exits while idle leaves the count on its turn, and a new
+/// one is seen on the pass its fork shows.
+#[test]
+fn proc_is_listed_when_the_fork_count_moves_and_exits_show_on_their_turn() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let names: Vec<String> = (0..40).map(|k| format!("s{k}")).collect();
+    let procs = |tick: u64| -> Vec<(u32, &str, u64, u64, u64)> {
+        (0..40u64)
+            // s10 exits at tick 3.
+            .filter(|&k| !(tick >= 3 && k == 10))
+            .map(|k| (5000 + k as u32, names[k as usize].as_str(), 1000, 0, 0))
+            .collect()
+    };
+    let write = |tick: u64, forks: u64| {
+        write_procs(dir.path(), tick, &procs(tick), 0, &|_| 250);
+        let stat = dir.path().join("proc/stat");
+        let text = fs::read_to_string(&stat).expect("stat") + &format!("processes {forks}\n");
+        fs::write(&stat, text).expect("stat");
+    };
+    write(0, 500);
+    let mut reader = Reader::new(Root::new(dir.path()));
+    reader.sample();
+    let mut totals = Vec::new();
+    for tick in 1..=24u64 {
+        // A process directory that appears with no fork counted (the kernel never does
+        // this) is not seen until the count moves: the proof that the pass did not list.
+        let forks = if tick >= 20 { 501 } else { 500 };
+        write(tick, forks);
+        if tick == 3 {
+            fs::remove_dir_all(dir.path().join("proc/5010")).expect("s10 exits");
+        }
+        if tick == 8 {
+            let d = dir.path().join("proc/5100");
+            fs::create_dir_all(&d).expect("mkdir");
+            fs::copy(dir.path().join("proc/5001/stat"), d.join("stat")).expect("stat");
+        }
+        let cur = reader.sample();
+        let total = cur.processes.as_ref().map(|p| p.total);
+        totals.push((tick, total));
+    }
+    let at = |t: u64| totals[t as usize - 1].1;
+    // s10 gone at tick 3: counted until its idle turn reads it gone, within IDLE_EVERY passes.
+    let gone = (3..=19u64).find(|&t| at(t) == Some(39));
+    assert!(
+        gone.is_some_and(|t| t < 3 + u64::from(IDLE_EVERY)),
+        "s10's exit counted on its turn: {totals:?}"
+    );
+    // 5100's directory from tick 8, its fork from tick 20.
+    assert!(
+        (gone.unwrap_or(3)..20).all(|t| at(t) == Some(39)),
+        "no listing without a fork: {totals:?}"
+    );
+    assert_eq!(
+        at(20),
+        Some(40),
+        "listed on the pass the fork count moved: {totals:?}"
+    );
+}
