@@ -252,6 +252,82 @@ fn floor(args: &[String]) {
     );
 }
 
+/// `cold [N] [SLEEP_MS]`: what a syscall costs right after a sleep, against the same call
+/// repeated at once: `getppid` (no work at all), a `pread` of a kept sysfs attribute and of
+/// `/proc/stat`, each timed by the thread's CPU clock, first after the sleep then again at once
+/// and then as the median of 1,000 calls; medians over N rounds (default 20) SLEEP_MS apart
+/// (default 1000). Why a sample costs more than its files' warm cost: every file it reads is
+/// a different kernel path and object, each one cold after the sleep.
+fn cold(args: &[String]) {
+    use std::os::unix::fs::FileExt;
+    let n: usize = args
+        .first()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(20)
+        .max(1);
+    let sleep = Duration::from_millis(args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1000));
+    let thread_ns = || {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+        t.tv_sec as f64 * 1e9 + t.tv_nsec as f64
+    };
+    let sysfs = std::fs::File::open("/sys/kernel/mm/transparent_hugepage/enabled").ok();
+    let stat = std::fs::File::open("/proc/stat").ok();
+    let mut buf = vec![0u8; 8192];
+    let mut call = |what: usize| match what {
+        0 => {
+            black_box(rustix::process::getppid());
+        }
+        1 => {
+            black_box(sysfs.as_ref().map(|f| f.read_at(&mut buf, 0)));
+        }
+        _ => {
+            black_box(stat.as_ref().map(|f| f.read_at(&mut buf, 0)));
+        }
+    };
+    let mut rows: Vec<[Vec<f64>; 3]> = (0..3).map(|_| Default::default()).collect();
+    for _ in 0..n {
+        std::thread::sleep(sleep);
+        for (what, row) in rows.iter_mut().enumerate() {
+            let t0 = thread_ns();
+            call(what);
+            let t1 = thread_ns();
+            call(what);
+            let t2 = thread_ns();
+            row[0].push(t1 - t0);
+            row[1].push(t2 - t1);
+        }
+        for (what, row) in rows.iter_mut().enumerate() {
+            let t0 = thread_ns();
+            for _ in 0..1000 {
+                call(what);
+            }
+            row[2].push((thread_ns() - t0) / 1000.0);
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2] / 1e3
+    };
+    println!(
+        "cold: {n} rounds {:.0} ms apart, µs (thread CPU clock, medians)",
+        sleep.as_secs_f64() * 1e3
+    );
+    println!(
+        "{:<28} {:>12} {:>12} {:>12}",
+        "call", "first", "second", "warm"
+    );
+    let names = ["getppid", "pread sysfs (THP enabled)", "pread /proc/stat"];
+    for (name, row) in names.iter().zip(rows.iter_mut()) {
+        let [a, b, c] = row;
+        println!(
+            "{name:<28} {:>12.2} {:>12.2} {:>12.2}",
+            median(a),
+            median(b),
+            median(c)
+        );
+    }
+}
+
 /// `host CPUS [RUNS]`: one synthetic host, warm read + derive.
 fn one_host(args: &[String]) {
     let cpus: u32 = args.first().and_then(|a| a.parse().ok()).unwrap_or(4096);
@@ -411,6 +487,7 @@ fn main() {
         Some("procs") => return procs(&args[1..]),
         Some("files") => return files(&args[1..]),
         Some("floor") => return floor(&args[1..]),
+        Some("cold") => return cold(&args[1..]),
         _ => {}
     }
     let mut c = Criterion::default()
