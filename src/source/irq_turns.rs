@@ -3,8 +3,9 @@
 //! for each line: the dearest file of a quiet sample, ~70 µs a read of the ~0.9 ms a sample
 //! cost there after a quarter second's sleep (`cargo bench --bench sample -- files`). While
 //! the host takes fewer than `QUIET_PER_CPU_S` interrupts a second per CPU (from
-//! `/proc/stat`'s `intr`, read every sample), the table is read every `EVERY` samples; its counts are cumulative, so its rates are exact over the
-//! interval between its own two reads (`IrqTurn`), and every sample shows the latest. A busy
+//! `/proc/stat`'s `intr`, read every sample), the table is read every `EVERY` samples; its
+//! counts are cumulative, so its rates are exact over the interval between its own two reads
+//! (`IrqTurn`), and every sample shows the latest. A busy
 //! host, a perftop tweak, or a change in the CPUs online reads it every sample. So does a host
 //! whose last two tables show one CPU at `HOT_CPU_PER_S` or more: `intr` is a host-wide sum,
 //! and one CPU in an IPI storm (29k/s on the lent 16-CPU host) is under a thousand a second
