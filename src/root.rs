@@ -317,18 +317,16 @@ impl Root {
     }
 
     /// `read_into_max` that stops as soon as `until` says the bytes read so far hold all the
-    /// caller needs (asked after each read with the bytes so far, that read's length and what
-    /// it asked for, at least a page after the first; records come whole from a procfs table
-    /// when a read is given room for them): the front of a table whose walk costs the
-    /// kernel more the further it goes (`/proc/net/tcp` lists the listeners first, then walks
-    /// every bucket of the established hash).
+    /// caller needs (asked after each read; records come whole from a procfs table): the front
+    /// of a table whose walk costs the kernel more the further it goes (`/proc/net/tcp` lists
+    /// the listeners first, then walks every bucket of the established hash).
     pub fn read_into_until(
         &self,
         dir: &str,
         name: &str,
         buf: &mut ReadBuf,
         max: u64,
-        until: &dyn Fn(&[u8], usize, usize) -> bool,
+        until: &dyn Fn(&[u8]) -> bool,
     ) -> Result<bool, ReadError> {
         self.timed_read(dir, name, buf, max, Every::Sample, Some(until))
     }

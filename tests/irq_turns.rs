@@ -39,6 +39,16 @@ fn write(dir: &Path, t: u64, loc: u64) {
     .expect("interrupts");
 }
 
+/// When the table sample `cur` (at tick `t`) shows was read: this sample unless turned.
+fn read_at_tick(cur: &perftop::sample::Sample, t: u64) -> u64 {
+    let table = cur.net.interrupts.as_ref().expect("table");
+    table
+        .turn
+        .as_ref()
+        .and_then(|turn| turn.at.uptime_s)
+        .map_or(t, |u| u as u64 - 10_000)
+}
+
 #[test]
 fn a_quiet_table_is_read_in_turns_and_its_rates_stay_exact() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -57,13 +67,7 @@ fn a_quiet_table_is_read_in_turns_and_its_rates_stay_exact() {
     for t in 1..=30 {
         write(dir.path(), t, loc(t));
         let cur = reader.sample();
-        let table = cur.net.interrupts.as_ref().expect("table");
-        // When the table this sample shows was read (this sample unless turned).
-        let at = table
-            .turn
-            .as_ref()
-            .and_then(|turn| turn.at.uptime_s)
-            .map_or(t, |u| u as u64 - 10_000);
+        let at = read_at_tick(&cur, t);
         read_at.push(at);
         let d = derive(Some(&prev), &cur);
         let m = &d.interrupts;
@@ -154,13 +158,7 @@ fn one_cpu_in_a_storm_on_a_quiet_host_reads_the_table_every_sample() {
     for t in 1..=24 {
         write_storm(dir.path(), t);
         let cur = reader.sample();
-        let table = cur.net.interrupts.as_ref().expect("table");
-        let at = table
-            .turn
-            .as_ref()
-            .and_then(|turn| turn.at.uptime_s)
-            .map_or(t, |u| u as u64 - 10_000);
-        read_at.push(at);
+        read_at.push(read_at_tick(&cur, t));
         let d = derive(Some(&prev), &cur);
         let cpu5 = d.interrupts.cpus.iter().find(|c| c.cpu == 5).expect("cpu5");
         cal.push(cpu5.rates.get("CAL").copied().flatten());
