@@ -12,10 +12,16 @@ pub fn process_cpu_time() -> Duration {
     Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
+/// The `[N] [SLEEP_MS]` every live mode takes, with its defaults: rounds and the sleep between.
+fn rounds_and_sleep(args: &[String], n: usize, ms: u64) -> (usize, Duration) {
+    let n = args.first().and_then(|a| a.parse().ok()).unwrap_or(n);
+    let ms = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(ms);
+    (n, Duration::from_millis(ms))
+}
+
 /// `live [N] [SLEEP_MS]`: CPU per sample of the running system.
 pub fn live(args: &[String]) {
-    let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(200);
-    let sleep = Duration::from_millis(args.get(1).and_then(|a| a.parse().ok()).unwrap_or(100));
+    let (n, sleep) = rounds_and_sleep(args, 200, 100);
     perftop::root::raise_open_files_limit();
     let mut reader = Reader::new(Root::new("/"));
     // The first sample fills the static caches and scans /proc for ksoftirqd; a recorder pays
@@ -67,8 +73,7 @@ pub fn live(args: &[String]) {
 /// thread's CPU clock: the ROWS (default 25) dearest files, per sample, after a first sample
 /// left out. The timing adds ~0.5 µs a read.
 pub fn files(args: &[String]) {
-    let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(100);
-    let sleep = Duration::from_millis(args.get(1).and_then(|a| a.parse().ok()).unwrap_or(250));
+    let (n, sleep) = rounds_and_sleep(args, 100, 250);
     let rows: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(25);
     perftop::root::raise_open_files_limit();
     let costs = std::sync::Arc::new(std::sync::Mutex::new(Default::default()));
@@ -109,12 +114,8 @@ pub fn files(args: &[String]) {
 /// apart (default 60, 250). What the same files cost with none of perftop around them.
 pub fn floor(args: &[String]) {
     use std::os::unix::fs::FileExt;
-    let n: usize = args
-        .first()
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(60)
-        .max(1);
-    let sleep = Duration::from_millis(args.get(1).and_then(|a| a.parse().ok()).unwrap_or(250));
+    let (n, sleep) = rounds_and_sleep(args, 60, 250);
+    let n = n.max(1);
     perftop::root::raise_open_files_limit();
     let costs = std::sync::Arc::new(std::sync::Mutex::new(Default::default()));
     let mut reader = Reader::new(Root::new("/").timed(costs.clone()));
@@ -159,12 +160,8 @@ pub fn floor(args: &[String]) {
 /// 1 s interval for its rates) with them warm. The readers swap places every round, so the
 /// figures compare the position, not the reader. CPU per sample (process user+sys) for each.
 pub fn twin(args: &[String]) {
-    let n: usize = args
-        .first()
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(40)
-        .max(2);
-    let sleep = Duration::from_millis(args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1000));
+    let (n, sleep) = rounds_and_sleep(args, 40, 1000);
+    let n = n.max(2);
     perftop::root::raise_open_files_limit();
     let mut readers = [Reader::new(Root::new("/")), Reader::new(Root::new("/"))];
     for r in readers.iter_mut() {
@@ -212,12 +209,8 @@ pub fn twin(args: &[String]) {
 /// a different kernel path and object, each one cold after the sleep.
 pub fn cold(args: &[String]) {
     use std::os::unix::fs::FileExt;
-    let n: usize = args
-        .first()
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(20)
-        .max(1);
-    let sleep = Duration::from_millis(args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1000));
+    let (n, sleep) = rounds_and_sleep(args, 20, 1000);
+    let n = n.max(1);
     let thread_ns = || {
         let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
         t.tv_sec as f64 * 1e9 + t.tv_nsec as f64
