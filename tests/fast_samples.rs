@@ -1,8 +1,9 @@
 //! What a sample reads in turns when samples come faster than a second (`-d 0.25`): the TCP
 //! counters on a quiet host (`source::tcp::TcpTurns`), each CPU's idle-state counters, each
-//! NUMA node's meminfo (`source::turns::every_for_gap`), the cgroups and the process pass. Each is read about once a second, the
-//! counters' rates are exact over their own two reads on every sample, and at 1 s everything is
-//! read every sample. Counts written by hand.
+//! NUMA node's meminfo (`source::turns::every_for_gap`), the cgroups and the process pass.
+//! Each is read about once a second, on one period that the clock's 10 ms steps do not flip,
+//! the counters' rates are exact over their own two reads on every sample, and at 1 s
+//! everything is read every sample. Counts written by hand.
 
 use perftop::derive::derive;
 use perftop::root::Root;
@@ -339,10 +340,16 @@ fn fast_samples_read_cgroups_about_once_a_second_with_exact_rates() {
 #[test]
 fn idle_processes_keep_their_turn_in_seconds_at_fast_samples() {
     use perftop::source::processes::{idle_every, IDLE_EVERY};
-    assert_eq!(idle_every(Some(0.25)), 64);
-    assert_eq!(idle_every(Some(0.5)), 32);
-    assert_eq!(idle_every(Some(1.0)), IDLE_EVERY);
-    assert_eq!(idle_every(None), IDLE_EVERY);
+    assert_eq!(idle_every(None, Some(0.25)), 64);
+    assert_eq!(idle_every(None, Some(0.5)), 32);
+    assert_eq!(idle_every(None, Some(1.0)), IDLE_EVERY);
+    assert_eq!(idle_every(None, None), IDLE_EVERY);
+    // Passes 4 samples of 0.25 s apart read 0.96 or 1.04 s by /proc/uptime's 10 ms steps:
+    // 16.7 turns asked for, kept at the 16 in force (17 when nothing is in force yet).
+    assert_eq!(idle_every(None, Some(0.96)), 17);
+    assert_eq!(idle_every(Some(IDLE_EVERY), Some(0.96)), IDLE_EVERY);
+    assert_eq!(idle_every(Some(32), Some(0.5)), 32);
+    assert_eq!(idle_every(Some(IDLE_EVERY), Some(0.5)), 32);
     let dir = tempfile::tempdir().expect("tempdir");
     let proc = dir.path().join("proc");
     for k in 0..200u32 {
@@ -516,4 +523,36 @@ fn fast_samples_run_the_process_pass_about_once_a_second_with_exact_rates() {
         assert!((cpu - want).abs() < 1e-9, "at {up}: {cpu}");
         prev = cur;
     }
+}
+
+/// Samples 0.4 s apart as `/proc/uptime` reads them, in 10 ms steps: 0.41 and 0.39 s in turn,
+/// 2.44 and 2.56 samples a second, which round to 2 and 3. The period is chosen on the first
+/// gap and kept (`turns::steady`), so the process pass runs every other sample, not at once
+/// whenever the rounding flips. A process using a whole CPU (a tick each 10 ms) shows 100 %
+/// on every sample, over its own two reads.
+#[test]
+fn samples_on_a_rounding_edge_keep_one_period() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Hundredths of a second since 10,000 s: 0, 41, 80, 121, 160, ...
+    let at = |t: u64| 40 * t + (t % 2);
+    let up = |t: u64| 10_000.0 + at(t) as f64 / 100.0;
+    write_busy_process(dir.path(), up(0), at(0));
+    let mut reader = Reader::new(Root::new(dir.path()));
+    let mut prev = reader.sample();
+    let mut passes = Vec::new();
+    for t in 1..=12u64 {
+        write_busy_process(dir.path(), up(t), at(t));
+        let cur = reader.sample();
+        let p = cur.processes.as_ref().expect("processes");
+        assert_eq!(p.every, Some(2), "at {t}");
+        if p.at.is_none() {
+            passes.push(t);
+        }
+        let d = derive(Some(&prev), &cur);
+        let m = d.processes.iter().find(|m| m.pid == 4242).expect("burner");
+        let cpu = m.cpu_pct.expect("cpu %");
+        assert!((cpu - 100.0).abs() < 1e-6, "at {t}: {cpu}");
+        prev = cur;
+    }
+    assert_eq!(passes, [1, 3, 5, 7, 9, 11], "the passes");
 }

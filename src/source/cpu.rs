@@ -115,7 +115,7 @@ pub fn read_cpu(
         detail_files(states),
         turns::DETAIL_FILES_PER_SAMPLE,
     )
-    .max(turns::every_for_gap(probe.tier.gap_s));
+    .max(probe.tier.detail_every);
     let in_turns = every > 1 || probe.cache.detail_every.is_some_and(|e| e > 1);
     probe.cache.detail_every = Some(every);
     if every > 1 {

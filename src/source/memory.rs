@@ -138,7 +138,7 @@ pub fn read_nodes(probe: &mut Probe) -> Vec<NodeSample> {
         // Gauges only (free, file, anon pages...): when samples come faster than a second,
         // each node's are read about once a second, in turns, and carried between as last
         // read (the sample says so: `meminfo_every`). ~17 µs of kernel time a read here.
-        let every = super::turns::every_for_gap(probe.tier.gap_s);
+        let every = probe.tier.detail_every;
         let kept = probe.cache.node_meminfo.get(&id).filter(|_| {
             every > 1 && !probe.tier.tweaked && !super::turns::due(i, probe.tier.sample_no, every)
         });

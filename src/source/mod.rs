@@ -218,6 +218,7 @@ impl Reader {
         probe.tier.every_sample = since.is_none_or(|s| s >= gap);
         probe.tier.refresh = probe::settings::Tier::refresh_for(since);
         probe.tier.gap_s = since;
+        probe.tier.detail_every = turns::every_for_gap(Some(probe.tier.detail_every), since);
         let mut host = host::read_host(probe, &mut self.cpuinfo);
         boot::read_boot(probe, &mut host);
         let mut nodes = memory::read_nodes(probe);
@@ -259,7 +260,7 @@ impl Reader {
         let busy = processes::busy_ticks(cpu.total.as_ref());
         // About once a second when samples come faster (`ProcState::pass_due`); the samples
         // between show the last pass's processes and rates.
-        let every = turns::every_for_gap(probe.tier.gap_s);
+        let every = probe.tier.detail_every;
         let pass = self
             .procs
             .pass_due(probe.tier.sample_no, every, probe.tier.tweaked);
@@ -316,7 +317,7 @@ impl Reader {
         // The groups (~3 files each, up to `MAX_GROUPS`) about once a second when samples
         // come faster: their counters are cumulative, so their rates over their own two reads
         // are exact (`Cgroups::turn`). A perftop write reads them at once.
-        let every = turns::every_for_gap(probe.tier.gap_s);
+        let every = probe.tier.detail_every;
         let carry = &mut self.cgroup_carry;
         let cgroups = match carry.due(
             probe.tier.sample_no,

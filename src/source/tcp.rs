@@ -60,7 +60,7 @@ pub fn read_tcp(
     turns.packets = packets
         .filter(|_| !devices.is_empty())
         .map(|p| (time.clone(), p));
-    let every = super::turns::every_for_gap(probe.tier.gap_s);
+    let every = probe.tier.detail_every;
     let quiet = every > 1 && !probe.tier.tweaked && rate.is_some_and(|r| r < QUIET_PACKETS_PER_S);
     let sample_no = probe.tier.sample_no;
     if !turns.carry.due(sample_no, every, quiet) {

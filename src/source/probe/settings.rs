@@ -41,6 +41,10 @@ pub(crate) struct Tier {
     /// clock that does not move): per-CPU detail is read in turns when samples come faster
     /// than `turns::DETAIL_WITHIN_SECS`.
     pub(crate) gap_s: Option<f64>,
+    /// Samples between two reads of what is read about once a second when samples come
+    /// faster (per-CPU detail, a node's meminfo, the TCP tables, the cgroups, the process
+    /// pass): `turns::every_for_gap`, set once a sample so every reader uses one period.
+    pub(crate) detail_every: u32,
 }
 
 impl Default for Tier {
@@ -52,6 +56,7 @@ impl Default for Tier {
             tweaked: false,
             refresh: SETTINGS_REFRESH_SAMPLES,
             gap_s: None,
+            detail_every: 1,
         }
     }
 }
@@ -357,6 +362,7 @@ mod tests {
                 tweaked: false,
                 refresh,
                 gap_s: None,
+                detail_every: 1,
             };
             let mut slots: Vec<Option<Tiered<u64>>> = (0..400).map(|_| None).collect();
             for (i, s) in slots.iter_mut().enumerate() {

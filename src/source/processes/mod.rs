@@ -160,9 +160,12 @@ pub fn read_processes(
     let now_ticks = time.uptime_s.map(|u| (u * 100.0) as u64);
     // Passes once in `every` samples when samples come faster than a second (`pass_due`):
     // an idle process's turn is counted in passes, so in seconds from the passes' own gap.
-    let every = super::turns::every_for_gap(probe.tier.gap_s);
+    let every = probe.tier.detail_every;
     state.passed = true;
-    state.idle_every = idle_every(probe.tier.gap_s.map(|g| g * f64::from(every)));
+    state.idle_every = idle_every(
+        Some(state.idle_every),
+        probe.tier.gap_s.map(|g| g * f64::from(every)),
+    );
     let pids = pids_now(probe, state, forks);
     state.always.sort_unstable();
     state.watch.sort_unstable();

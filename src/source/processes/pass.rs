@@ -15,12 +15,17 @@ const IDLE_EVERY_MAX: u32 = 64;
 /// samples come faster, so four samples a second do not read the idle processes four times as
 /// often (~3 of the ~5 `stat` reads of a 0.25 s sample on the 2-vCPU VM, ~35 µs). An idle
 /// process that starts using CPU is still read on the pass it does (unexplained ticks).
-pub fn idle_every(gap_s: Option<f64>) -> u32 {
+/// `prev`, the last pass's, is kept while only the gap's jitter moved (`turns::steady`): at
+/// `-d 0.25` passes read 0.96 or 1.04 s apart by `/proc/uptime`'s 10 ms steps, which asked
+/// for 17 and 16 in turn, and each change moved every idle process's turn.
+pub fn idle_every(prev: Option<u32>, gap_s: Option<f64>) -> u32 {
     match gap_s {
-        Some(g) if g > 0.0 && g.is_finite() && g < 1.0 => {
-            let n = (f64::from(IDLE_EVERY) / g).round();
-            (n as u32).clamp(IDLE_EVERY, IDLE_EVERY_MAX)
-        }
+        Some(g) if g > 0.0 && g.is_finite() && g < 1.0 => crate::source::turns::steady(
+            prev,
+            f64::from(IDLE_EVERY) / g,
+            IDLE_EVERY,
+            IDLE_EVERY_MAX,
+        ),
         _ => IDLE_EVERY,
     }
 }
