@@ -41,7 +41,7 @@ pub fn every_for_gap(prev: Option<u32>, gap_s: Option<f64>) -> u32 {
 /// `/proc/uptime`, which moves in 10 ms steps, so samples 0.4 s apart read as 0.39, 0.40 or
 /// 0.41 s: 2.56, 2.5 or 2.44 samples a second, rounded to 3 or 2. With the period flipping
 /// between them, every flip ran a process pass at once (a changed period does) and moved
-/// every CPU's and process's turn: at `-d 0.4` on the 2-vCPU VM a third more `/proc/PID/stat`
+/// every CPU's and process's turn: at `-d 0.4` on the 2-vCPU VM ~30 % more `/proc/PID/stat`
 /// reads than at 0.45 s. The steps are 4 % of a gap at the fastest interval, 0.25 s; 5 % of
 /// the period covers them, and a real change of interval (0.25 s to 0.5 s) still moves it.
 const HOLD: f64 = 0.05;
