@@ -3,7 +3,8 @@
 //! NUMA node's meminfo (`source::turns::every_for_gap`), the cgroups and the process pass.
 //! Each is read about once a second, on one period that the clock's 10 ms steps do not flip,
 //! the counters' rates are exact over their own two reads on every sample, and at 1 s
-//! everything is read every sample. Counts written by hand.
+//! everything is read every sample; at 2 s and more apart, every setting too. Counts written by
+//! hand.
 
 use perftop::derive::derive;
 use perftop::root::Root;
@@ -555,4 +556,27 @@ fn samples_on_a_rounding_edge_keep_one_period() {
         prev = cur;
     }
     assert_eq!(passes, [1, 3, 5, 7, 9, 11], "the passes");
+}
+
+/// Samples 2 s apart read every setting on every sample, also when `/proc/uptime`'s 10 ms
+/// steps make a gap read 1.99 s: a sysctl changed between two samples shows on the second.
+#[test]
+fn samples_two_seconds_apart_read_every_setting_each_time() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let vm = dir.path().join("proc/sys/vm");
+    fs::create_dir_all(&vm).expect("mkdir");
+    // Hundredths since 10,000 s: 0, 199, 400, 599, 800, ... (gaps 1.99 and 2.01 s).
+    let at = |t: u64| 200 * t - (t % 2);
+    write_uptime(dir.path(), 10_000.0);
+    fs::write(vm.join("swappiness"), "60\n").expect("swappiness");
+    let mut reader = Reader::new(Root::new(dir.path()));
+    let first = reader.sample();
+    assert_eq!(first.memory.vm.swappiness, Some(60));
+    for t in 1..=6u64 {
+        write_uptime(dir.path(), 10_000.0 + at(t) as f64 / 100.0);
+        let v = 60 + t;
+        fs::write(vm.join("swappiness"), format!("{v}\n")).expect("swappiness");
+        let s = reader.sample();
+        assert_eq!(s.memory.vm.swappiness, Some(v), "at {t}");
+    }
 }

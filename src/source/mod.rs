@@ -215,7 +215,7 @@ impl Reader {
             Some((Some(was), _)) if now.0.is_some() => now.0.map(|u| u - was),
             Some((_, was)) => Some(now.1.duration_since(was).as_secs_f64()),
         };
-        probe.tier.every_sample = since.is_none_or(|s| s >= gap);
+        probe.tier.every_sample = since.is_none_or(|s| s + probe::settings::CLOCK_SLACK_S >= gap);
         probe.tier.refresh = probe::settings::Tier::refresh_for(since);
         probe.tier.gap_s = since;
         probe.tier.detail_every = turns::every_for_gap(Some(probe.tier.detail_every), since);

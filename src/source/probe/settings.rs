@@ -22,6 +22,11 @@ pub(crate) const SETTINGS_REFRESH_MAX_SAMPLES: u64 = 40;
 /// Samples at least this far apart read settings every time: the saving does not matter at
 /// such intervals, and ten of them would be minutes.
 pub(crate) const SETTINGS_EVERY_SAMPLE_GAP: Duration = Duration::from_secs(2);
+/// What a gap may fall short of `SETTINGS_EVERY_SAMPLE_GAP` and still count: a step and a
+/// half of `/proc/uptime`'s 10 ms. Samples 2 s apart read 1.99, 2.00 or 2.01 s apart by that
+/// clock; without the slack a third of them read settings by the tier (again within 20 s)
+/// and the rest every sample.
+pub(crate) const CLOCK_SLACK_S: f64 = 0.015;
 
 /// Where sampling stands for the settings tier; a copy goes to every reader thread.
 #[derive(Debug, Clone, Copy)]
