@@ -24,8 +24,8 @@ pub(crate) const SETTINGS_REFRESH_MAX_SAMPLES: u64 = 40;
 pub(crate) const SETTINGS_EVERY_SAMPLE_GAP: Duration = Duration::from_secs(2);
 /// What a gap may fall short of `SETTINGS_EVERY_SAMPLE_GAP` and still count: a step and a
 /// half of `/proc/uptime`'s 10 ms. Samples 2 s apart read 1.99, 2.00 or 2.01 s apart by that
-/// clock; without the slack a third of them read settings by the tier (again within 20 s)
-/// and the rest every sample.
+/// clock; without the slack, those that read 1.99 s fell back to the tier (a setting read
+/// again within 20 s) while the rest read every setting.
 pub(crate) const CLOCK_SLACK_S: f64 = 0.015;
 
 /// Where sampling stands for the settings tier; a copy goes to every reader thread.
