@@ -43,8 +43,8 @@ pub(crate) struct Tier {
     /// come faster than `SETTINGS_REFRESH_SECS` allows (`Tier::refresh_for`).
     pub(crate) refresh: u64,
     /// Seconds since the previous sample by the root's clock (`None`: the first sample, or a
-    /// clock that does not move): per-CPU detail is read in turns when samples come faster
-    /// than `turns::DETAIL_WITHIN_SECS`.
+    /// clock that does not move): what `detail_every` and the idle processes' turns
+    /// (`processes::idle_every`) are worked out from.
     pub(crate) gap_s: Option<f64>,
     /// Samples between two reads of what is read about once a second when samples come
     /// faster (per-CPU detail, a node's meminfo, the TCP tables, the cgroups, the process
