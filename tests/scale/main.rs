@@ -9,6 +9,7 @@ mod procs;
 
 use perftop::derive::derive;
 use perftop::root::Root;
+use perftop::sample::SampleTime;
 use perftop::source::Reader;
 use std::fs;
 use std::sync::Mutex;
@@ -33,6 +34,17 @@ fn synthetic_host(cpus: u32, nodes: u32) -> (SynthSpec, tempfile::TempDir, Reade
 /// A perftop write (`root::note_write`) makes the next sample of every reader in the process
 /// read every policy, so the test that writes and the test that checks turns take turns.
 static POLICY_TURNS: Mutex<()> = Mutex::new(());
+
+/// The tick a turn's table was read at, which must be within the last `every` ticks.
+#[track_caller]
+fn read_within(at: &SampleTime, tick: u64, every: u32, what: &str) -> u64 {
+    let at = at.uptime_s.expect("uptime") as u64 - BOOT_AGE_S;
+    assert!(
+        tick - at < u64::from(every),
+        "{what} at tick {tick}: read at {at}"
+    );
+    at
+}
 
 #[track_caller]
 fn close(got: Option<f64>, want: f64, what: &str) {
@@ -73,11 +85,7 @@ fn per_cpu_detail_in_turns_is_fresh_within_its_period_and_exact() {
         for (c, m) in cur.cpu.cpus.iter().zip(&d.cpus) {
             let i = u64::from(c.id);
             let turn = c.idle_turn.as_ref().expect("every CPU's detail says when");
-            let at = turn.at.uptime_s.expect("uptime") as u64 - BOOT_AGE_S;
-            assert!(
-                tick - at < u64::from(every),
-                "cpu{i} at tick {tick}: read at {at}"
-            );
+            let at = read_within(&turn.at, tick, every, &format!("cpu{i}"));
             read_now += u64::from(at == tick);
             match &turn.before {
                 Some(b) => {
@@ -170,11 +178,7 @@ fn throttle_in_turns(
             ThrottleScope::Core => {
                 let i = u64::from(t.cpu);
                 let turn = t.turn.as_ref().expect("cores in turns say when");
-                let at = turn.at.uptime_s.expect("uptime") as u64 - BOOT_AGE_S;
-                assert!(
-                    tick - at < u64::from(every),
-                    "core {i} at {tick}: read at {at}"
-                );
+                read_within(&turn.at, tick, every, &format!("core {i}"));
                 if turn.before.is_some() {
                     close(m.events_per_s, (i % 3) as f64, &format!("core {i} events"));
                     close(
