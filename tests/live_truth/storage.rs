@@ -39,22 +39,59 @@ impl Loops {
             saved: Vec::new(),
         };
         for i in 0..n {
-            let img = g.dir.path().join(format!("{i}.img"));
-            let img = img.to_string_lossy().into_owned();
-            sh(&["truncate", "-s", &format!("{mb}M"), &img])?;
-            let dev = sh(&["losetup", "-f", "--show", &img])?;
-            let name = dev.trim_start_matches("/dev/").to_string();
-            for f in ["scheduler", "read_ahead_kb", "nr_requests"] {
-                let path = format!("/sys/block/{name}/queue/{f}");
-                if let Some(v) = live::read_trim(&path) {
-                    let v = perftop::tweak::norm(&v);
-                    g.saved.push((path, v));
-                }
-            }
-            g.devs.push(name);
+            g.attach(i, mb, None)?;
         }
         Ok(g)
     }
+
+    /// Attaches image `i` of `mb` MiB to `dev` (`loopN`), or to the first free loop device.
+    fn attach(&mut self, i: usize, mb: u64, dev: Option<&str>) -> Result<(), String> {
+        let img = self.dir.path().join(format!("{i}.img"));
+        let img = img.to_string_lossy().into_owned();
+        sh(&["truncate", "-s", &format!("{mb}M"), &img])?;
+        let name = match dev {
+            Some(d) => {
+                sh(&["losetup", &format!("/dev/{d}"), &img])?;
+                d.to_string()
+            }
+            None => {
+                let dev = sh(&["losetup", "-f", "--show", &img])?;
+                dev.trim_start_matches("/dev/").to_string()
+            }
+        };
+        for f in ["scheduler", "read_ahead_kb", "nr_requests"] {
+            let path = format!("/sys/block/{name}/queue/{f}");
+            if let Some(v) = live::read_trim(&path) {
+                let v = perftop::tweak::norm(&v);
+                self.saved.push((path, v));
+            }
+        }
+        self.devs.push(name);
+        Ok(())
+    }
+}
+
+/// `name`'s `/proc/diskstats` counters, or `None` when it is not listed.
+fn diskstats(name: &str) -> Option<Vec<u64>> {
+    let text = live::read_trim("/proc/diskstats")?;
+    text.lines().find_map(|l| {
+        let mut it = l.split_whitespace();
+        (it.nth(2)? == name).then(|| it.filter_map(|v| v.parse().ok()).collect())
+    })
+}
+
+/// A loop device the kernel made ahead of use that has done no I/O since boot (every
+/// `/proc/diskstats` counter zero) and has nothing attached.
+fn never_used_loop() -> Option<String> {
+    let text = live::read_trim("/proc/diskstats")?;
+    text.lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .filter(|d| d.starts_with("loop"))
+        .find(|d| {
+            diskstats(d).is_some_and(|c| c.iter().all(|&n| n == 0))
+                && !std::path::Path::new(&format!("/sys/block/{d}/loop/backing_file")).exists()
+        })
+        .map(str::to_string)
 }
 
 impl Drop for Loops {
@@ -388,5 +425,92 @@ fn queue_full_on_a_loop_device_held_at_nr_requests() {
     );
     drop(disk);
     drop(restore);
+    t.finish();
+}
+
+/// A device that has never done I/O has its settings held until its first I/O (see
+/// `disk::never_used`): a spare loop device, attached without a partition scan (no I/O), has
+/// its `read_ahead_kb` changed by hand while perftop records; the first interval that shows
+/// its first read must show the new value, as sysfs has it.
+#[test]
+fn a_never_used_loop_devices_settings_are_read_on_its_first_io() {
+    const T: &str = "a_never_used_loop_devices_settings_are_read_on_its_first_io";
+    let _serial = live::serial();
+    if !live::ready(T, &["losetup", "truncate", "dd"]) {
+        return;
+    }
+    let Some(lo) = never_used_loop() else {
+        support::skip(T, "no spare loop device without I/O since boot");
+        return;
+    };
+    let Some(_loops) = Loops::new(0, 16)
+        .and_then(|mut g| g.attach(0, 16, Some(&lo)).map(|()| g))
+        .map_err(|e| support::skip(T, &format!("cannot attach {lo}: {e}")))
+        .ok()
+    else {
+        return;
+    };
+    let file = "queue/read_ahead_kb";
+    let before = sysfs(&lo, file).unwrap_or_default();
+    let set = if before == "1024" { "512" } else { "1024" };
+    let rec = Recording::start(0.5, 12);
+    // perftop's first samples read the spare device's settings, then hold them.
+    live::sleep_ms(1500);
+    let wrote = std::fs::write(format!("/sys/block/{lo}/{file}"), format!("{set}\n"));
+    // Soon after: the settings tier (every 20 samples at 0.5 s) would read it again in
+    // these 200 ms about one time in ten; the first I/O reads it every time.
+    live::sleep_ms(200);
+    // Attaching did no I/O (no udev probe here); if something read it meanwhile, the first
+    // I/O below is not the first.
+    let untouched = diskstats(&lo).is_some_and(|c| c.iter().all(|&n| n == 0));
+    let dd = Command::new("dd")
+        .args([&format!("if=/dev/{lo}"), "of=/dev/null", "bs=4k", "count=1"])
+        .args(["iflag=direct", "status=none"])
+        .status();
+    let frames = rec.finish();
+    let now = sysfs(&lo, file).unwrap_or_default();
+    if !untouched {
+        support::skip(
+            T,
+            &format!("{lo} did I/O before the test's first read (a udev probe?)"),
+        );
+        return;
+    }
+    let mut t = Table::new(T);
+    t.holds(
+        "hand write and dd",
+        format!(
+            "{} {}",
+            wrote.is_ok(),
+            dd.as_ref().is_ok_and(|s| s.success())
+        ),
+        "true true".into(),
+        wrote.is_ok() && dd.is_ok_and(|s| s.success()),
+    );
+    let ra = |fr: &Value| {
+        json_text(&find(&fr["disks"], "disk_device", &lo).unwrap_or(&Value::Null)["read_ahead_kb"])
+    };
+    let reads = |fr: &Value| find(&fr["disks"], "disk_device", &lo).and_then(|d| f(d, &["r/s"]));
+    let first_io = frames
+        .iter()
+        .position(|fr| reads(fr).is_some_and(|r| r > 0.0));
+    for (i, fr) in frames
+        .iter()
+        .enumerate()
+        .take(first_io.unwrap_or(frames.len()))
+    {
+        t.note(
+            &format!("[{i}] {lo} read_ahead_kb before its first I/O"),
+            &ra(fr),
+            "held: as first read",
+        );
+    }
+    let at = first_io.map(|i| (i, ra(&frames[i])));
+    t.holds(
+        &format!("{lo} read_ahead_kb on its first I/O's interval vs sysfs"),
+        format!("{at:?}"),
+        now.clone(),
+        at.as_ref().is_some_and(|(_, v)| v == &now) && now == set,
+    );
     t.finish();
 }

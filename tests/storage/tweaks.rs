@@ -1,7 +1,7 @@
 //! Storage tweaks on the same tree: every knob sets, reads back and undoes; choices and bounds
 //! come from the kernel's files; one refusing disk rolls the others back.
 
-use super::{tree, QUIET};
+use super::{tree, writes_lock, QUIET};
 use perftop::root::Root;
 use perftop::tweak::apply::{self, FsWriter, Which, Writer};
 use perftop::tweak::{plan, Ctx};
@@ -11,6 +11,8 @@ use std::path::Path;
 struct Host {
     _dir: tempfile::TempDir,
     ctx: Ctx,
+    /// Held while the test may write (see `writes_lock`).
+    _writes: std::sync::MutexGuard<'static, ()>,
 }
 
 fn host() -> Host {
@@ -22,7 +24,11 @@ fn host() -> Host {
         privileged: true,
         read_only: false,
     };
-    Host { _dir: dir, ctx }
+    Host {
+        _dir: dir,
+        ctx,
+        _writes: writes_lock(),
+    }
 }
 
 fn val(ctx: &Ctx, rel: &str) -> Option<String> {

@@ -88,6 +88,11 @@ impl<V> Tiered<V> {
         self.due = 0;
     }
 
+    /// Keeps the setting until `expire` or a perftop write: never due by the sample count.
+    pub(crate) fn hold(&mut self) {
+        self.due = u64::MAX;
+    }
+
     /// Reads the setting again in the next sample too (and then every
     /// `SETTINGS_REFRESH_SAMPLES`).
     pub(crate) fn due_next(&mut self, sample_no: u64) {
