@@ -13,6 +13,11 @@ fn opt(v: Option<u64>) -> String {
     v.map_or("-".into(), |v| v.to_string())
 }
 
+/// A loop device (a file), zram or a RAM disk: no hardware under it.
+fn in_memory_or_file(name: &str) -> bool {
+    ["loop", "zram", "ram"].iter().any(|p| name.starts_with(p))
+}
+
 /// The two tables and the reasons for what is unknown, appended to `out`.
 pub fn blocks(d: &Derived, x: &Ctx, out: &mut Vec<Block>) {
     let whole: Vec<&DiskMetrics> = d.disks.iter().filter(|m| !m.partition).collect();
@@ -52,12 +57,20 @@ fn queues(whole: &[&DiskMetrics], x: &Ctx, out: &mut Vec<Block>) {
             Some("running") | None => Level::Text,
             Some(_) => Level::Crit,
         };
-        // When rows must be cut: a failed or full device first, then the ones doing I/O.
+        // When rows must be cut: a failed or full device first, then the ones doing I/O, the
+        // deepest queue first among them (as the Disks table ranks them), then idle hardware
+        // before idle loop, zram and RAM disks: a real disk must not be cut for spare loop
+        // devices that come before it in kernel order.
+        let queue = m
+            .aqu_sz
+            .filter(|q| q.is_finite() && *q > 0.0)
+            .unwrap_or(0.0);
         let load = match (state_level, full, super::disks::active(m)) {
             (Level::Crit, _, _) => 3.0,
             (_, true, _) => 2.0,
-            (_, _, true) => 1.0,
-            _ => 0.0,
+            (_, _, true) => 1.0 + queue / (1.0 + queue),
+            _ if in_memory_or_file(&m.disk_device) => 0.0,
+            _ => 0.5,
         };
         t.rows.push(Row {
             name: label(m),

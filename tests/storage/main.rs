@@ -485,6 +485,56 @@ fn table(p: &perftop::view::model::PaneView, what: &str) -> Vec<Vec<String>> {
         .unwrap_or_default()
 }
 
+/// When the queues table must be cut, the deepest queue among the devices doing I/O is kept:
+/// eight loop devices (before `vda` in kernel order) that each did one read in the interval
+/// do not push out `vda` with an average queue of 1.0 (2,000 ms in queue over 2.00 s); and
+/// when nothing does I/O, the disks are kept before the loop devices.
+#[test]
+fn a_busy_disks_queue_row_is_kept_over_barely_used_loop_devices() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let [a, b] = [("t0", 0u64), ("t1", 1)].map(|(when, tick)| {
+        let root = tree(dir.path(), when, &QUIET);
+        let mut stats = fs::read_to_string(root.join("proc/diskstats")).expect("diskstats");
+        stats = stats.replace(
+            &line(252, 0, "vda", 1000, 0, 1000),
+            &line(252, 0, "vda", 1000 + 400 * tick, 0, 1000 + 2000 * tick),
+        );
+        for n in 0..8 {
+            let dev = format!("loop{n}");
+            stats.push_str(&line(7, n, &dev, 10 + tick, 0, 10 + tick));
+            queue(&root, &dev, "[none]", 128, 128, 1);
+        }
+        write(&root, "proc/diskstats", &stats);
+        Reader::new(Root::new(&root)).sample()
+    });
+    let t = Thresholds::default();
+    // The eight queue rows kept, busiest first, over the interval from `a` to `b`.
+    let kept = |a: &Sample, b: &Sample| -> Vec<String> {
+        let x = assess(Some(a), b, &t);
+        let ctx = perftop::view::Ctx::new(&t, true);
+        let p = perftop::view::pane(perftop::view::Pane::Disks, &x.derived, &ctx);
+        let mut rows = p
+            .body
+            .iter()
+            .find_map(|b| match b {
+                perftop::view::model::Block::Table(t) if t.what == "queues" => Some(t.rows.clone()),
+                _ => None,
+            })
+            .expect("queues table");
+        assert_eq!(rows.len(), 12, "8 loops, sdi, sdj, vda, dm-0");
+        rows.sort_by(perftop::view::model::busiest);
+        rows.iter().take(8).map(|r| r.name.clone()).collect()
+    };
+    let x = assess(Some(&a), &b, &t);
+    let vda = x.derived.disks.iter().find(|m| m.disk_device == "vda");
+    assert_eq!(vda.and_then(|m| m.aqu_sz), Some(1.0));
+    let busy = kept(&a, &b);
+    assert_eq!(busy.first().map(String::as_str), Some("vda"), "{busy:?}");
+    // An interval where nothing does I/O: the disks first, then loop devices.
+    let idle = kept(&b, &b);
+    assert_eq!(idle[..4], ["sdi", "sdj", "vda", "mpatha"], "{idle:?}");
+}
+
 /// Zoomed, the map is drawn with its paths: each path's state, r/s and share of the map's I/O
 /// (the skewed pass: 950 and 50 reads/s), and each disk's queue settings with `-` where unknown.
 #[test]
