@@ -84,9 +84,7 @@ pub(super) fn read_io(
         } else {
             "another user's need root"
         };
-        Some(format!(
-            "{denied} processes' /proc/PID/io unreadable ({why})"
-        ))
+        Some(io_denied_note(denied, why))
     } else if read == 0 && missing > 0 {
         Some("no /proc/PID/io: kernel without task I/O accounting".to_string())
     } else if fresh > IO_ALL_MAX {
@@ -125,4 +123,30 @@ pub(super) fn choose(seen: &[Seen], secs: f64) -> Vec<bool> {
     top(&|s| s.stat.rss_pages, KEEP_RSS, 1);
     top(&|s| u64::from(s.stat.state == 'D'), KEEP_BLOCKED, 1);
     keep
+}
+
+/// `1 process's /proc/PID/io unreadable (why)`, `3 processes' ...`.
+fn io_denied_note(denied: u32, why: &str) -> String {
+    let whose = if denied == 1 {
+        "1 process's".to_string()
+    } else {
+        format!("{denied} processes'")
+    };
+    format!("{whose} /proc/PID/io unreadable ({why})")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_denied_note_counts_in_words() {
+        let why = "ptrace access denied";
+        assert_eq!(
+            super::io_denied_note(1, why),
+            "1 process's /proc/PID/io unreadable (ptrace access denied)"
+        );
+        assert_eq!(
+            super::io_denied_note(3, why),
+            "3 processes' /proc/PID/io unreadable (ptrace access denied)"
+        );
+    }
 }
