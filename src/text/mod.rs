@@ -10,7 +10,7 @@ use crate::assess::Assessed;
 use crate::derive::Derived;
 use crate::findings::Thresholds;
 use crate::units::{duration, fit, num, pct};
-use crate::view::model::{busiest, Block, Cells, Order, Row, Table};
+use crate::view::model::{busiest, counted, Block, Cells, Order, Row, Table};
 use crate::view::{Ctx, PANES};
 use std::fmt::Write;
 
@@ -166,7 +166,10 @@ impl Report {
             ));
         }
         if quiet > 0 {
-            notes.push(format!("{quiet} idle {} hidden", t.what));
+            notes.push(format!(
+                "{} hidden",
+                counted(quiet, &format!("idle {}", t.what))
+            ));
         }
         if !notes.is_empty() {
             self.line(&format!("  {}", notes.join("; ")));

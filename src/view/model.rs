@@ -145,6 +145,21 @@ impl Table {
     }
 }
 
+/// `n` and a table's plural noun, singular for one: `1 idle device`, `3 idle IRQ lines`.
+pub fn counted(n: usize, plural: &str) -> String {
+    if n != 1 {
+        return format!("{n} {plural}");
+    }
+    let one = if let Some(stem) = plural.strip_suffix("ies") {
+        format!("{stem}y")
+    } else if let Some(stem) = plural.strip_suffix("sses") {
+        format!("{stem}ss")
+    } else {
+        plural.strip_suffix('s').unwrap_or(plural).to_string()
+    };
+    format!("1 {one}")
+}
+
 /// Busiest first; equal loads keep the kernel's order.
 pub fn busiest(a: &Row, b: &Row) -> std::cmp::Ordering {
     b.load.total_cmp(&a.load).then(a.natural.cmp(&b.natural))
@@ -214,4 +229,19 @@ pub fn bar_cells(pct: Option<f64>, width: usize) -> (usize, usize) {
 pub struct PaneView {
     pub headline: Cells,
     pub body: Vec<Block>,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn one_of_a_table_is_singular() {
+        let one = |w| super::counted(1, w);
+        assert_eq!(one("idle devices"), "1 idle device");
+        assert_eq!(one("idle IRQ lines"), "1 idle IRQ line");
+        assert_eq!(one("idle processes"), "1 idle process");
+        assert_eq!(one("idle policies"), "1 idle policy");
+        assert_eq!(one("idle CPUs"), "1 idle CPU");
+        assert_eq!(super::counted(2, "idle processes"), "2 idle processes");
+        assert_eq!(super::counted(0, "idle CPUs"), "0 idle CPUs");
+    }
 }
