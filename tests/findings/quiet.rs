@@ -29,7 +29,7 @@ fn idle_vm_fixture_gives_no_findings() {
 /// The machine the tests run on, over one second. Only meaningful on an idle machine (a
 /// parallel `cargo test` is not idle), so it is opt-in: `cargo test --test findings -- --ignored`.
 #[test]
-#[ignore]
+#[ignore = "needs an idle machine (a parallel cargo test is not): cargo test --test findings -- --ignored"]
 fn this_idle_machine_gives_no_findings() {
     let mut reader = Reader::new(Root::new("/"));
     let a = reader.sample();
