@@ -27,6 +27,9 @@ pub struct DiskMetrics {
     /// NVMe, device-mapper, md, rbd...: requests are served in parallel, so %util near 100 does
     /// not mean saturated; lead with aqu-sz and await.
     pub parallel: bool,
+    /// No I/O since boot (`DiskSample::never_used`): its settings may be as old as the static
+    /// refresh, and are read again on its first I/O.
+    pub never_used: bool,
     #[serde(rename = "r/s")]
     pub r_s: Option<f64>,
     #[serde(rename = "w/s")]
@@ -115,6 +118,7 @@ fn derive_disk(iv: Interval, p: Option<&DiskSample>, c: &DiskSample) -> DiskMetr
             .map(|[r, w]| r.saturating_add(w))
             .or(Some(c.in_flight)),
         parallel: is_parallel(&c.name),
+        never_used: c.never_used(),
         stack: super::storage::derive_stack(c),
         ..DiskMetrics::default()
     };

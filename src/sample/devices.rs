@@ -46,6 +46,20 @@ pub struct DiskSample {
     pub stack: Option<DiskStack>,
 }
 
+impl DiskSample {
+    /// The device has done no I/O since boot and holds none: every counter of its
+    /// `/proc/diskstats` line is zero (iostat leaves such devices out unless asked for `ALL`).
+    /// The loop devices the kernel makes ahead of use and an unconfigured zram are such.
+    pub fn never_used(&self) -> bool {
+        [self.read_ios, self.write_ios, self.in_flight, self.io_ticks]
+            .iter()
+            .all(|&n| n == 0)
+            && [self.discard_ios, self.flush_ios]
+                .iter()
+                .all(|n| n.unwrap_or(0) == 0)
+    }
+}
+
 // ---------------------------------------------------------------- softirq / network
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -37,7 +37,7 @@ pub fn read_disks(probe: &mut Probe, cache: &mut DiskCache) -> Vec<DiskSample> {
         return Vec::new();
     };
     for d in &mut disks {
-        let known = cache.of(probe, &d.name, never_used(d));
+        let known = cache.of(probe, &d.name, d.never_used());
         d.whole_disk = known.whole;
         d.rotational = known.rotational;
         d.scheduler.clone_from(&known.scheduler);
@@ -63,23 +63,11 @@ pub fn read_disks(probe: &mut Probe, cache: &mut DiskCache) -> Vec<DiskSample> {
     disks
 }
 
-/// A device that has done no I/O since boot and holds none: every counter of its
-/// `/proc/diskstats` line is zero (iostat leaves such devices out unless asked for `ALL`).
-/// The loop devices the kernel makes ahead of use and an unconfigured zram are such.
-pub fn never_used(d: &DiskSample) -> bool {
-    [d.read_ios, d.write_ios, d.in_flight, d.io_ticks]
-        .iter()
-        .all(|&n| n == 0)
-        && [d.discard_ios, d.flush_ios]
-            .iter()
-            .all(|n| n.unwrap_or(0) == 0)
-}
-
 /// Per device of `/proc/diskstats`: whether it is a whole disk and, if so, its settings (queue,
 /// scheduler, stack), kept between samples and read again together when due (the settings
 /// tier's rule, `Tier::get`: within `Tier::refresh` samples, on a phase set by the name,
 /// every sample at long intervals, and on the sample after a perftop write). A device that
-/// has never done I/O (`never_used`) is read when first seen and then only on the static
+/// has never done I/O (`DiskSample::never_used`) is read when first seen and then only on the static
 /// refresh, after a perftop write, and on the sample its first I/O shows: its settings
 /// shape nothing until it is used, and the kernel's spare loop devices and an unconfigured
 /// zram were 42 of this VM's ~120 settings (5 of 57 files a 1 s sample, ~5 % of its CPU,
@@ -103,7 +91,7 @@ struct Known {
     stack: Option<DiskStack>,
     /// What reading them noted: said again every sample the values are shown.
     problems: Vec<Problem>,
-    /// Read while the device had never done I/O (`never_used`): held until it does.
+    /// Read while the device had never done I/O (`DiskSample::never_used`): held until it does.
     unused: bool,
 }
 
@@ -114,7 +102,7 @@ impl DiskCache {
     }
 
     /// `name`'s settings: as last read, or read now when due. `unused`: the device has never
-    /// done I/O (`never_used`), so settings read while it was are held until it does.
+    /// done I/O (`DiskSample::never_used`), so settings read while it was are held until it does.
     fn of(&mut self, probe: &mut Probe, name: &str, unused: bool) -> &Known {
         if !self.by_name.contains_key(name) {
             self.by_name.insert(name.to_string(), None);

@@ -75,7 +75,7 @@ use std::time::Instant;
 
 /// Files that do not change while the system runs (names, topology, hardware limits) are read
 /// once and re-read after this many samples, in case a driver was loaded or a CPU hot-added.
-const STATIC_REFRESH_SAMPLES: u32 = 300;
+pub const STATIC_REFRESH_SAMPLES: u32 = 300;
 
 /// Typed caches of the main reader thread (see the module comment for their lifetimes).
 #[derive(Default)]

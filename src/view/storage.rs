@@ -42,8 +42,12 @@ fn queues(whole: &[&DiskMetrics], x: &Ctx, out: &mut Vec<Block>) {
     ];
     let mut t = Table::new(cols, "queues", Order::Natural);
     let mut why: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut unused = Vec::new();
     for (i, m) in whole.iter().enumerate() {
         let s = &m.stack;
+        if m.never_used {
+            unused.push(m.disk_device.clone());
+        }
         if let Some(r) = &s.queue_depth_unknown {
             why.entry(r.as_str())
                 .or_default()
@@ -98,11 +102,25 @@ fn queues(whole: &[&DiskMetrics], x: &Ctx, out: &mut Vec<Block>) {
     }
     out.push(Block::Table(t));
     for (r, devs) in why {
-        let which = match devs.len() {
-            1..=3 => devs.join(" "),
-            n => format!("{n} devices"),
-        };
-        out.push(Block::Note(format!("qdepth - ({which}): {r}")));
+        out.push(Block::Note(format!("qdepth - ({}): {r}", which(&devs))));
+    }
+    // Their settings are held from the first read until the first I/O or the static refresh
+    // (`disk::DiskCache`): say so, since a loop device attached meanwhile has other ones
+    // (attaching sets `read_ahead_kb` and `rotational` and does no I/O).
+    if !unused.is_empty() {
+        out.push(Block::Note(format!(
+            "{}: no I/O since boot; settings up to {} samples old until the first",
+            which(&unused),
+            crate::source::STATIC_REFRESH_SAMPLES
+        )));
+    }
+}
+
+/// Up to three device names, or how many.
+fn which(devs: &[String]) -> String {
+    match devs.len() {
+        1..=3 => devs.join(" "),
+        n => format!("{n} devices"),
     }
 }
 

@@ -491,6 +491,9 @@ fn a_never_used_loop_devices_settings_are_read_on_its_first_io() {
         json_text(&find(&fr["disks"], "disk_device", &lo).unwrap_or(&Value::Null)["read_ahead_kb"])
     };
     let reads = |fr: &Value| find(&fr["disks"], "disk_device", &lo).and_then(|d| f(d, &["r/s"]));
+    let unused = |fr: &Value| {
+        json_text(&find(&fr["disks"], "disk_device", &lo).unwrap_or(&Value::Null)["never_used"])
+    };
     let first_io = frames
         .iter()
         .position(|fr| reads(fr).is_some_and(|r| r > 0.0));
@@ -503,6 +506,23 @@ fn a_never_used_loop_devices_settings_are_read_on_its_first_io() {
             &format!("[{i}] {lo} read_ahead_kb before its first I/O"),
             &ra(fr),
             "held: as first read",
+        );
+        // /proc/diskstats had every counter at zero until dd (checked above).
+        let flag = unused(fr);
+        t.holds(
+            &format!("[{i}] {lo} never_used before its first I/O"),
+            flag.clone(),
+            "true".into(),
+            flag == "true",
+        );
+    }
+    if let Some(i) = first_io {
+        let flag = unused(&frames[i]);
+        t.holds(
+            &format!("[{i}] {lo} never_used on its first I/O's interval"),
+            flag.clone(),
+            "false".into(),
+            flag == "false",
         );
     }
     let at = first_io.map(|i| (i, ra(&frames[i])));

@@ -460,6 +460,30 @@ fn a_never_used_devices_settings_are_held_until_its_first_io() {
     with(1);
     let s = r.sample();
     assert_eq!((ra(&s, "loop3"), ra(&s, "loop4")), (Some(512), Some(128)));
+    // The flag and the queues table's note follow the counters: loop4 only, now.
+    let t = Thresholds::default();
+    let x = assess(Some(&first), &s, &t);
+    let unused: Vec<&str> = x
+        .derived
+        .disks
+        .iter()
+        .filter(|m| m.never_used)
+        .map(|m| m.disk_device.as_str())
+        .collect();
+    assert_eq!(unused, ["loop4"]);
+    let p = perftop::view::pane(
+        perftop::view::Pane::Disks,
+        &x.derived,
+        &perftop::view::Ctx::new(&t, true),
+    );
+    let note = "loop4: no I/O since boot; settings up to 300 samples old until the first";
+    assert!(
+        p.body
+            .iter()
+            .any(|b| matches!(b, perftop::view::model::Block::Note(n) if n == note)),
+        "{:?}",
+        p.body
+    );
     // In the tier now: a change by hand shows within 10 samples.
     write(&root, "sys/block/loop3/queue/read_ahead_kb", "64\n");
     let seen = (1..=10).find(|_| ra(&r.sample(), "loop3") == Some(64));
