@@ -429,7 +429,7 @@ fn queue_full_on_a_loop_device_held_at_nr_requests() {
 }
 
 /// A device that has never done I/O has its settings held until its first I/O (see
-/// `disk::never_used`): a spare loop device, attached without a partition scan (no I/O), has
+/// `DiskSample::never_used`): a spare loop device, attached without a partition scan (no I/O), has
 /// its `read_ahead_kb` changed by hand while perftop records; the first interval that shows
 /// its first read must show the new value, as sysfs has it.
 #[test]
