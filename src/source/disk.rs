@@ -67,14 +67,14 @@ pub fn read_disks(probe: &mut Probe, cache: &mut DiskCache) -> Vec<DiskSample> {
 /// scheduler, stack), kept between samples and read again together when due (the settings
 /// tier's rule, `Tier::get`: within `Tier::refresh` samples, on a phase set by the name,
 /// every sample at long intervals, and on the sample after a perftop write). A device that
-/// has never done I/O (`DiskSample::never_used`) is read when first seen and then only on the static
-/// refresh, after a perftop write, and on the sample its first I/O shows: its settings
-/// shape nothing until it is used, and the kernel's spare loop devices and an unconfigured
-/// zram were 42 of this VM's ~120 settings (5 of 57 files a 1 s sample, ~5 % of its CPU,
-/// README "Never-used devices' settings held"). One lookup per
-/// device a sample instead of one per setting: with ten loop, zram and virtio devices the
-/// ~90 per-setting lookups (a path formatted and hashed each) were ~5% of a live sample's CPU
-/// in a profile, and a SAN host has thousands of devices.
+/// has never done I/O (`DiskSample::never_used`) is read when first seen and then only on
+/// the static refresh, after a perftop write, and on the sample its first I/O shows: its
+/// settings shape nothing until it is used, and the kernel's spare loop devices and an
+/// unconfigured zram were 42 of this VM's ~120 settings (5 of 57 files a 1 s sample, ~5 % of
+/// its CPU, README "Never-used devices' settings held"). One lookup per device a sample
+/// instead of one per setting: with ten loop, zram and virtio devices the ~90 per-setting
+/// lookups (a path formatted and hashed each) were ~5% of a live sample's CPU in a profile,
+/// and a SAN host has thousands of devices.
 #[derive(Debug, Default)]
 pub struct DiskCache {
     by_name: HashMap<String, Option<Tiered<Known>>>,
@@ -102,7 +102,8 @@ impl DiskCache {
     }
 
     /// `name`'s settings: as last read, or read now when due. `unused`: the device has never
-    /// done I/O (`DiskSample::never_used`), so settings read while it was are held until it does.
+    /// done I/O (`DiskSample::never_used`); settings read while it had not are held until it
+    /// does.
     fn of(&mut self, probe: &mut Probe, name: &str, unused: bool) -> &Known {
         if !self.by_name.contains_key(name) {
             self.by_name.insert(name.to_string(), None);

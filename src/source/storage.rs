@@ -6,8 +6,9 @@
 //! (`disk::DiskCache`: within `Tier::refresh` samples, staggered by disk, on the sample after
 //! a perftop write, and for a device that has never done I/O, on the sample its first shows),
 //! except the `state` of a multipath map's paths, read every sample: it flips when a path
-//! fails, and a failed path is what `mpath.path_down` must see at once. Whether a disk is SCSI at all is asked once per static refresh
-//! (`device/scsi_device`), so a virtio or NVMe disk pays for no SCSI file.
+//! fails, and a failed path is what `mpath.path_down` must see at once. Whether a disk is
+//! SCSI at all is asked once per static refresh (`device/scsi_device`), so a virtio or NVMe
+//! disk pays for no SCSI file.
 
 use super::Probe;
 use crate::sample::{DiskSample, DiskStack};
