@@ -1,7 +1,7 @@
 //! CPU power metrics: per-CPU C0%/steal, idle-state residency inside the `/proc/stat` idle
 //! envelope, wakeups and misses; per-policy frequency and governor; the header's power facts.
 
-use super::{finite, ratio, HostMetrics, Interval, USER_HZ};
+use super::{finite, ratio, HostMetrics, Interval};
 use crate::sample::{CpuEntry, CpuTimes, FreqPolicy, IdleCounters, IdleState, Sample};
 use serde::Serialize;
 use std::borrow::Cow;
@@ -189,8 +189,10 @@ fn derive_cpu(
         policy: policy.map(|p| p.id.clone()),
         ..CpuMetrics::default()
     };
-    // Idle time the kernel accounted to this CPU over the interval, in µs.
-    let envelope = |td: Option<TimesDelta>| td.map(|t| (t.idle + t.iowait) / USER_HZ * 1e6);
+    // The share of its ticks the kernel accounted to this CPU as idle over the interval: the
+    // envelope, as C0% is a share of the same ticks (so fitted states and C0 + steal add to
+    // 100; ticks over 1 s can number 99 or 101).
+    let envelope = |td: Option<TimesDelta>| td.and_then(|t| ratio(t.idle + t.iowait, t.total));
     match &cur.idle_turn {
         // Read in turns: over the CPU's own interval, between its two latest reads (the
         // first sample of a recording: since boot, like every other rate of that sample).
@@ -244,7 +246,7 @@ fn derive_states(
     iv: Interval,
     prev: Option<&[IdleState]>,
     cur: &CpuEntry,
-    envelope_us: Option<f64>,
+    envelope: Option<f64>,
     m: &mut CpuMetrics,
 ) {
     if cur.idle_states.is_empty() {
@@ -272,6 +274,8 @@ fn derive_states(
         })
         .collect();
     let dt_us = iv.secs.map(|s| s * 1e6);
+    // /proc/stat's idle share of the interval, in µs of it.
+    let envelope_us = envelope.zip(dt_us).map(|(e, dt)| e * dt);
     let sum_time = sum_known(deltas.iter().map(|d| d.time));
     // The kernel adds to `time` only when a CPU leaves a state, so the raw sum can over- or
     // under-shoot the interval; /proc/stat idle is the envelope the shares are fitted into.

@@ -50,6 +50,41 @@ fn vm_2cpu_cpu_and_haltpoll_states() {
     approx(c1.miss_pct, 0.75); // (0 + 30) / 4000
 }
 
+/// Fitted residency is a share of the same ticks as C0: over 2.00 s the kernel may count 198
+/// ticks, not 200 (here cpu1's idle 48 instead of 50). cpu1: busy 150 of 198 = 75.7576 %,
+/// idle 48/198 = 24.2424 %; sysfs 800_000 µs (40 % of 2 s) is off, so the states are fitted
+/// into that share: POLL 80_000/800_000 x 24.2424 = 2.42424 %, haltpoll 21.8182 %, and C0 +
+/// steal + the states make 100 (fitted to idle ticks x 10 ms over the interval, they made
+/// 99.76).
+#[test]
+fn fitted_residency_is_a_share_of_the_same_ticks_as_c0() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for when in ["t0", "t1"] {
+        support::copy_tree(&fixture("vm-2cpu").join(when), &dir.path().join(when));
+    }
+    let stat = dir.path().join("t1/proc/stat");
+    let text = std::fs::read_to_string(&stat).expect("stat");
+    let jittered = text.replace(
+        "cpu1 12100 0 6040 81540 100 12 308 100 0 0",
+        "cpu1 12100 0 6040 81538 100 12 308 100 0 0",
+    );
+    assert_ne!(jittered, text, "the fixture's cpu1 line");
+    std::fs::write(&stat, jittered).expect("write");
+    let at = |w: &str| perftop::source::Reader::new(perftop::root::Root::new(dir.path().join(w)));
+    let d = derive(Some(&at("t0").sample()), &at("t1").sample());
+    let c1 = cpu(&d, 1);
+    approx(c1.c0_pct, 150.0 / 198.0 * 100.0);
+    assert!(c1.residency_scaled);
+    let share = 48.0 / 198.0 * 100.0;
+    approx(state(c1, "POLL").residency_pct, 0.1 * share);
+    approx(state(c1, "haltpoll").residency_pct, 0.9 * share);
+    let states: f64 = c1.states.iter().filter_map(|s| s.residency_pct).sum();
+    approx(
+        c1.c0_pct.zip(c1.steal_pct).map(|(c, s)| c + s + states),
+        100.0,
+    );
+}
+
 #[test]
 fn vm_2cpu_host_hints_without_cpufreq() {
     let Fx { t1, d, .. } = load_clean("vm-2cpu");

@@ -2,6 +2,8 @@
 
 use super::live::{self, f, find, Load, Recording, Table};
 use super::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
 use std::process::Command;
 
 #[test]
@@ -114,5 +116,113 @@ fn cpu_matches_mpstat() {
         );
     }
     live::check_psi(&mut t, &psi, &frames);
+    t.finish();
+}
+
+/// `cpupower monitor -m Idle_Stats`' table: per CPU, each idle state's residency % in state
+/// order (its header truncates the names).
+fn idle_stats(text: &str) -> BTreeMap<String, Vec<f64>> {
+    text.lines()
+        .filter_map(|l| {
+            let mut cols = l.split('|').map(str::trim);
+            let cpu = cols.next()?;
+            cpu.parse::<u32>().ok()?;
+            let vals: Option<Vec<f64>> = cols.map(|v| v.parse().ok()).collect();
+            Some((cpu.to_string(), vals?))
+        })
+        .collect()
+}
+
+/// Each CPU's idle-state residency against `cpupower monitor -m Idle_Stats` (linux-cpupower:
+/// each state's sysfs `time` over its interval) over the same 4 s, with CPU 1 held busy by a
+/// pinned burner (its states near 0 %) and CPU 0 mostly idle; and, in every interval, C0 +
+/// steal + the states' residency near 100 %, two sources (`/proc/stat` ticks, sysfs µs) that
+/// must agree.
+#[test]
+fn idle_states_match_cpupower_monitor() {
+    const T: &str = "idle_states_match_cpupower_monitor";
+    let _serial = live::serial();
+    if !live::ready(T, &["cpupower", "taskset"]) {
+        return;
+    }
+    if online_cpus() < 2 {
+        support::skip(T, "needs 2 CPUs (the burner is pinned to CPU 1)");
+        return;
+    }
+    if !std::path::Path::new("/sys/devices/system/cpu/cpu0/cpuidle/state0").exists() {
+        support::skip(T, "no cpuidle driver: no idle states to compare");
+        return;
+    }
+    let _burner = Load(
+        Command::new("taskset")
+            .args(["-c", "1", "sh", "-c", "while :; do :; done"])
+            .spawn()
+            .expect("start burner"),
+    );
+    live::sleep_ms(300);
+    const D: u32 = 2;
+    const N: u32 = 2;
+    let rec = Recording::start(D.into(), N + 1);
+    let cp = live::spawn(
+        "cpupower",
+        &["monitor", "-m", "Idle_Stats", "-i", &(D * N).to_string()],
+    );
+    let frames = rec.finish();
+    let theirs = idle_stats(&live::output(cp));
+    let mut t = Table::new(T);
+    assert_eq!(frames.len(), N as usize, "perftop intervals");
+    // The tools' windows start and end a few ms to tens of ms apart, and the kernel credits
+    // a state's time when the CPU leaves it: an idle CPU here wakes 30-70 times a second, so
+    // a sleep across an edge is ~20 ms of 4 s. perftop fits a state's share into /proc/stat's
+    // idle when sysfs strays from it by more than 2 % of the interval. 3 points.
+    const TOL: f64 = 3.0;
+    for (id, theirs) in &theirs {
+        let per_frame: Vec<&Value> = frames
+            .iter()
+            .filter_map(|fr| find(&fr["cpus"], "cpu", id))
+            .collect();
+        for (k, want) in theirs.iter().enumerate() {
+            let ours: Vec<f64> = per_frame
+                .iter()
+                .filter_map(|c| c["states"].get(k).and_then(|s| f(s, &["residency_pct"])))
+                .collect();
+            let mean = (ours.len() == N as usize).then(|| ours.iter().sum::<f64>() / f64::from(N));
+            let name = per_frame
+                .first()
+                .and_then(|c| c["states"].get(k))
+                .and_then(|s| s["name"].as_str())
+                .unwrap_or("?");
+            t.close(
+                &format!("cpu {id} {name} residency %, mean of the intervals"),
+                mean,
+                *want,
+                TOL,
+            );
+        }
+    }
+    for (i, fr) in frames.iter().enumerate() {
+        for c in fr["cpus"].as_array().into_iter().flatten() {
+            let id = c["cpu"].as_u64().unwrap_or(u64::MAX);
+            let states: Option<f64> = c["states"]
+                .as_array()
+                .and_then(|ss| ss.iter().map(|s| f(s, &["residency_pct"])).sum());
+            let sum = f(c, &["c0_pct"])
+                .zip(f(c, &["steal_pct"]))
+                .zip(states)
+                .map(|((a, b), s)| a + b + s);
+            t.close(
+                &format!("[{i}] cpu {id} c0 + steal + states' residency"),
+                sum,
+                100.0,
+                TOL,
+            );
+        }
+    }
+    t.holds(
+        "cpupower listed every CPU",
+        theirs.len().to_string(),
+        online_cpus().to_string(),
+        theirs.len() == online_cpus(),
+    );
     t.finish();
 }
