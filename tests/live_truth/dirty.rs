@@ -258,7 +258,8 @@ fn dirty_gauge_follows_buffered_writes() {
     // flusher's chunk is at least MIN_WRITEBACK_PAGES, 4 MiB). While the disk completes
     // nothing, Writeback only grows, so what Dirty lost to it between two reads is what
     // Writeback gained: the bounds move by that, measured from our poll before the stamp to
-    // perftop's own Writeback (below) and from it to our last poll (above).
+    // perftop's own Writeback (below) and from it to our last poll (above). The 2 MiB stays
+    // for the VM's own disk, whose writeback does complete and so hides part of such a move.
     let polls = polls.lock().map(|v| v.clone()).unwrap_or_default();
     let drift = live::vmstat_drift_kb(live::page_size());
     for (i, fr) in frames.iter().enumerate() {
@@ -311,7 +312,7 @@ fn dirty_gauge_follows_buffered_writes() {
             _ => (lo, hi),
         };
         let m = format!("[{i}] dirty_kb vs meminfo Dirty, moved by Writeback's growth");
-        t.bracket(&m, f(d, &["dirty_kb"]), lo, hi, 2.0 * drift);
+        t.bracket(&m, f(d, &["dirty_kb"]), lo, hi, 2048.0 + drift);
     }
     drop(disk);
     drop(limits);
