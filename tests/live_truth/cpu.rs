@@ -6,6 +6,23 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::process::Command;
 
+/// A shell busy loop pinned to CPU 1 (pure user time there; CPU 0 shows whatever else runs),
+/// given 300 ms to settle; or a visible SKIP of test `test` on a host with one CPU.
+fn burner_on_cpu_1(test: &str) -> Option<Load> {
+    if online_cpus() < 2 {
+        support::skip(test, "needs 2 CPUs (the burner is pinned to CPU 1)");
+        return None;
+    }
+    let burner = Load(
+        Command::new("taskset")
+            .args(["-c", "1", "sh", "-c", "while :; do :; done"])
+            .spawn()
+            .expect("start burner"),
+    );
+    live::sleep_ms(300);
+    Some(burner)
+}
+
 #[test]
 fn cpu_matches_mpstat() {
     const T: &str = "cpu_matches_mpstat";
@@ -13,18 +30,9 @@ fn cpu_matches_mpstat() {
     if !live::ready(T, &["mpstat", "taskset"]) {
         return;
     }
-    if online_cpus() < 2 {
-        support::skip(T, "needs 2 CPUs (the burner is pinned to CPU 1)");
+    let Some(_burner) = burner_on_cpu_1(T) else {
         return;
-    }
-    // A shell busy loop is pure user time on CPU 1; CPU 0 shows whatever else runs.
-    let _burner = Load(
-        Command::new("taskset")
-            .args(["-c", "1", "sh", "-c", "while :; do :; done"])
-            .spawn()
-            .expect("start burner"),
-    );
-    live::sleep_ms(300);
+    };
     let psi = live::psi_totals();
     const D: u32 = 2;
     const N: usize = 2;
@@ -145,21 +153,13 @@ fn idle_states_match_cpupower_monitor() {
     if !live::ready(T, &["cpupower", "taskset"]) {
         return;
     }
-    if online_cpus() < 2 {
-        support::skip(T, "needs 2 CPUs (the burner is pinned to CPU 1)");
-        return;
-    }
     if !std::path::Path::new("/sys/devices/system/cpu/cpu0/cpuidle/state0").exists() {
         support::skip(T, "no cpuidle driver: no idle states to compare");
         return;
     }
-    let _burner = Load(
-        Command::new("taskset")
-            .args(["-c", "1", "sh", "-c", "while :; do :; done"])
-            .spawn()
-            .expect("start burner"),
-    );
-    live::sleep_ms(300);
+    let Some(_burner) = burner_on_cpu_1(T) else {
+        return;
+    };
     const D: u32 = 2;
     const N: u32 = 2;
     let rec = Recording::start(D.into(), N + 1);
