@@ -109,7 +109,7 @@ fn queues(whole: &[&DiskMetrics], x: &Ctx, out: &mut Vec<Block>) {
     // (attaching sets `read_ahead_kb` and `rotational` and does no I/O).
     if !unused.is_empty() {
         out.push(Block::Note(format!(
-            "{}: no I/O since boot; settings up to {} samples old until the first",
+            "{}: no I/O since boot; settings up to {} samples old",
             which(&unused),
             crate::source::STATIC_REFRESH_SAMPLES
         )));

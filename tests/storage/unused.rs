@@ -81,7 +81,7 @@ fn a_never_used_devices_settings_are_held_until_its_first_io() {
         &x.derived,
         &perftop::view::Ctx::new(&t, true),
     );
-    let note = "loop4: no I/O since boot; settings up to 300 samples old until the first";
+    let note = "loop4: no I/O since boot; settings up to 300 samples old";
     assert!(
         p.body
             .iter()
