@@ -44,7 +44,7 @@ pub fn stall_note(m: &DiskMetrics, interval_s: Option<f64>) -> String {
 }
 
 /// Stalled devices first (most in flight first), then the deepest queue.
-fn load(m: &DiskMetrics) -> f64 {
+pub fn load(m: &DiskMetrics) -> f64 {
     if m.stalled {
         1e12 + m.inflight.unwrap_or(0) as f64
     } else {

@@ -61,18 +61,15 @@ fn queues(whole: &[&DiskMetrics], x: &Ctx, out: &mut Vec<Block>) {
             Some("running") | None => Level::Text,
             Some(_) => Level::Crit,
         };
-        // When rows must be cut: a failed or full device first, then the ones doing I/O, the
-        // deepest queue first among them (as the Disks table ranks them), then idle hardware
-        // before idle loop, zram and RAM disks: a real disk must not be cut for spare loop
-        // devices that come before it in kernel order.
-        let queue = m
-            .aqu_sz
-            .filter(|q| q.is_finite() && *q > 0.0)
-            .unwrap_or(0.0);
+        // When rows must be cut: a failed or full device first, then the ones doing I/O
+        // ranked as the Disks table ranks them (stalled, then the deepest queue), then idle
+        // hardware before idle loop, zram and RAM disks: a real disk must not be cut for
+        // spare loop devices that come before it in kernel order.
+        let busy = super::disks::load(m).max(0.0);
         let load = match (state_level, full, super::disks::active(m)) {
             (Level::Crit, _, _) => 3.0,
             (_, true, _) => 2.0,
-            (_, _, true) => 1.0 + queue / (1.0 + queue),
+            (_, _, true) => 1.0 + busy / (1.0 + busy),
             _ if in_memory_or_file(&m.disk_device) => 0.0,
             _ => 0.5,
         };
