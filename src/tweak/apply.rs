@@ -1,11 +1,14 @@
-//! Apply a plan target by target with read-back, rolling back in reverse order on any failure;
-//! undo a journalled change (the last one, or one chosen by id). Writes go through `Writer` so tests can inject failures.
+//! Apply a plan target by target with read-back, rolling back in reverse order on any failure.
+//! The plan is made again under the lock, from the kernel's values of that moment, and must
+//! match the preview the person said `y` to (`Stale` otherwise). Writes go through `Writer` so
+//! tests can inject failures. Undo: `undo`.
 
 use super::journal::{Journal, Status};
-use super::lock;
-use super::plan::{Change, Plan};
+use super::plan::{self, Change, Plan};
 use super::{audit, read_value, Ctx};
 use anyhow::{anyhow, bail, Context, Result};
+
+pub use super::undo::{undo, undo_preview, UndoPreview, Which};
 use std::io::Write;
 use std::path::Path;
 
@@ -90,7 +93,7 @@ impl Report {
     }
 }
 
-fn write_one(ctx: &Ctx, w: &mut dyn Writer, c: &Change, value: &str) -> TargetResult {
+pub(super) fn write_one(ctx: &Ctx, w: &mut dyn Writer, c: &Change, value: &str) -> TargetResult {
     let error = match w.write(&ctx.root.path(&c.rel), value) {
         Err(e) if e.raw_os_error() == Some(5) && c.rel.starts_with("proc/irq/") => Some(format!(
             "{e}: a managed IRQ, whose affinity the kernel owns; it cannot be moved"
@@ -112,7 +115,7 @@ fn write_one(ctx: &Ctx, w: &mut dyn Writer, c: &Change, value: &str) -> TargetRe
     }
 }
 
-fn check_allowed(ctx: &Ctx) -> Result<()> {
+pub(super) fn check_allowed(ctx: &Ctx) -> Result<()> {
     if ctx.read_only {
         bail!("tweaks are disabled in read-only mode (--read-only or replay)");
     }
@@ -130,8 +133,60 @@ pub fn canonical_root(ctx: &Ctx) -> Result<String> {
     Ok(p.display().to_string())
 }
 
+/// The kernel no longer holds what the preview showed: the plan made now, to show again.
+#[derive(Debug, Clone)]
+pub struct Stale {
+    /// What moved, in words (`proc/sys/vm/dirty_background_ratio: 10 → 15`).
+    pub what: Vec<String>,
+    pub plan: Plan,
+}
+
+impl Stale {
+    fn new(before: &Plan, now: Plan) -> Stale {
+        let mut what = Vec::new();
+        for c in &now.changes {
+            match before.changes.iter().find(|b| b.rel == c.rel) {
+                Some(b) if b.old == c.old && b == c => {}
+                Some(b) => what.push(format!("{}: {} → {}", c.rel, b.old, c.old)),
+                None => what.push(format!("{}: now {} (not in the preview)", c.rel, c.old)),
+            }
+        }
+        for b in &before.changes {
+            if !now.changes.iter().any(|c| c.rel == b.rel) {
+                what.push(format!("{}: no longer changes (was {})", b.rel, b.old));
+            }
+        }
+        Stale { what, plan: now }
+    }
+}
+
+impl std::fmt::Display for Stale {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the kernel changed since the preview ({}); nothing was written: look at the new \
+             preview",
+            crate::text::safe::line(&self.what.join(", "))
+        )
+    }
+}
+
+impl std::error::Error for Stale {}
+
+/// The plan for `p`'s knob and value made again now. RPS values are journalled as the mask
+/// the kernel prints (`3`), which typed again would read as a CPU list: `0x` says mask.
+fn replan(ctx: &Ctx, p: &Plan) -> Result<Plan> {
+    let rps = p.knob.starts_with("net.") && p.knob.ends_with(".rps_cpus");
+    let value = if rps {
+        format!("0x{}", p.value)
+    } else {
+        p.value.clone()
+    };
+    plan::plan(ctx, &p.knob, &value).map_err(|r| anyhow!("{}: {r}; nothing was changed", p.knob))
+}
+
 /// `the kernel holds: policy0 …/scaling_governor = performance, …`
-fn holds(results: &[TargetResult]) -> String {
+pub(super) fn holds(results: &[TargetResult]) -> String {
     results
         .iter()
         .map(|r| format!("{} {} = {}", r.label, r.rel, r.value))
@@ -148,16 +203,12 @@ pub fn apply(ctx: &Ctx, plan: &Plan, w: &mut dyn Writer) -> Result<Report> {
     let root = canonical_root(ctx)?;
     let journal = Journal::new(&ctx.state_dir);
     let mut lock = journal.lock()?;
-    for c in plan.writes() {
-        let now = read_value(&ctx.root, &c.rel);
-        if now.as_deref() != Some(c.old.as_str()) {
-            bail!(
-                "{} changed since the preview ({} → {}); preview again",
-                c.rel,
-                c.old,
-                now.unwrap_or_else(|| "unreadable".into())
-            );
-        }
+    // Every old value (the twins the kernel changes too) read again under the lock, just
+    // before the journal records them: a value read at the preview may have changed while a
+    // person looked at it, and undo would restore one that was never in effect before.
+    let fresh = replan(ctx, plan)?;
+    if fresh.changes != plan.changes {
+        return Err(Stale::new(plan, fresh).into());
     }
     let (id, mut warnings) = journal
         .begin(&mut lock, plan, &root)
@@ -221,131 +272,6 @@ pub fn apply(ctx: &Ctx, plan: &Plan, w: &mut dyn Writer) -> Result<Report> {
         audit = audit::log(&ctx.state_dir, "rollback", plan, &errors);
     }
     if let Err(e) = audit {
-        report
-            .warnings
-            .push(format!("{e:#}; the report above is still true"));
-    }
-    Ok(report)
-}
-
-/// Which change undo restores.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Which {
-    /// The newest still in effect, refused when the journal is damaged after it.
-    Last,
-    /// Change N, chosen by a person (`perftop tweak undo --id N`).
-    Id(u64),
-}
-
-/// What undo will do: the change, and warnings (damage skipped, values changed since).
-#[derive(Debug, Clone)]
-pub struct UndoPreview {
-    pub id: u64,
-    pub plan: Plan,
-    pub warnings: Vec<String>,
-}
-
-fn pick(ctx: &Ctx, which: Which, last_begun: u64) -> Result<Option<UndoPreview>> {
-    let journal = Journal::new(&ctx.state_dir);
-    let contents = journal.read()?;
-    let picked = match which {
-        Which::Last => contents.pick_last(last_begun),
-        Which::Id(n) => contents.pick_id(n),
-    };
-    let picked = picked.map_err(|e| anyhow!("{e} (journal {})", journal.path().display()))?;
-    let Some(change) = picked.change else {
-        return Ok(None);
-    };
-    let here = canonical_root(ctx)?;
-    let mut warnings = picked.warnings;
-    match &change.root {
-        Some(r) if *r != here => bail!(
-            "change #{} ({} → {}) was made under the root {r}, but this undo runs under the root \
-             {here}: refusing to write its old values there. Run the undo with {}",
-            change.id,
-            change.plan.knob,
-            change.plan.value,
-            if r == "/" {
-                "no --root".to_string()
-            } else {
-                format!("--root {r}")
-            }
-        ),
-        Some(_) => {}
-        None => warnings.push(format!(
-            "change #{} records no root (an older perftop); restoring under {here}",
-            change.id
-        )),
-    }
-    for c in change.plan.writes() {
-        let now = read_value(&ctx.root, &c.rel);
-        if now.as_deref() != Some(c.new.as_str()) && now.as_deref() != Some(c.old.as_str()) {
-            warnings.push(format!(
-                "{} ({}) was changed by someone else since: now {}, perftop set {}",
-                c.label,
-                c.rel,
-                now.unwrap_or_else(|| "unreadable".into()),
-                c.new
-            ));
-        }
-    }
-    Ok(Some(UndoPreview {
-        id: change.id,
-        plan: change.plan,
-        warnings,
-    }))
-}
-
-/// The change undo would restore and warnings; `Ok(None)`: nothing to undo. Errors when the
-/// journal is damaged where it matters or the change was made under another root.
-pub fn undo_preview(ctx: &Ctx, which: Which) -> Result<Option<UndoPreview>> {
-    pick(ctx, which, lock::last_id(&ctx.state_dir))
-}
-
-/// Restores a journalled change (governor before EPP: plan order), writing only the files that
-/// differ from their old value. Works from the journal alone, e.g. after a crash. `expect`: the
-/// id the preview showed; refused when the journal now points elsewhere.
-pub fn undo(ctx: &Ctx, w: &mut dyn Writer, which: Which, expect: Option<u64>) -> Result<Report> {
-    check_allowed(ctx)?;
-    let journal = Journal::new(&ctx.state_dir);
-    let lock = journal.lock()?;
-    let Some(UndoPreview { id, plan, warnings }) = pick(ctx, which, lock.last_id())? else {
-        bail!("nothing to undo (journal {})", journal.path().display());
-    };
-    if let Some(e) = expect {
-        if e != id {
-            bail!("the journal changed since the preview (it showed #{e}, now #{id}); look again");
-        }
-    }
-    let mut results = Vec::new();
-    for c in plan.changes.iter().filter(|c| c.undo) {
-        if read_value(&ctx.root, &c.rel).as_deref() == Some(c.old.as_str()) {
-            continue;
-        }
-        results.push(write_one(ctx, w, c, &c.old));
-    }
-    let mut report = Report {
-        id,
-        results,
-        rolled_back: Vec::new(),
-        warnings,
-    };
-    if report.ok() {
-        if let Err(e) = journal.mark(id, Status::Undone) {
-            report.warnings.push(format!(
-                "the journal could not mark change #{id} undone ({e:#}); the kernel holds the \
-                 old values{}. A later undo finds #{id} again and has nothing to write",
-                if report.results.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", holds(&report.results))
-                }
-            ));
-        }
-    }
-    let mut errors = report.errors();
-    errors.extend(report.warnings.iter().cloned());
-    if let Err(e) = audit::log(&ctx.state_dir, "undo", &plan, &errors) {
         report
             .warnings
             .push(format!("{e:#}; the report above is still true"));

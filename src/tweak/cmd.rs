@@ -1,8 +1,9 @@
 //! `perftop tweak list|set|undo|status|journal|hold-latency`.
 
 use super::apply::{self, FsWriter, Which};
-use super::journal::{Journal, Line, Status};
+use super::journal::{self, End, Journal, Line, Status};
 use super::{audit, knob, lock, plan, Ctx};
+use crate::text;
 use anyhow::{bail, Context, Result};
 use std::io::{BufRead, Write};
 
@@ -50,21 +51,39 @@ fn confirm(question: &str) -> Result<bool> {
     Ok(a == "y" || a == "Y" || a == "yes")
 }
 
+/// How many times a preview is made again when the kernel keeps changing under it.
+const PREVIEWS: usize = 3;
+
 pub fn set(ctx: &Ctx, knob: &str, value: &str, dry_run: bool, yes: bool) -> Result<()> {
-    let p = plan::plan(ctx, knob, value).map_err(|r| anyhow::anyhow!("{r}"))?;
+    let mut p = plan::plan(ctx, knob, value).map_err(|r| anyhow::anyhow!("{r}"))?;
     let mut out = std::io::stdout().lock();
-    write!(out, "{}", p.preview(ctx)).context("writing to stdout")?;
-    // Best effort: an unprivileged dry run may not be able to create the state directory.
-    let _ = audit::log(&ctx.state_dir, "preview", &p, &[]);
-    if dry_run || p.writes().next().is_none() {
-        return Ok(());
-    }
-    if !yes && !confirm("apply?")? {
-        writeln!(out, "not applied").context("writing to stdout")?;
-        return Ok(());
-    }
-    let report = apply::apply(ctx, &p, &mut FsWriter)?;
-    write!(out, "{}", report.text()).context("writing to stdout")?;
+    let mut shown = 0;
+    let report = loop {
+        write!(out, "{}", text::safe::text(&p.preview(ctx))).context("writing to stdout")?;
+        // Best effort: an unprivileged dry run may not be able to create the state directory.
+        let _ = audit::log(&ctx.state_dir, "preview", &p, &[]);
+        if dry_run || p.writes().next().is_none() {
+            return Ok(());
+        }
+        if !yes && !confirm("apply?")? {
+            writeln!(out, "not applied").context("writing to stdout")?;
+            return Ok(());
+        }
+        shown += 1;
+        match apply::apply(ctx, &p, &mut FsWriter) {
+            Ok(r) => break r,
+            // Someone changed a value while the preview was up: the new preview, asked again.
+            Err(e) if shown < PREVIEWS => match e.downcast::<apply::Stale>() {
+                Ok(stale) => {
+                    writeln!(out, "{stale}:").context("writing to stdout")?;
+                    p = stale.plan;
+                }
+                Err(e) => return Err(e),
+            },
+            Err(e) => return Err(e),
+        }
+    };
+    write!(out, "{}", text::safe::text(&report.text())).context("writing to stdout")?;
     if !report.ok() {
         bail!(
             "{} not changed: {}",
@@ -101,28 +120,32 @@ pub fn hold_latency(ctx: &Ctx, us: u32) -> Result<()> {
 /// Previews, confirms and restores a journalled change: the last one, or `--id N`.
 pub fn undo(ctx: &Ctx, id: Option<u64>, yes: bool) -> Result<()> {
     let which = id.map_or(Which::Last, Which::Id);
+    // Before reading the journal: as another user, /run/perftop reads "Permission denied",
+    // which says nothing about what to do.
+    if !ctx.privileged && !ctx.read_only {
+        bail!("undoing a change writes kernel settings and needs root; run perftop with sudo");
+    }
     let Some(pre) = apply::undo_preview(ctx, which)? else {
         bail!("nothing to undo");
     };
     let p = &pre.plan;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "undo change #{}: {} → {}:", pre.id, p.knob, p.value)
-        .context("writing to stdout")?;
+    // Knob names, labels and values come from the journal: sanitised like every output.
+    let mut shown = format!("undo change #{}: {} → {}:\n", pre.id, p.knob, p.value);
     for c in p.changes.iter().filter(|c| {
         c.undo && super::read_value(&ctx.root, &c.rel).as_deref() != Some(c.old.as_str())
     }) {
-        writeln!(
-            out,
-            "  {} {}: → {}",
+        shown.push_str(&format!(
+            "  {} {}: → {}\n",
             c.label,
             ctx.root.path(&c.rel).display(),
             c.old
-        )
-        .context("writing to stdout")?;
+        ));
     }
     for w in &pre.warnings {
-        writeln!(out, "  warning: {w}").context("writing to stdout")?;
+        shown.push_str(&format!("  warning: {w}\n"));
     }
+    write!(out, "{}", text::safe::text(&shown)).context("writing to stdout")?;
     if !yes && !confirm("restore?")? {
         writeln!(out, "not restored").context("writing to stdout")?;
         return Ok(());
@@ -130,9 +153,17 @@ pub fn undo(ctx: &Ctx, id: Option<u64>, yes: bool) -> Result<()> {
     let mut report = apply::undo(ctx, &mut FsWriter, which, Some(pre.id))?;
     // Shown with the preview already.
     report.warnings.retain(|w| !pre.warnings.contains(w));
-    write!(out, "{}", report.text()).context("writing to stdout")?;
+    write!(out, "{}", text::safe::text(&report.text())).context("writing to stdout")?;
     if !report.ok() {
         bail!("undo incomplete: {}", report.errors().join("; "));
+    }
+    if report.results.is_empty() {
+        return writeln!(
+            out,
+            "nothing written: the kernel already holds change #{}'s old values; marked undone",
+            pre.id
+        )
+        .context("writing to stdout");
     }
     writeln!(out, "undone").context("writing to stdout")
 }
@@ -202,6 +233,12 @@ pub fn status(ctx: &Ctx) -> Result<String> {
     for d in contents.damaged() {
         s.push_str(&format!("damaged: {}\n", d.describe()));
     }
+    for n in &contents.breaks {
+        s.push_str(&format!(
+            "damaged: line {n}: chain broken (the line before it is not the one it follows)\n"
+        ));
+    }
+    s.push_str(&end_line(&contents));
     s.push_str(&match contents.pick_last(lock::last_id(dir)) {
         Ok(p) => match p.change {
             Some(c) => format!(
@@ -215,6 +252,18 @@ pub fn status(ctx: &Ctx) -> Result<String> {
         Err(e) => format!("`perftop tweak undo` refuses: {e}\n"),
     });
     Ok(s)
+}
+
+/// How the journal ends: sealed (nothing cut off), or why not.
+fn end_line(contents: &journal::Contents) -> String {
+    match &contents.end {
+        End::Empty => "end: empty journal\n".into(),
+        End::Sealed(seal) => format!(
+            "end: sealed after {} lines (newest change begun #{})\n",
+            seal.lines, seal.last_id
+        ),
+        End::Unsealed(why) => format!("end: NOT SEALED: {}\n", clean(why)),
+    }
 }
 
 /// `perftop tweak journal`: every line, readable or not, numbered.
@@ -237,7 +286,14 @@ pub fn journal(ctx: &Ctx) -> Result<String> {
                 None => format!("{n:>5}  #{:<4} {}\n", r.id, r.status.word()),
             },
             Line::Damaged(d) => format!("{n:>5}  UNREADABLE {}\n", d.describe()),
+            Line::OldSeal => format!("{n:>5}  an older seal (an append after damage left it)\n"),
         });
+        if contents.breaks.contains(n) {
+            s.push_str(&format!(
+                "{n:>5}  CHAIN BROKEN: the line before it is not the one it follows\n"
+            ));
+        }
     }
+    s.push_str(&end_line(&contents));
     Ok(s)
 }

@@ -74,7 +74,8 @@ impl Knob {
                     ))
                 }
             }
-            Allowed::Range { min, max, unit } => match value.parse::<u64>() {
+            Allowed::Range { min, max, unit } => match super::range::canonical(value) {
+                Err(why) => Err(format!("{value:?} for {}: {why}", self.name)),
                 Ok(v) if (*min..=*max).contains(&v) => Ok(()),
                 _ => Err(format!(
                     "{value:?} is outside the bounds of {} ({})",

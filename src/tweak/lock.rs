@@ -11,11 +11,12 @@
 //! The fixed size matters on a full state filesystem: rewriting the holder line overwrites
 //! blocks the file already has and needs no new space.
 
+use super::state::{How, StateDir};
 use anyhow::{bail, Context, Result};
 use rustix::fs::{flock, FlockOperation};
 use serde::{Deserialize, Serialize};
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -88,13 +89,13 @@ pub fn path(dir: &Path) -> PathBuf {
     dir.join("lock")
 }
 
-fn open(path: &Path, create: bool) -> std::io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .write(create)
-        .create(create)
-        .mode(0o600)
-        .open(path)
+/// The lock file through the checked state directory (no link, no FIFO: a FIFO named `lock`
+/// used to hang every tweak command in `open`). `None`: no directory or no file yet.
+fn open(dir: &Path, create: bool) -> Result<Option<File>> {
+    let Some(d) = StateDir::open(dir, create)? else {
+        return Ok(None);
+    };
+    d.file("lock", if create { How::Write } else { How::Read })
 }
 
 fn read_holder_at_start(file: &File) -> Option<Holder> {
@@ -121,9 +122,8 @@ fn write_holder(file: &File, h: &Holder) -> std::io::Result<()> {
 
 /// Takes the lock, waiting up to a quarter second; refuses naming the holder.
 pub fn take(dir: &Path) -> Result<Lock> {
-    super::journal::ensure_dir(dir)?;
     let path = path(dir);
-    let file = open(&path, true).with_context(|| format!("opening the lock {}", path.display()))?;
+    let file = open(dir, true)?.with_context(|| format!("opening the lock {}", path.display()))?;
     let start = Instant::now();
     loop {
         match flock(&file, FlockOperation::NonBlockingLockExclusive) {
@@ -172,10 +172,8 @@ impl Lock {
 /// Who holds the lock, probing with a shared lock that is dropped at once.
 pub fn state(dir: &Path) -> Result<State> {
     let path = path(dir);
-    let file = match open(&path, false) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(State::Missing),
-        Err(e) => return Err(e).with_context(|| format!("opening {}", path.display())),
+    let Some(file) = open(dir, false)? else {
+        return Ok(State::Missing);
     };
     let holder = read_holder_at_start(&file);
     match flock(&file, FlockOperation::NonBlockingLockShared) {
@@ -192,8 +190,9 @@ pub fn state(dir: &Path) -> Result<State> {
 
 /// The newest change id begun, read without locking (for previews).
 pub fn last_id(dir: &Path) -> u64 {
-    open(&path(dir), false)
+    open(dir, false)
         .ok()
+        .flatten()
         .and_then(|f| read_holder_at_start(&f))
         .map(|h| h.last_id)
         .unwrap_or(0)

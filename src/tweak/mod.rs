@@ -36,7 +36,9 @@ pub mod net;
 pub mod plan;
 pub mod pmqos;
 pub mod range;
+pub mod state;
 pub mod storage;
+pub mod undo;
 
 use crate::root::Root;
 use std::path::PathBuf;

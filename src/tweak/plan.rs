@@ -104,11 +104,12 @@ pub fn plan(ctx: &Ctx, knob_name: &str, value: &str) -> Result<Plan, Refusal> {
     if let Some(why) = &k.disabled {
         return Err(refuse(&k, ctx, format!("{}: {why}", k.name), value));
     }
-    // RPS takes a CPU list or a 0x mask and writes the mask the kernel prints back.
+    // RPS takes a CPU list or a 0x mask and writes the mask the kernel prints back; a number
+    // may be typed with a unit (`64M`) and is written in its one decimal form.
     let typed;
-    let value = if matches!(k.allowed, knob::Allowed::CpuMask { .. }) {
+    let value = if !matches!(k.allowed, knob::Allowed::Choices(_)) {
         typed = k.parse_value(value).map_err(|reason| Refusal {
-            reason,
+            reason: format!("{}: {reason}", k.name),
             command: None,
         })?;
         typed.as_str()

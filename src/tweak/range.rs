@@ -78,6 +78,20 @@ pub fn words(min: u64, max: u64, unit: Unit) -> String {
     }
 }
 
+/// The number a knob file is written: plain decimal digits, no sign, no leading zero. The
+/// kernel's `kstrto*` reads `010` as octal 8 and `0x10` as 16, and takes a `+`, so anything
+/// but this one form could write a value other than the one checked.
+pub fn canonical(text: &str) -> Result<u64, String> {
+    let b = text.as_bytes();
+    if b.is_empty() || !b.iter().all(u8::is_ascii_digit) {
+        return Err("not a plain decimal number (digits only: no sign, no 0x, no exponent)".into());
+    }
+    if b.len() > 1 && b[0] == b'0' {
+        return Err("a leading zero (the kernel would read it as octal)".into());
+    }
+    text.parse().map_err(|_| "too large".to_string())
+}
+
 /// A typed value as the number the knob's file takes. Byte counts take a binary suffix
 /// (`64K`, `256M`, `1.5G`, `1GiB`; plain numbers are bytes); a KiB count the same suffixes
 /// (a plain number is KiB, as the file counts); the others whole numbers, an optional `%`
@@ -85,6 +99,13 @@ pub fn words(min: u64, max: u64, unit: Unit) -> String {
 pub fn parse(text: &str, unit: Unit) -> Result<u64, String> {
     let t = text.trim();
     let bad = || format!("{t:?} is not a number");
+    let int = t.trim_end_matches(|c: char| !c.is_ascii_digit());
+    let int = int.split('.').next().unwrap_or(int);
+    if t.starts_with('+') || (int.len() > 1 && int.starts_with('0')) {
+        return Err(format!(
+            "{t:?}: write it without a sign or leading zero (the kernel reads 010 as octal 8)"
+        ));
+    }
     match unit {
         Unit::KiB if t.bytes().all(|b| b.is_ascii_digit()) => t.parse().map_err(|_| bad()),
         Unit::KiB => {
@@ -165,5 +186,16 @@ mod tests {
         assert!(parse("1000B", Unit::KiB).is_err(), "not whole KiB");
         assert_eq!(parse("60", Unit::Plain), Ok(60));
         assert!(parse("6O", Unit::Plain).is_err());
+        // One form per number: what the kernel would read otherwise (010 is octal 8).
+        for bad in ["010", "+5", "0x10", "1e3", "00", "-0", " 012 "] {
+            assert!(parse(bad, Unit::Plain).is_err(), "{bad:?}");
+            assert!(canonical(bad.trim()).is_err(), "{bad:?}");
+        }
+        assert_eq!(parse("0", Unit::Plain), Ok(0));
+        assert_eq!(parse("0.5G", Unit::Bytes), Ok(1 << 29));
+        assert!(parse("01G", Unit::Bytes).is_err());
+        assert_eq!(canonical("0"), Ok(0));
+        assert_eq!(canonical("60"), Ok(60));
+        assert!(canonical("18446744073709551616").is_err());
     }
 }

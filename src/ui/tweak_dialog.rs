@@ -394,6 +394,15 @@ impl TweakState {
                         Err(e) => format!("PM-QoS hold: {e}"),
                     },
                     Pending::Apply(p) => match apply::apply(&ctx, &p, &mut FsWriter) {
+                        // The kernel moved while the preview was open: show the new one.
+                        Err(e) if e.downcast_ref::<apply::Stale>().is_some() => {
+                            let stale = e.downcast_ref::<apply::Stale>().map(|s| s.plan.clone());
+                            let shown = stale.and_then(|fresh| self.confirm(fresh));
+                            one_line(&match shown {
+                                Some(status) => format!("{e:#}; {status}"),
+                                None => format!("{e:#}"),
+                            })
+                        }
                         Err(e) => one_line(&format!("{}: not applied: {e:#}", p.knob)),
                         Ok(r) if r.ok() => {
                             self.done = Some(action_of(&p, false));
@@ -410,6 +419,13 @@ impl TweakState {
                     Pending::Undo(id, p) => {
                         match apply::undo(&ctx, &mut FsWriter, Which::Last, Some(id)) {
                             Err(e) => one_line(&format!("undo: {e:#}")),
+                            Ok(r) if r.ok() && r.results.is_empty() => with_warnings(
+                                format!(
+                                    "#{id}: nothing written, the old values were already back; \
+                                     marked undone"
+                                ),
+                                &r.warnings,
+                            ),
                             Ok(r) if r.ok() => {
                                 self.done = Some(action_of(&p, true));
                                 with_warnings(format!("undone #{id}"), &r.warnings)
