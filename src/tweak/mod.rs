@@ -10,15 +10,17 @@
 //!    with the reason and the equivalent shell command (`knob::Knob::command`);
 //! 2. preview (`plan::Plan::preview`): every file, old → new;
 //! 3. under the kernel lock (`lock`: `flock` on `STATE_DIR/lock`, which allocates change ids),
-//!    write-ahead journal of the old values and the root, fsync'd, before the first write
-//!    (`journal`; default state dir `/run/perftop`, mode 0600);
+//!    the plan made again from the values of that moment (`apply::Stale` when the preview no
+//!    longer holds), then a write-ahead journal of those old values and the root, fsync'd,
+//!    before the first write (`journal`; default state dir `/run/perftop`, mode 0600, trusted or
+//!    refused by `state`);
 //! 4. apply target by target with read-back; on any failure roll back in reverse order; then
 //!    journal the outcome (fsync) and audit — a failure there is a warning beside a true report
 //!    (`apply`);
-//! 5. undo restores the last journalled change (also after a crash), refusing when the journal is
-//!    damaged after it or the change was made under another root, and warning when someone else
-//!    changed a value since; `undo --id N` restores a chosen change; tweaks stay applied when
-//!    perftop exits;
+//! 5. undo (`undo`) restores the last journalled change (also after a crash), refusing when the
+//!    journal is damaged or cut after it, the change was made under another root, or it names a
+//!    file or value the knob registry does not vouch for, and warning when someone else changed a
+//!    value since; `undo --id N` restores a chosen change; tweaks stay applied when perftop exits;
 //! 6. one JSON audit line per action (`audit`).
 //!
 //! The PM-QoS latency hold (`pmqos`) is the one exception to "tweaks stay applied on exit": it is
