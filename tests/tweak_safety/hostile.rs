@@ -284,3 +284,25 @@ fn undo_as_another_user_says_it_needs_root() {
     assert!(err.contains("needs root"), "{err}");
     assert!(!err.contains("Permission denied"), "{err}");
 }
+
+#[test]
+fn previews_and_reports_never_pass_on_escape_bytes() {
+    let h = host();
+    // A root whose path holds a terminal escape (OSC: retitle the window) and a bidi override.
+    let odd = h.dir.path().join("root\u{1b}]0;pwned\u{7}\u{202e}x");
+    std::fs::rename(h.ctx.root.base(), &odd).expect("rename");
+    let state = h.ctx.state_dir.clone();
+    for args in [
+        &["set", "vm.dirty_ratio", "5", "--yes"][..],
+        &["undo", "--yes"][..],
+    ] {
+        let o = perftop(&odd, &state, args);
+        assert!(o.status.success(), "{args:?}: {}", text(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("root?]0;pwned??x"), "{args:?}: {out}");
+        assert!(
+            !out.contains('\u{1b}') && !out.contains('\u{202e}'),
+            "{args:?}: {out:?}"
+        );
+    }
+}
