@@ -151,6 +151,33 @@ impl Pane {
     }
 }
 
+impl Pane {
+    /// The short name (`name`), as findings' JSON writes it.
+    pub fn as_str(self) -> &'static str {
+        self.name()
+    }
+}
+
+impl PartialEq<&str> for Pane {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
+
+/// In JSON a pane is its short name (`"disks"`), as `Finding.pane` always was.
+impl serde::Serialize for Pane {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Pane {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Pane, D::Error> {
+        let name = String::deserialize(d)?;
+        Pane::named(&name).ok_or_else(|| serde::de::Error::custom(format!("no pane {name:?}")))
+    }
+}
+
 /// `--pane NAME` → the JSON keys it selects: a pane's name or alias, one JSON key itself
 /// (`memory` is the memory object), `mem` (NUMA, huge pages, dirty and pressure) or `nic`.
 pub fn keys_for(name: &str) -> Result<Vec<&'static str>> {

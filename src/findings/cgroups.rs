@@ -1,17 +1,10 @@
 //! cgroup findings: a group held back by its CPU quota (`cgroup.throttled`) and a group at
 //! its memory.high or near its memory limit (`cgroup.memory_high`). Each names the group.
 
-use super::{culprits, worst, Finding, Severity, Thresholds};
+use super::{culprits, worst, Hit, Severity, Thresholds};
 use crate::derive::{CgroupMetrics, Derived};
 use crate::sample::Limit;
 use crate::units::{fit, kb};
-
-/// The pane these findings point to: the cgroups table is in the processes pane.
-const PANE: &str = "procs";
-
-/// Rule ids of this module, in evaluation order (checked against `RULE_IDS` by a test).
-#[cfg(test)]
-pub(super) const IDS: [&str; 2] = ["cgroup.throttled", "cgroup.memory_high"];
 
 /// Group names in messages are cut to this many characters (a message fits 76 columns).
 const NAME_WIDTH: usize = 20;
@@ -29,7 +22,7 @@ fn cpus(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-pub(super) fn throttled(d: &Derived, t: &Thresholds) -> Option<Finding> {
+pub(super) fn throttled(d: &Derived, t: &Thresholds) -> Option<Hit> {
     let hits = d
         .cgroups
         .iter()
@@ -55,29 +48,28 @@ pub(super) fn throttled(d: &Derived, t: &Thresholds) -> Option<Finding> {
             Some((sev, ms, msg, g.path.as_str()))
         })
         .collect();
-    worst_group(d, "cgroup.throttled", false, hits)
+    worst_group(d, false, hits)
 }
 
-pub(super) fn memory_high(d: &Derived, t: &Thresholds) -> Option<Finding> {
+pub(super) fn memory_high(d: &Derived, t: &Thresholds) -> Option<Hit> {
     let hits = d
         .cgroups
         .iter()
         .filter_map(|g| memory_hit(g, t).map(|(s, v, m)| (s, v, m, g.path.as_str())))
         .collect();
-    worst_group(d, "cgroup.memory_high", true, hits)
+    worst_group(d, true, hits)
 }
 
 /// The worst group's finding (as `worst`), naming the processes inside that group.
 fn worst_group(
     d: &Derived,
-    id: &str,
     memory: bool,
     mut hits: Vec<(Severity, f64, String, &str)>,
-) -> Option<Finding> {
+) -> Option<Hit> {
     hits.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)));
     let path = hits.first()?.3.to_string();
     let hits = hits.into_iter().map(|(s, v, m, _)| (s, v, m)).collect();
-    let mut f = worst(id, PANE, None, hits)?;
+    let mut f = worst(None, hits)?;
     f.culprits = culprits::in_group(d, &path, memory);
     Some(f)
 }

@@ -1,10 +1,9 @@
 //! Disk rules: `disk.stalled` (requests in flight, none completed) and `disk.saturated` (a queue
 //! building, await far above the device's own baseline or its class's limit).
 
-use super::Finding;
+use super::Hit;
 use super::{worst, Baselines, Severity, Thresholds};
 use crate::derive::{Derived, DiskMetrics};
-use crate::pane::Pane;
 
 /// (completions per second, their mean await in ms) over reads, writes and discards, as the
 /// `await` column of older iostat. Flushes are left out: their latency is the cache's, not the queue's.
@@ -30,7 +29,7 @@ fn label(m: &DiskMetrics) -> String {
 /// Requests in flight and nothing completed over the whole interval: a hung device, path or
 /// controller. aqu-sz and await cannot show it (the kernel adds a request's time only when it
 /// completes), so the rule reads the in-flight count (`derive::disk` sets `stalled`).
-pub fn stalled(d: &Derived) -> Option<Finding> {
+pub fn stalled(d: &Derived) -> Option<Hit> {
     let secs = d.interval_s?;
     let hits = d
         .disks
@@ -45,10 +44,10 @@ pub fn stalled(d: &Derived) -> Option<Finding> {
             (Severity::Crit, n as f64, msg)
         })
         .collect();
-    worst("disk.stalled", Pane::Disks.name(), None, hits)
+    worst(None, hits)
 }
 
-pub fn saturated(d: &Derived, t: &Thresholds, baseline: Option<&Baselines>) -> Option<Finding> {
+pub fn saturated(d: &Derived, t: &Thresholds, baseline: Option<&Baselines>) -> Option<Hit> {
     d.interval_s?;
     let mut hits: Vec<(Severity, f64, String)> = Vec::new();
     for m in d.disks.iter().filter(|m| !m.partition) {
@@ -95,5 +94,5 @@ pub fn saturated(d: &Derived, t: &Thresholds, baseline: Option<&Baselines>) -> O
         };
         hits.push((sev, aqu, msg));
     }
-    worst("disk.saturated", Pane::Disks.name(), None, hits)
+    worst(None, hits)
 }

@@ -1,9 +1,8 @@
 //! `fs.full`: a writable filesystem nearly out of space or inodes, the classic cause of a
 //! "disk" incident that no latency figure shows (writers get ENOSPC, logs stop, databases halt).
 
-use super::{worst, Finding, Severity, Thresholds};
+use super::{worst, Hit, Severity, Thresholds};
 use crate::derive::{Derived, FsMetrics};
-use crate::pane::Pane;
 use crate::units::kb;
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -75,9 +74,9 @@ fn judge(f: &FsMetrics, t: &Thresholds) -> Option<(Severity, f64, String)> {
         .max_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)))
 }
 
-pub(super) fn full(d: &Derived, t: &Thresholds) -> Option<Finding> {
+pub(super) fn full(d: &Derived, t: &Thresholds) -> Option<Hit> {
     let hits = d.filesystems.iter().filter_map(|f| judge(f, t)).collect();
-    worst("fs.full", Pane::Disks.name(), None, hits)
+    worst(None, hits)
 }
 
 #[cfg(test)]

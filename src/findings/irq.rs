@@ -9,9 +9,8 @@
 //! line) when a 32-bit per-CPU count could have wrapped since boot at the current rate. Only
 //! what matters is kept: a line whose EWMA drops under 1/s is forgotten, and counts as ~0.
 
-use super::{worst, Finding, Severity, Thresholds};
+use super::{worst, Hit, Severity, Thresholds};
 use crate::derive::{Derived, IrqKind, IrqLineMetrics};
-use crate::pane::Pane;
 use crate::units::{compact, fit};
 use serde::Serialize;
 
@@ -105,7 +104,7 @@ fn storming(rate: f64, base: Option<(f64, BaselineFrom)>, t: &Thresholds) -> boo
 }
 
 /// One IRQ line at >= `irq_storm_per_s` and >= `irq_storm_vs_baseline` x its usual rate.
-pub fn irq_storm(d: &Derived, t: &Thresholds, b: Option<&IrqBaselines>) -> Option<Finding> {
+pub fn irq_storm(d: &Derived, t: &Thresholds, b: Option<&IrqBaselines>) -> Option<Hit> {
     let mut hits = Vec::new();
     let mut busiest: Option<(f64, u32)> = None;
     for line in &d.interrupts.lines {
@@ -131,11 +130,11 @@ pub fn irq_storm(d: &Derived, t: &Thresholds, b: Option<&IrqBaselines>) -> Optio
     }
     // What addresses it: the busiest storming line's affinity (move it off a busy CPU).
     let tweak = busiest.map(|(_, irq)| format!("irq.{irq}"));
-    worst("irq.storm", Pane::Softirq.name(), tweak.as_deref(), hits)
+    worst(tweak.as_deref(), hits)
 }
 
 /// A CPU taking >= `ipi_storm_per_s` function-call plus TLB-shootdown IPIs.
-pub fn ipi_storm(d: &Derived, t: &Thresholds) -> Option<Finding> {
+pub fn ipi_storm(d: &Derived, t: &Thresholds) -> Option<Hit> {
     let m = &d.interrupts;
     let hits = m
         .cpus
@@ -160,7 +159,7 @@ pub fn ipi_storm(d: &Derived, t: &Thresholds) -> Option<Finding> {
             Some((Severity::Warn, v, msg))
         })
         .collect();
-    worst("ipi.storm", Pane::Softirq.name(), None, hits)
+    worst(None, hits)
 }
 
 #[cfg(test)]

@@ -1,12 +1,11 @@
 //! Memory findings of one interval: NUMA misses, THP fallbacks, unused huge page pools and
 //! large page tables (the pressure rules are in `pressure`).
 
-use super::{finding, worst, Finding, Severity, Thresholds};
+use super::{raise, worst, Hit, Severity, Thresholds};
 use crate::derive::Derived;
-use crate::pane::Pane;
 use crate::units::{compact, kb};
 
-pub(super) fn numa_misses(d: &Derived, t: &Thresholds) -> Option<Finding> {
+pub(super) fn numa_misses(d: &Derived, t: &Thresholds) -> Option<Hit> {
     if d.nodes.len() < 2 {
         return None;
     }
@@ -34,10 +33,10 @@ pub(super) fn numa_misses(d: &Derived, t: &Thresholds) -> Option<Finding> {
             Some((sev, ratio, msg))
         })
         .collect();
-    worst("numa.misses", Pane::Numa.name(), None, hits)
+    worst(None, hits)
 }
 
-pub(super) fn thp_fallback(d: &Derived, t: &Thresholds) -> Option<Finding> {
+pub(super) fn thp_fallback(d: &Derived, t: &Thresholds) -> Option<Hit> {
     let h = &d.hugepages;
     let faults = h
         .thp_fault_alloc_per_s
@@ -76,16 +75,10 @@ pub(super) fn thp_fallback(d: &Derived, t: &Thresholds) -> Option<Finding> {
             ),
         ),
     };
-    Some(finding(
-        "thp.fallback",
-        Severity::Warn,
-        Pane::Huge.name(),
-        Some(tweak),
-        msg,
-    ))
+    Some(raise(Severity::Warn, Some(tweak), msg))
 }
 
-pub(super) fn hugepages_unused(d: &Derived, t: &Thresholds) -> Option<Finding> {
+pub(super) fn hugepages_unused(d: &Derived, t: &Thresholds) -> Option<Hit> {
     let h = &d.hugepages;
     let ram = h.mem_total_kb? as f64;
     let hits = h
@@ -106,15 +99,10 @@ pub(super) fn hugepages_unused(d: &Derived, t: &Thresholds) -> Option<Finding> {
             Some((Severity::Warn, unused as f64, msg))
         })
         .collect();
-    worst(
-        "hugepages.unused",
-        Pane::Huge.name(),
-        Some("vm.nr_hugepages"),
-        hits,
-    )
+    worst(Some("vm.nr_hugepages"), hits)
 }
 
-pub(super) fn pagetables_large(d: &Derived, t: &Thresholds) -> Option<Finding> {
+pub(super) fn pagetables_large(d: &Derived, t: &Thresholds) -> Option<Hit> {
     let h = &d.hugepages;
     let pct = h.page_tables_pct.filter(|p| *p >= t.pagetables_pct)?;
     let sev = if pct >= t.pagetables_pct_crit {
@@ -127,11 +115,5 @@ pub(super) fn pagetables_large(d: &Derived, t: &Thresholds) -> Option<Finding> {
         kb(h.page_tables_kb),
         kb(h.mem_total_kb)
     );
-    Some(finding(
-        "pagetables.large",
-        sev,
-        Pane::Huge.name(),
-        Some("vm.nr_hugepages"),
-        msg,
-    ))
+    Some(raise(sev, Some("vm.nr_hugepages"), msg))
 }

@@ -2,12 +2,11 @@
 //! `nic.link` (half duplex, a flapping carrier); and the RPS pointer `softirq.hotspot` gets when
 //! the busy NIC has a single rx queue, where moving its one IRQ only moves the hotspot.
 
-use super::{finding, Finding, Severity, Thresholds};
+use super::{raise, Hit, Severity, Thresholds};
 use crate::derive::{Derived, NicMetrics};
-use crate::pane::Pane;
 use crate::units::compact;
 
-pub fn errors(d: &Derived, t: &Thresholds) -> Option<Finding> {
+pub fn errors(d: &Derived, t: &Thresholds) -> Option<Hit> {
     // Per NIC: ring overflows (rx_missed_errors; drivers that count them as FIFO errors
     // instead) and CRC errors.
     let bad = |n: &NicMetrics| {
@@ -57,16 +56,10 @@ pub fn errors(d: &Derived, t: &Thresholds) -> Option<Finding> {
     } else {
         format!("{}: {}", n.name, why.join(", "))
     };
-    Some(finding(
-        "nic.errors",
-        Severity::Warn,
-        Pane::Softirq.name(),
-        None,
-        msg,
-    ))
+    Some(raise(Severity::Warn, None, msg))
 }
 
-pub fn link(d: &Derived, t: &Thresholds) -> Option<Finding> {
+pub fn link(d: &Derived, t: &Thresholds) -> Option<Hit> {
     let mut why = Vec::new();
     for n in &d.nics {
         let Some(l) = &n.link else { continue };
@@ -100,18 +93,12 @@ pub fn link(d: &Derived, t: &Thresholds) -> Option<Finding> {
         1 => first,
         n => format!("{first}; +{} more", n - 1),
     };
-    Some(finding(
-        "nic.link",
-        Severity::Warn,
-        Pane::Softirq.name(),
-        None,
-        msg,
-    ))
+    Some(raise(Severity::Warn, None, msg))
 }
 
 /// `softirq.hotspot` on a host whose busiest receiving NIC has one rx queue: spreading IRQs
 /// cannot help, RPS can; the finding names the `net.DEV.rx-0.rps_cpus` tweak instead.
-pub fn point_to_rps(d: &Derived, mut f: Finding) -> Finding {
+pub fn point_to_rps(d: &Derived, mut f: Hit) -> Hit {
     let single = d
         .nics
         .iter()

@@ -1,12 +1,13 @@
-//! `cpu.thermal_throttle`: a busy core or package clamped by its thermal or power limit. When
-//! it holds, low MHz is the hardware's doing, so no governor change will help.
+//! CPU power findings: `cpu.thermal_throttle`, a busy core or package clamped by its thermal
+//! or power limit (when it holds, low MHz is the hardware's doing, so no governor change will
+//! help), and `cpu.powersave_busy`, busy CPUs under a governor that ramps up late.
 
-use super::{finding, Finding, Severity, Thresholds};
+use super::{raise, Hit, Severity, Thresholds};
 use crate::cpulist::CpuList;
 use crate::derive::{Derived, ThrottleMetrics};
-use crate::pane::Pane;
+use std::collections::BTreeMap;
 
-pub fn thermal_throttle(d: &Derived, t: &Thresholds) -> Option<Finding> {
+pub fn thermal_throttle(d: &Derived, t: &Thresholds) -> Option<Hit> {
     // Per entry: the share of the interval throttled where the kernel counts time (5.18+),
     // else any throttle event at all.
     let hit = |m: &ThrottleMetrics| match (m.throttled_pct, m.events_per_s) {
@@ -66,11 +67,41 @@ pub fn thermal_throttle(d: &Derived, t: &Thresholds) -> Option<Finding> {
         worst.busy_pct.unwrap_or(0.0)
     );
     let sev = if crit { Severity::Crit } else { Severity::Warn };
-    Some(finding(
-        "cpu.thermal_throttle",
-        sev,
-        Pane::Cpu.name(),
-        None,
-        msg,
-    ))
+    Some(raise(sev, None, msg))
+}
+
+pub(super) fn powersave_busy(d: &Derived, t: &Thresholds) -> Option<Hit> {
+    let mut busy: BTreeMap<u32, &str> = BTreeMap::new();
+    // By id through an index: a 4096-CPU host searched per policy CPU is 16M comparisons.
+    let by_id: std::collections::HashMap<u32, &crate::derive::CpuMetrics> = d
+        .cpus
+        .iter()
+        .filter(|c| c.online)
+        .map(|c| (c.cpu, c))
+        .collect();
+    for p in &d.policies {
+        let Some(gov) = p.governor.as_deref().filter(|g| *g != "performance") else {
+            continue;
+        };
+        for id in &p.cpus {
+            let c0 = by_id.get(id).and_then(|c| c.c0_pct);
+            if c0.is_some_and(|c| c >= t.powersave_busy_pct) {
+                busy.insert(*id, gov);
+            }
+        }
+    }
+    let online = d.cpus.iter().filter(|c| c.online).count().max(1);
+    if busy.is_empty() || (busy.len() as f64) < t.powersave_busy_cpu_share * online as f64 {
+        return None;
+    }
+    let mut govs: Vec<&str> = busy.values().copied().collect();
+    govs.sort_unstable();
+    govs.dedup();
+    let msg = format!(
+        "{} of {online} CPUs >= {:.0}% busy under governor {}: ramping adds latency",
+        busy.len(),
+        t.powersave_busy_pct,
+        govs.join("/")
+    );
+    Some(raise(Severity::Info, Some("governor"), msg))
 }

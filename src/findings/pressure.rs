@@ -1,37 +1,10 @@
 //! Memory-pressure and stall findings: PSI (memory, cpu, io), direct reclaim, swapping and OOM
 //! kills. Each reads only the interval's `pressure` and `memory` numbers.
 
-use super::{finding, Finding, Severity, Thresholds};
+use super::{raise, Hit, Severity, Thresholds};
 use crate::derive::Derived;
 
-/// The pane these findings point to (the Pressure pane).
-pub const PANE: &str = "pressure";
-
-/// Rule ids of this module, in evaluation order: the tail of `RULE_IDS` (checked by a test).
-#[cfg(test)]
-const IDS: [&str; 6] = [
-    "memory.oom_kill",
-    "memory.pressure",
-    "memory.direct_reclaim",
-    "memory.swapping",
-    "cpu.pressure",
-    "io.pressure",
-];
-
-pub fn evaluate(d: &Derived, t: &Thresholds) -> impl Iterator<Item = Finding> {
-    [
-        oom_kill(d),
-        memory_pressure(d, t),
-        direct_reclaim(d, t),
-        swapping(d, t),
-        cpu_pressure(d, t),
-        io_pressure(d, t),
-    ]
-    .into_iter()
-    .flatten()
-}
-
-fn oom_kill(d: &Derived) -> Option<Finding> {
+pub(super) fn oom_kill(d: &Derived) -> Option<Hit> {
     let n = d.memory.reclaim.oom_kills.filter(|n| *n > 0)?;
     let avail = d
         .memory
@@ -43,16 +16,14 @@ fn oom_kill(d: &Derived) -> Option<Finding> {
     } else {
         format!("{n} processes")
     };
-    Some(finding(
-        "memory.oom_kill",
+    Some(raise(
         Severity::Crit,
-        PANE,
         None,
         format!("OOM killer: {what} killed{avail} (dmesg names it)"),
     ))
 }
 
-fn memory_pressure(d: &Derived, t: &Thresholds) -> Option<Finding> {
+pub(super) fn memory_pressure(d: &Derived, t: &Thresholds) -> Option<Hit> {
     let m = d.pressure.memory.as_ref()?;
     let (some, full) = (m.some_pct.unwrap_or(0.0), m.full_pct.unwrap_or(0.0));
     if full < t.memory_psi_full_pct && some < t.memory_psi_some_pct {
@@ -63,44 +34,34 @@ fn memory_pressure(d: &Derived, t: &Thresholds) -> Option<Finding> {
     } else {
         Severity::Warn
     };
-    Some(finding(
-        "memory.pressure",
+    Some(raise(
         sev,
-        PANE,
         Some("vm.swappiness"),
         format!("memory stalls: all tasks {full:.0}%, some {some:.0}% of the time (PSI)"),
     ))
 }
 
-fn direct_reclaim(d: &Derived, t: &Thresholds) -> Option<Finding> {
+pub(super) fn direct_reclaim(d: &Derived, t: &Thresholds) -> Option<Hit> {
     let r = &d.memory.reclaim;
     let stalls = r.allocstall_per_s.unwrap_or(0.0);
     let scans = r.pgscan_direct_per_s.unwrap_or(0.0);
     if stalls < t.direct_reclaim_allocstall_per_s && scans < t.direct_reclaim_scan_per_s {
         return None;
     }
-    Some(finding(
-        "memory.direct_reclaim",
-        Severity::Warn,
-        PANE,
-        Some("vm.min_free_kbytes"),
-        format!(
+    Some(raise(Severity::Warn, Some("vm.min_free_kbytes"), format!(
             "direct reclaim: {stalls:.0} alloc stalls/s, {scans:.0} pages/s scanned by allocating tasks"
-        ),
-    ))
+        )))
 }
 
-fn swapping(d: &Derived, t: &Thresholds) -> Option<Finding> {
+pub(super) fn swapping(d: &Derived, t: &Thresholds) -> Option<Hit> {
     let r = &d.memory.reclaim;
     let page_kb = d.memory.page_kb.max(1) as f64;
     let kb = r.swap_in_kb_per_s.unwrap_or(0.0) + r.swap_out_kb_per_s.unwrap_or(0.0);
     if kb / page_kb < t.swapping_pages_per_s {
         return None;
     }
-    Some(finding(
-        "memory.swapping",
+    Some(raise(
         Severity::Warn,
-        PANE,
         Some("vm.swappiness"),
         format!(
             "swapping: in {}/s, out {}/s",
@@ -110,39 +71,24 @@ fn swapping(d: &Derived, t: &Thresholds) -> Option<Finding> {
     ))
 }
 
-fn cpu_pressure(d: &Derived, t: &Thresholds) -> Option<Finding> {
+pub(super) fn cpu_pressure(d: &Derived, t: &Thresholds) -> Option<Hit> {
     let some = d.pressure.cpu.as_ref()?.some_pct?;
     (some >= t.cpu_psi_some_pct).then(|| {
-        finding(
-            "cpu.pressure",
+        raise(
             Severity::Warn,
-            PANE,
             None,
             format!("runnable tasks waited for a CPU {some:.0}% of the time (PSI cpu some)"),
         )
     })
 }
 
-fn io_pressure(d: &Derived, t: &Thresholds) -> Option<Finding> {
+pub(super) fn io_pressure(d: &Derived, t: &Thresholds) -> Option<Hit> {
     let full = d.pressure.io.as_ref()?.full_pct?;
     (full >= t.io_psi_full_pct).then(|| {
-        finding(
-            "io.pressure",
+        raise(
             Severity::Warn,
-            PANE,
             None,
             format!("all non-idle tasks stalled on I/O {full:.0}% of the time (PSI io full)"),
         )
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ids_are_the_tail_of_rule_ids() {
-        let all = super::super::RULE_IDS;
-        assert_eq!(all[all.len() - IDS.len()..], IDS);
-    }
 }

@@ -7,9 +7,8 @@
 //! dm table, `dmsetup table`/`multipath -ll`), so `mpath.path_idle` is judged on every map with
 //! two or more running paths and says, at `info`, that a failover map does this by design.
 
-use super::{worst, Finding, Severity, Thresholds};
+use super::{worst, Hit, Severity, Thresholds};
 use crate::derive::{Derived, DiskMetrics};
-use crate::pane::Pane;
 
 fn label(m: &DiskMetrics) -> String {
     match &m.dm_name {
@@ -37,7 +36,7 @@ fn maps(d: &Derived) -> impl Iterator<Item = (&DiskMetrics, Vec<&DiskMetrics>)> 
     })
 }
 
-pub fn queue_full(d: &Derived, t: &Thresholds) -> Option<Finding> {
+pub fn queue_full(d: &Derived, t: &Thresholds) -> Option<Hit> {
     d.interval_s?;
     let mut hits = Vec::new();
     let mut tweak = None;
@@ -70,15 +69,10 @@ pub fn queue_full(d: &Derived, t: &Thresholds) -> Option<Finding> {
         tweak = Some(h.3.clone());
     }
     let hits = hits.into_iter().map(|(s, v, m, _)| (s, v, m)).collect();
-    worst(
-        "disk.queue_full",
-        Pane::Disks.name(),
-        tweak.as_deref(),
-        hits,
-    )
+    worst(tweak.as_deref(), hits)
 }
 
-pub fn path_down(d: &Derived) -> Option<Finding> {
+pub fn path_down(d: &Derived) -> Option<Hit> {
     d.interval_s?;
     let mut hits = Vec::new();
     for (map, paths) in maps(d) {
@@ -119,10 +113,10 @@ pub fn path_down(d: &Derived) -> Option<Finding> {
         let msg = format!("{}: path {}: {left}", label(map), which.join(", path "));
         hits.push((sev, down.len() as f64, msg));
     }
-    worst("mpath.path_down", Pane::Disks.name(), None, hits)
+    worst(None, hits)
 }
 
-pub fn path_idle(d: &Derived, t: &Thresholds) -> Option<Finding> {
+pub fn path_idle(d: &Derived, t: &Thresholds) -> Option<Hit> {
     d.interval_s?;
     let mut hits = Vec::new();
     for (map, paths) in maps(d) {
@@ -155,5 +149,5 @@ pub fn path_idle(d: &Derived, t: &Thresholds) -> Option<Finding> {
         );
         hits.push((Severity::Info, share, msg));
     }
-    worst("mpath.path_idle", Pane::Disks.name(), None, hits)
+    worst(None, hits)
 }

@@ -2,12 +2,11 @@
 //! the box looks idle), `net.retrans` (segments sent again), `udp.rcvbuf` (datagrams dropped
 //! for want of receive buffer).
 
-use super::{finding, Finding, Severity, Thresholds};
+use super::{raise, Hit, Severity, Thresholds};
 use crate::derive::Derived;
-use crate::pane::Pane;
 use crate::units::compact;
 
-pub fn listen_overflow(d: &Derived, t: &Thresholds) -> Option<Finding> {
+pub fn listen_overflow(d: &Derived, t: &Thresholds) -> Option<Hit> {
     let m = d.tcp.as_ref()?;
     let ovf = m
         .listen_overflows_per_s
@@ -26,16 +25,10 @@ pub fn listen_overflow(d: &Derived, t: &Thresholds) -> Option<Finding> {
             compact(Some(ovf))
         ),
     };
-    Some(finding(
-        "net.listen_overflow",
-        Severity::Crit,
-        Pane::Softirq.name(),
-        Some("net.core.somaxconn"),
-        msg,
-    ))
+    Some(raise(Severity::Crit, Some("net.core.somaxconn"), msg))
 }
 
-pub fn retrans(d: &Derived, t: &Thresholds) -> Option<Finding> {
+pub fn retrans(d: &Derived, t: &Thresholds) -> Option<Hit> {
     let m = d.tcp.as_ref()?;
     let out = m
         .out_segs_per_s
@@ -52,10 +45,10 @@ pub fn retrans(d: &Derived, t: &Thresholds) -> Option<Finding> {
         compact(m.retrans_segs_per_s),
         compact(m.timeouts_per_s)
     );
-    Some(finding("net.retrans", sev, Pane::Softirq.name(), None, msg))
+    Some(raise(sev, None, msg))
 }
 
-pub fn udp_rcvbuf(d: &Derived, t: &Thresholds) -> Option<Finding> {
+pub fn udp_rcvbuf(d: &Derived, t: &Thresholds) -> Option<Hit> {
     let m = d.tcp.as_ref()?;
     let e = m
         .udp_rcvbuf_errors_per_s
@@ -64,11 +57,5 @@ pub fn udp_rcvbuf(d: &Derived, t: &Thresholds) -> Option<Finding> {
         "{} UDP datagrams/s dropped: socket receive buffers full (app too slow)",
         compact(Some(e))
     );
-    Some(finding(
-        "udp.rcvbuf",
-        Severity::Warn,
-        Pane::Softirq.name(),
-        Some("net.core.rmem_max"),
-        msg,
-    ))
+    Some(raise(Severity::Warn, Some("net.core.rmem_max"), msg))
 }

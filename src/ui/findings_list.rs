@@ -9,7 +9,6 @@ use super::theme::Theme;
 use super::wrap::wrap;
 use crate::assess::Assessed;
 use crate::findings::{Finding, Severity};
-use crate::pane::Pane;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::Line;
@@ -123,10 +122,7 @@ pub fn lines(app: &App, d: &Assessed, t: &Theme, width: usize) -> Vec<Line<'stat
 /// `CRIT disk.stalled  pane 5 Disks`, the message, the tweak, how long it held.
 fn item_lines(item: &Item, replay: bool, t: &Theme, width: usize, out: &mut Vec<Line<'static>>) {
     let f = item.finding;
-    let pane = match Pane::named(&f.pane) {
-        Some(p) => format!("pane {} {}", p.key(), p.title()),
-        None => format!("pane {}", f.pane),
-    };
+    let pane = format!("pane {} {}", f.pane.key(), f.pane.title());
     out.push(Line::from(vec![
         span(
             format!("{:<5}", f.severity.as_str().to_uppercase()),

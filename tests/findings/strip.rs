@@ -13,7 +13,7 @@ fn active(id: &str, sev: &str, since: i64, message: &str) -> ActiveFinding {
             id: id.into(),
             severity,
             message: message.into(),
-            pane: "cpu".into(),
+            pane: perftop::pane::Pane::Cpu,
             tweak: None,
             culprits: Vec::new(),
         },
