@@ -7,6 +7,8 @@
 #[path = "export/clients.rs"]
 mod clients;
 mod support;
+#[path = "export/textfile_dir.rs"]
+mod textfile_dir;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
