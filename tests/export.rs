@@ -1,8 +1,14 @@
 //! `perftop export` on the live host: the textfile and `/metrics` parse with the Prometheus
 //! client library's own parsers, the dirty threshold gauge is the kernel's, a killed exporter
-//! never leaves a partial `perftop.prom`, and no scraper can hold up the sampler.
+//! never leaves a partial `perftop.prom`, and no scraper can hold up the sampler. Hostile
+//! clients are in `export/clients.rs`, a hostile local user's links and directories in
+//! `export/textfile_dir.rs`.
 
+#[path = "export/clients.rs"]
+mod clients;
 mod support;
+#[path = "export/textfile_dir.rs"]
+mod textfile_dir;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -3,7 +3,7 @@
 //! replaced atomically) and/or are served on `/metrics` (`--listen ADDR:PORT`).
 //!
 //! One home for the mode: the same `Reader` → `Assessor` pipeline as every other mode, on the
-//! one `Clock`; the HTTP server runs on a thread of its own and only ever copies the latest
+//! one `Clock`; the HTTP server runs on threads of its own and only ever copies the latest
 //! rendered page, so no scraper, slow or stuck, can delay a sample.
 
 mod http;

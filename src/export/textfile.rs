@@ -1,38 +1,66 @@
 //! `--textfile DIR`: `DIR/perftop.prom` for node_exporter's textfile collector, replaced whole
-//! every interval. Written to `DIR/.perftop.prom.PID.tmp`, synced, then renamed over the old
-//! file in the same directory, so a reader sees the old page or the new one, never part of
-//! one; the collector reads only `*.prom`, so a temp file a crash leaves is never read, and the
-//! next start removes it.
+//! every interval. Each page is written to a new `DIR/.perftop.prom.PID.NONCE.tmp`, synced,
+//! then renamed over the old page in the same directory, so a reader sees the old page or the
+//! new one, never part of one; the collector reads only `*.prom`, so a temp file a crash
+//! leaves is never read, and the next start removes it.
+//!
+//! perftop runs as root and the directory may be shared (`/tmp`, a collector's spool): the
+//! directory and every directory above it must be owned by root or by us and not writable by
+//! group or others unless sticky (ssh's StrictModes rule); the temp file is created new
+//! (`O_CREAT|O_EXCL|O_NOFOLLOW`) under a name nobody can guess, so a link or file planted
+//! there is never opened, only refused.
 
 use anyhow::{bail, Context, Result};
-use std::io::Write;
+use std::cell::Cell;
+use std::fs::{File, OpenOptions, Permissions};
+use std::io::{ErrorKind, Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 const NAME: &str = "perftop.prom";
+const TMP_PREFIX: &str = ".perftop.prom.";
+/// Readable by a collector that does not run as root, whatever our umask.
+const MODE: u32 = 0o644;
+/// Fresh names tried when one is taken (planted, or left by a crash) before giving up.
+const TRIES: u32 = 8;
 
 pub struct Textfile {
+    dir: PathBuf,
     path: PathBuf,
-    tmp: PathBuf,
+    /// Pages written: part of the fallback name when `/dev/urandom` cannot be read.
+    written: Cell<u64>,
 }
 
 impl Textfile {
-    /// Checks `dir` is a writable directory and removes temp files earlier runs left.
+    /// Checks `dir` is a directory only root or we can change, and removes temp files earlier
+    /// runs left.
     pub fn open(dir: &Path) -> Result<Textfile> {
         if !dir.is_dir() {
             bail!("--textfile {}: not a directory", dir.display());
         }
-        let entries = std::fs::read_dir(dir)
+        // The checked directory is the one written to: the canonical path has no link a
+        // later change could repoint.
+        let real = dir
+            .canonicalize()
+            .with_context(|| format!("--textfile {}", dir.display()))?;
+        for d in real.ancestors() {
+            trusted(d).with_context(|| format!("--textfile {}: refused", dir.display()))?;
+        }
+        let entries = std::fs::read_dir(&real)
             .with_context(|| format!("--textfile {}: cannot list it", dir.display()))?;
         for e in entries.flatten() {
             let name = e.file_name();
             let name = name.to_string_lossy();
-            if name.starts_with(".perftop.prom.") && name.ends_with(".tmp") {
+            if name.starts_with(TMP_PREFIX) && name.ends_with(".tmp") {
+                // unlink: a planted link goes, its target is untouched.
                 let _ = std::fs::remove_file(e.path());
             }
         }
         let t = Textfile {
-            path: dir.join(NAME),
-            tmp: dir.join(format!(".{NAME}.{}.tmp", std::process::id())),
+            path: real.join(NAME),
+            dir: real,
+            written: Cell::new(0),
         };
         // Fail at start, not on the first interval: a read-only directory is a set-up error.
         t.write("")
@@ -46,20 +74,131 @@ impl Textfile {
 
     /// Replaces the page with `text`.
     pub fn write(&self, text: &str) -> Result<()> {
-        let mut f = std::fs::File::create(&self.tmp)
-            .with_context(|| format!("writing {}", self.tmp.display()))?;
-        f.write_all(text.as_bytes())
+        let (tmp, mut f) = self.create_tmp()?;
+        let written = f
+            .set_permissions(Permissions::from_mode(MODE))
+            .and_then(|()| f.write_all(text.as_bytes()))
             .and_then(|()| f.sync_all())
-            .with_context(|| format!("writing {}", self.tmp.display()))?;
-        std::fs::rename(&self.tmp, &self.path).with_context(|| {
-            let _ = std::fs::remove_file(&self.tmp);
-            format!("replacing {}", self.path.display())
-        })
+            .with_context(|| format!("writing {}", tmp.display()));
+        // rename(2) never follows its target: a link planted as perftop.prom is replaced by
+        // the page, not written through.
+        let renamed = written.and_then(|()| {
+            std::fs::rename(&tmp, &self.path)
+                .with_context(|| format!("replacing {}", self.path.display()))
+        });
+        if renamed.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        self.written.set(self.written.get().wrapping_add(1));
+        renamed
+    }
+
+    /// A temp file of our own, new: `O_EXCL` fails on any name that exists (a link included,
+    /// whatever it points at) and `O_NOFOLLOW` says so twice; a taken name is tried again
+    /// under another nonce.
+    fn create_tmp(&self) -> Result<(PathBuf, File)> {
+        let mut last = None;
+        for attempt in 0..TRIES {
+            let tmp = self.dir.join(format!(
+                "{TMP_PREFIX}{}.{:016x}.tmp",
+                std::process::id(),
+                self.nonce(attempt)
+            ));
+            let opened = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(MODE)
+                .custom_flags(
+                    (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC).bits() as i32,
+                )
+                .open(&tmp);
+            match opened {
+                Ok(f) => return Ok((tmp, f)),
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => last = Some((tmp, e)),
+                Err(e) => return Err(e).with_context(|| format!("creating {}", tmp.display())),
+            }
+        }
+        match last {
+            Some((tmp, e)) => Err(e).with_context(|| {
+                format!(
+                    "creating {}: {TRIES} fresh names were all taken",
+                    tmp.display()
+                )
+            }),
+            None => bail!("creating a temp file in {}", self.dir.display()),
+        }
+    }
+
+    /// 64 bits nobody else can predict: `/dev/urandom`, else the clock's nanoseconds mixed
+    /// with what this process has written (unique to us; `O_EXCL` still guards a guess).
+    fn nonce(&self, attempt: u32) -> u64 {
+        let mut b = [0u8; 8];
+        let random = File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut b));
+        if random.is_ok() {
+            return u64::from_ne_bytes(b);
+        }
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        splitmix(nanos ^ self.written.get().rotate_left(40) ^ u64::from(attempt) << 32)
     }
 
     /// On a clean stop the page goes too: a stale page would say the host is as it was.
     pub fn clean(&self) {
         let _ = std::fs::remove_file(&self.path);
-        let _ = std::fs::remove_file(&self.tmp);
+    }
+}
+
+/// splitmix64's finaliser: spreads the clock's low-entropy bits over the whole nonce.
+fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A directory root's perftop may write in: owned by root or by us, and not writable by group
+/// or others unless sticky. Anyone who can write a non-sticky directory can rename and
+/// replace what perftop put there (a forged page for the collector) or swap a directory for
+/// a link; the owner can change its mode. In a sticky one (`/tmp`) others can only add names
+/// of their own, which the `O_EXCL` create and the rename never write through.
+fn trusted(d: &Path) -> Result<()> {
+    let m = std::fs::metadata(d).with_context(|| format!("{}", d.display()))?;
+    let me = rustix::process::geteuid().as_raw();
+    if m.uid() != 0 && m.uid() != me {
+        let us = if me == 0 {
+            String::new()
+        } else {
+            format!(" or uid {me} running perftop")
+        };
+        bail!(
+            "{} is owned by uid {}, not by root{us}: its owner could plant links or replace \
+             the page (chown it to root, or pick another directory)",
+            d.display(),
+            m.uid()
+        );
+    }
+    let mode = m.mode() & 0o7777;
+    if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+        bail!(
+            "{} is writable by group or others (mode {mode:04o}) and not sticky: another user \
+             could replace the page or plant links (chmod go-w it, or +t as /tmp is)",
+            d.display()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nonces_differ() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let t = Textfile::open(dir.path()).expect("open");
+        let a: std::collections::HashSet<u64> = (0..64).map(|i| t.nonce(i)).collect();
+        assert_eq!(a.len(), 64);
     }
 }
