@@ -287,7 +287,6 @@ mod tests {
         }
     }
 
-
     #[test]
     fn combined_await_weights_by_completions() {
         let m = DiskMetrics {

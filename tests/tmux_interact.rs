@@ -240,3 +240,43 @@ fn latency_hold_waits_for_y_in_tmux() {
     s.wait("perftop exited", |sc| sc.contains("EXITED rc=0"));
     assert!(audited("hold-release"));
 }
+
+/// A FIFO planted as the journal: `u` says why it cannot undo, at once, and `q` still quits
+/// (the journal's blocking open used to hang the dashboard, deaf to `q` and SIGTERM).
+#[test]
+fn undo_with_a_fifo_journal_answers_and_quits_in_tmux() {
+    let name = "undo_with_a_fifo_journal_answers_and_quits_in_tmux";
+    if !tmux_available() {
+        support::skip(name, "tmux is not installed (apt-get install -y tmux)");
+        return;
+    }
+    if !support::is_root() {
+        support::skip(
+            name,
+            "not root: the dashboard refuses undo before reading the journal",
+        );
+        return;
+    }
+    let s = Session::start_with("fifo", |tmp| {
+        let root = tmp.join("root");
+        support::copy_tree(&support::fixture("intel-pstate/t1"), &root);
+        let state = tmp.join("state");
+        std::fs::create_dir(&state).expect("state dir");
+        let made = std::process::Command::new("mkfifo")
+            .arg(state.join("journal.jsonl"))
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+        vec![
+            "--root".into(),
+            root.to_string_lossy().into_owned(),
+            "--state-dir".into(),
+            state.to_string_lossy().into_owned(),
+        ]
+    });
+    s.wait("the first frame", |sc| sc.contains("6 Softirq/NIC"));
+    s.keys(&["u"]);
+    s.wait("undo's refusal", |sc| sc.contains("a FIFO"));
+    s.keys(&["q"]);
+    s.wait("perftop exited", |sc| sc.contains("EXITED rc=0"));
+}
