@@ -1,61 +1,28 @@
-//! The `?` screen: one row per binding of the keymap table (pairs and the pane keys share a
-//! row so that it fits in 80x24), in a box over the dashboard.
+//! The `?` screen: one row per binding of the keymap table, or per group of bindings that
+//! share one (pairs and the pane keys, so that it fits in 80x24), in a box over the dashboard.
 
-use super::keymap::{Action, KEYMAP};
+use super::keymap::{Help, KEYMAP};
 use super::panes::span;
-use super::scroll::Move;
 use super::theme::Theme;
-use crate::pane::PANES;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
-/// The help row of the focus keys, from the one pane list.
-static FOCUS_HELP: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| format!("focus a pane ({} numbered on their titles)", PANES.len()));
-
-/// Help screen rows: keys and description, in table order. Pairs (t/T, j/J, Home/End, ...) and
-/// the pane-focus keys share a row so the whole screen fits in 80x24.
+/// Help screen rows: keys and description, in table order; each binding says whether it has a
+/// row of its own or joins the one before (`keymap::Help`), so the whole screen fits in 80x24.
 pub fn help_rows(replay: bool) -> Vec<(String, &'static str)> {
     let mut rows: Vec<(String, &'static str)> = Vec::new();
     for bnd in KEYMAP.iter().filter(|bnd| bnd.mode.admits(replay)) {
         let keys: Vec<String> = bnd.keys.iter().map(|k| k.label()).collect();
-        let joins_previous = matches!(
-            bnd.action,
-            Action::FocusPrev
-                | Action::Suspend
-                | Action::IntervalDown
-                | Action::StepForward
-                | Action::Latest
-                | Action::JumpBack
-                | Action::Faster
-                | Action::TweakMenu
-                | Action::TweakUndo
-        ) || matches!(bnd.action, Action::Focus(p) if p != PANES[0])
-            || matches!(bnd.action, Action::Scroll(m) if m != Move::Up);
-        if joins_previous {
-            if let Some(last) = rows.last_mut() {
+        match (bnd.help, rows.last_mut()) {
+            (Help::Joins, Some(last)) => {
                 last.0.push(' ');
                 last.0.push_str(&keys.join(" "));
             }
-            continue;
+            (Help::Row(text), _) => rows.push((keys.join(" "), text)),
+            (Help::Own | Help::Joins, _) => rows.push((keys.join(" "), bnd.description)),
         }
-        let description = match bnd.action {
-            Action::Repaint => "repaint the screen / suspend to the shell (fg resumes)",
-            Action::Scroll(_) => "scroll a zoomed pane / the findings list",
-            Action::FocusNext => "focus next / previous pane",
-            Action::Focus(_) => FOCUS_HELP.as_str(),
-            Action::IntervalUp => "longer / shorter sampling interval",
-            Action::StepBack => "step back / forward one sample (pauses)",
-            Action::Oldest if replay => "first / last sample",
-            Action::Oldest => "oldest sample in memory / back to live",
-            Action::JumpForward => "jump forward / back by the jump step (--jump, default 1m)",
-            Action::Slower => "play slower / faster (0.25x .. 1024x)",
-            Action::GovernorToggle => "tweaks: governor toggle, knob menu, undo (y applies)",
-            _ => bnd.description,
-        };
-        rows.push((keys.join(" "), description));
     }
     rows
 }
@@ -116,5 +83,17 @@ mod tests {
         assert!(help_rows(true).iter().any(|(k, _)| k == "[ ]"));
         assert!(help_rows(false).iter().any(|(k, _)| k == "g a u"));
         assert!(!help_rows(true).iter().any(|(k, _)| k == "g a u"));
+    }
+
+    #[test]
+    fn the_focus_row_counts_the_panes() {
+        let n = crate::pane::PANES.len();
+        assert!(super::super::keymap::FOCUS_ROW.contains(&format!("({n} numbered")));
+        let keys: String = crate::pane::PANES
+            .iter()
+            .map(|p| p.key().to_string())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(help_rows(false).iter().any(|(k, _)| *k == keys));
     }
 }

@@ -150,6 +150,20 @@ pub struct Binding {
     pub description: &'static str,
     /// Short label for the footer; `None` keeps the binding out of the footer.
     pub hint: Option<&'static str>,
+    /// Its row on the `?` screen.
+    pub help: Help,
+}
+
+/// A binding's row on the `?` screen, which must fit 80x24: pairs (t/T, j/J, Home/End) and the
+/// pane keys share a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Help {
+    /// A row of its own, saying `description`.
+    Own,
+    /// A row of its own saying this, for itself and the bindings that join it.
+    Row(&'static str),
+    /// Its keys join the row before it.
+    Joins,
 }
 
 const fn b(
@@ -166,8 +180,24 @@ const fn b(
         action,
         description,
         hint,
+        help: Help::Own,
     }
 }
+
+/// A help row shared with the bindings that `joins` it.
+const fn row(text: &'static str, mut x: Binding) -> Binding {
+    x.help = Help::Row(text);
+    x
+}
+
+/// Keys that join the help row before them.
+const fn joins(mut x: Binding) -> Binding {
+    x.help = Help::Joins;
+    x
+}
+
+/// The help row of the pane keys (a test keeps the count equal to `PANES`).
+pub const FOCUS_ROW: &str = "focus a pane (8 numbered on their titles)";
 
 /// Only in the live dashboard (tweaks, the sampling interval, recording).
 const fn live(mut x: Binding) -> Binding {
@@ -181,297 +211,10 @@ const fn replay(mut x: Binding) -> Binding {
     x
 }
 
-use Context::*;
-use Key::*;
+mod table;
 
-/// Every key perftop answers to, in the live dashboard and in replay.
-pub const KEYMAP: &[Binding] = &[
-    b(
-        Any,
-        &[Char('q'), Ctrl('c')],
-        Action::Quit,
-        "quit",
-        Some("quit"),
-    ),
-    b(
-        Any,
-        &[Char('?')],
-        Action::Help,
-        "help (this screen)",
-        Some("help"),
-    ),
-    b(
-        Any,
-        &[Esc],
-        Action::Back,
-        "close help, findings, zoom; else clear the pane's filter",
-        None,
-    ),
-    b(
-        Any,
-        &[Ctrl('l')],
-        Action::Repaint,
-        "repaint the screen",
-        None,
-    ),
-    b(
-        Any,
-        &[Ctrl('z')],
-        Action::Suspend,
-        "suspend to the shell (fg to resume)",
-        None,
-    ),
-    live(b(
-        Dashboard,
-        &[Char(' ')],
-        Action::Pause,
-        "pause / resume live updates",
-        Some("pause"),
-    )),
-    replay(b(
-        Dashboard,
-        &[Char(' ')],
-        Action::Pause,
-        "play / pause the recording",
-        Some("play"),
-    )),
-    b(
-        Dashboard,
-        &[Tab],
-        Action::FocusNext,
-        "focus next pane",
-        Some("pane"),
-    ),
-    b(
-        Dashboard,
-        &[BackTab],
-        Action::FocusPrev,
-        "focus previous pane",
-        None,
-    ),
-    b(
-        Dashboard,
-        &[Char(Pane::Cpu.key())],
-        Action::Focus(Pane::Cpu),
-        Pane::Cpu.title(),
-        None,
-    ),
-    b(
-        Dashboard,
-        &[Char(Pane::Numa.key())],
-        Action::Focus(Pane::Numa),
-        Pane::Numa.title(),
-        None,
-    ),
-    b(
-        Dashboard,
-        &[Char(Pane::Huge.key())],
-        Action::Focus(Pane::Huge),
-        Pane::Huge.title(),
-        None,
-    ),
-    b(
-        Dashboard,
-        &[Char(Pane::Dirty.key())],
-        Action::Focus(Pane::Dirty),
-        Pane::Dirty.title(),
-        None,
-    ),
-    b(
-        Dashboard,
-        &[Char(Pane::Disks.key())],
-        Action::Focus(Pane::Disks),
-        Pane::Disks.title(),
-        None,
-    ),
-    b(
-        Dashboard,
-        &[Char(Pane::Softirq.key())],
-        Action::Focus(Pane::Softirq),
-        Pane::Softirq.title(),
-        None,
-    ),
-    b(
-        Dashboard,
-        &[Char(Pane::Pressure.key())],
-        Action::Focus(Pane::Pressure),
-        Pane::Pressure.title(),
-        None,
-    ),
-    b(
-        Dashboard,
-        &[Char(Pane::Procs.key())],
-        Action::Focus(Pane::Procs),
-        Pane::Procs.title(),
-        None,
-    ),
-    b(
-        Dashboard,
-        &[Enter, Char('e')],
-        Action::Zoom,
-        "zoom the focused pane (detail view)",
-        Some("zoom"),
-    ),
-    b(
-        Scroll,
-        &[Up],
-        Action::Scroll(Move::Up),
-        "scroll up one row",
-        None,
-    ),
-    b(
-        Scroll,
-        &[Down],
-        Action::Scroll(Move::Down),
-        "scroll down one row",
-        None,
-    ),
-    b(
-        Scroll,
-        &[PageUp],
-        Action::Scroll(Move::PageUp),
-        "scroll up one page",
-        None,
-    ),
-    b(
-        Scroll,
-        &[PageDown],
-        Action::Scroll(Move::PageDown),
-        "scroll down one page",
-        None,
-    ),
-    b(Scroll, &[Home], Action::Scroll(Move::Top), "top", None),
-    b(Scroll, &[End], Action::Scroll(Move::Bottom), "bottom", None),
-    b(
-        Dashboard,
-        &[Char('f')],
-        Action::Findings,
-        "findings: every finding with its numbers, pane and tweak",
-        None,
-    ),
-    live(b(
-        Dashboard,
-        &[Char('+')],
-        Action::IntervalUp,
-        "longer sampling interval",
-        None,
-    )),
-    live(b(
-        Dashboard,
-        &[Char('-')],
-        Action::IntervalDown,
-        "shorter sampling interval",
-        None,
-    )),
-    b(
-        Dashboard,
-        &[Char('s')],
-        Action::Sort,
-        "cycle sort (busiest/name; processes: CPU, I/O, faults, RSS)",
-        Some("sort"),
-    ),
-    b(
-        Dashboard,
-        &[Char('/')],
-        Action::Filter,
-        "filter the focused pane's rows (Enter keeps, Esc clears)",
-        Some("filter"),
-    ),
-    b(
-        Dashboard,
-        &[Char('h')],
-        Action::HideIdle,
-        "hide / show idle devices and CPUs",
-        None,
-    ),
-    b(
-        History,
-        &[Char('t')],
-        Action::StepBack,
-        "step back one sample (pauses)",
-        Some("back"),
-    ),
-    b(
-        History,
-        &[Char('T')],
-        Action::StepForward,
-        "step forward one sample",
-        None,
-    ),
-    live(b(
-        History,
-        &[Home],
-        Action::Oldest,
-        "oldest sample in memory",
-        None,
-    )),
-    replay(b(History, &[Home], Action::Oldest, "first sample", None)),
-    live(b(History, &[End], Action::Latest, "back to live", None)),
-    replay(b(History, &[End], Action::Latest, "last sample", None)),
-    b(
-        History,
-        &[Char('b')],
-        Action::GoTo,
-        "go to a time: 14:05[:30] UTC, 10m ago, +5m, @unix",
-        Some("go to"),
-    ),
-    b(
-        History,
-        &[Char('j')],
-        Action::JumpForward,
-        "jump forward by the jump step (--jump, default 1m)",
-        None,
-    ),
-    b(
-        History,
-        &[Char('J')],
-        Action::JumpBack,
-        "jump back by the jump step",
-        None,
-    ),
-    replay(b(
-        History,
-        &[Char('[')],
-        Action::Slower,
-        "play slower (0.25x .. 1024x)",
-        None,
-    )),
-    replay(b(
-        History,
-        &[Char(']')],
-        Action::Faster,
-        "play faster",
-        Some("speed"),
-    )),
-    live(b(
-        Dashboard,
-        &[Char('R')],
-        Action::Record,
-        "start / stop recording to a file (--record-dir)",
-        Some("rec"),
-    )),
-    live(b(
-        Dashboard,
-        &[Char('g')],
-        Action::GovernorToggle,
-        "governor: performance <-> previous (preview, y applies)",
-        None,
-    )),
-    live(b(
-        Dashboard,
-        &[Char('a')],
-        Action::TweakMenu,
-        "tweaks menu: pick a knob and a value, latency hold",
-        None,
-    )),
-    live(b(
-        Dashboard,
-        &[Char('u')],
-        Action::TweakUndo,
-        "undo the last tweak (preview, y restores)",
-        None,
-    )),
-];
+pub use table::KEYMAP;
+use Context::{Any, Scroll};
 
 /// The action bound to `key` on `screen` (`Any` bindings match everywhere), live or replay.
 pub fn lookup(key: Key, screen: Screen, replay: bool) -> Option<Action> {
@@ -506,6 +249,8 @@ pub fn footer_hints(replay: bool) -> Vec<(String, &'static str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use Context::{Dashboard, History};
+    use Key::*;
 
     #[test]
     fn every_key_is_bound_once_per_context() {
