@@ -379,6 +379,38 @@ fn width_is_bounded() {
     assert!(ok.status.success());
 }
 
+/// issue 37: `--width` 20..59 was accepted and gave 60 columns. The range is what a report
+/// can be, 60..1000: 59 is refused with the range, 60 gives lines of at most 60 columns.
+#[test]
+fn width_below_sixty_is_refused_not_widened() {
+    let root = fixture("vm-2cpu/t1");
+    let run = |w: &str| {
+        perftop(&[
+            "--root".as_ref(),
+            root.as_os_str(),
+            "batch".as_ref(),
+            "-n".as_ref(),
+            "1".as_ref(),
+            "--width".as_ref(),
+            w.as_ref(),
+        ])
+    };
+    for w in ["20", "59"] {
+        let out = run(w);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--width {w}: {err}");
+        assert!(err.contains("between 60 and 1000"), "{err}");
+    }
+    let out = run("60");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(
+        (40..=60).contains(&widest),
+        "widest line {widest} at --width 60"
+    );
+}
+
 /// `--record-dir` is checked when the dashboard starts, before it needs a terminal: a missing
 /// directory, a file, or a directory that cannot be written is a clear error with status 1,
 /// not a surprise when `R` is pressed. A good one passes the check (the run then stops only
