@@ -1,7 +1,8 @@
 //! End-to-end: the real `perftop` binary in a real terminal (tmux), driven by keys, resizes and
 //! signals, read back with `capture-pane`. Checks the six panes and the footer, help, zoom, sort,
 //! pause, history, the "too small" screen, growing back, and that `q` (status 0), SIGTERM
-//! (143), SIGHUP (129) and SIGQUIT (131) give the terminal back (normal screen, cooked mode, cursor shown).
+//! (143), SIGHUP (129) and SIGQUIT (131) give the terminal back (normal screen, cooked mode,
+//! cursor shown).
 //!
 //! Needs `tmux` (skips itself with a message when it is missing). CI images install it, e.g.
 //! `command -v tmux || apt-get install -y tmux`.
