@@ -264,6 +264,9 @@ pub fn main() -> ExitCode {
 /// Runs the command; the exit status is 0 but for the dashboard ended by a signal (see
 /// `ui::Ended`).
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    if writes_to_stdout(&cli.command) {
+        mode::stdout::check()?;
+    }
     let root = Root::new(&cli.root.root);
     let config = crate::config::load(cli.config.as_deref())?;
     let dashboard = |ended: crate::ui::Ended| ExitCode::from(ended.exit_code());
@@ -419,6 +422,30 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
     };
     done.map(|()| ExitCode::SUCCESS)
+}
+
+/// The commands whose result is what they print on stdout (refused when stdout is closed).
+fn writes_to_stdout(c: &Option<Command>) -> bool {
+    matches!(
+        c,
+        Some(
+            Command::Snapshot { output: None }
+                | Command::Delta { .. }
+                | Command::Batch { .. }
+                | Command::Dump { .. }
+                | Command::Record {
+                    print_unit: true,
+                    ..
+                }
+                | Command::Tweak {
+                    cmd: TweakCmd::List
+                        | TweakCmd::Set { .. }
+                        | TweakCmd::Undo { .. }
+                        | TweakCmd::Status { .. }
+                        | TweakCmd::Journal { .. }
+                }
+        )
+    )
 }
 
 /// `--record-dir`, checked before the terminal is taken: a directory `R` could not write into
