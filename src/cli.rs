@@ -6,7 +6,7 @@ use crate::mode::{self, root_check};
 use crate::record::service::recording_or_system;
 use crate::root::Root;
 use crate::text::safe;
-use crate::text::MAX_WIDTH;
+use crate::text::{MAX_WIDTH, MIN_WIDTH};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
@@ -87,7 +87,7 @@ pub enum Command {
         /// Number of reports (default: run until interrupted).
         #[arg(short = 'n', long)]
         count: Option<u64>,
-        /// Report width in columns (20 .. 1000; reports are at least 60 wide).
+        /// Report width in columns (60 .. 1000).
         #[arg(long, default_value_t = 80, value_parser = parse_width)]
         width: usize,
     },
@@ -132,7 +132,7 @@ pub enum Command {
         /// Only this pane: cpu, numa, hugepages, dirty, disks, softirq, nics, host, findings.
         #[arg(long)]
         pane: Option<String>,
-        /// Text report width in columns (20 .. 1000; reports are at least 60 wide).
+        /// Text report width in columns (60 .. 1000).
         #[arg(long, default_value_t = 80, value_parser = parse_width)]
         width: usize,
     },
@@ -264,6 +264,9 @@ pub fn main() -> ExitCode {
 /// Runs the command; the exit status is 0 but for the dashboard ended by a signal (see
 /// `ui::Ended`).
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    if writes_to_stdout(&cli.command) {
+        mode::stdout::check()?;
+    }
     let root = Root::new(&cli.root.root);
     let config = crate::config::load(cli.config.as_deref())?;
     let dashboard = |ended: crate::ui::Ended| ExitCode::from(ended.exit_code());
@@ -421,6 +424,30 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     done.map(|()| ExitCode::SUCCESS)
 }
 
+/// The commands whose result is what they print on stdout (refused when stdout is closed).
+fn writes_to_stdout(c: &Option<Command>) -> bool {
+    matches!(
+        c,
+        Some(
+            Command::Snapshot { output: None }
+                | Command::Delta { .. }
+                | Command::Batch { .. }
+                | Command::Dump { .. }
+                | Command::Record {
+                    print_unit: true,
+                    ..
+                }
+                | Command::Tweak {
+                    cmd: TweakCmd::List
+                        | TweakCmd::Set { .. }
+                        | TweakCmd::Undo { .. }
+                        | TweakCmd::Status { .. }
+                        | TweakCmd::Journal { .. }
+                }
+        )
+    )
+}
+
 /// `--record-dir`, checked before the terminal is taken: a directory `R` could not write into
 /// is an error at start, not a surprise at the moment someone wants a recording. Not given,
 /// the current directory is used unchecked (the dashboard must start from any directory,
@@ -495,15 +522,17 @@ fn jump_step(s: &str) -> Result<Duration> {
     Ok(d)
 }
 
-/// `--width`: a number of columns in 20 ..= `MAX_WIDTH` (an unbounded width overflowed an
-/// allocation or asked for gigabytes).
+/// `--width`: a number of columns in `MIN_WIDTH ..= MAX_WIDTH` (an unbounded width overflowed
+/// an allocation or asked for gigabytes; below 60 the tables do not fit, and a narrower width
+/// that quietly gave 60 columns was a surprise).
 fn parse_width(s: &str) -> std::result::Result<usize, String> {
     let w: usize = s
         .parse()
         .map_err(|_| format!("not a number of columns: {s}"))?;
-    if !(20..=MAX_WIDTH).contains(&w) {
+    if !(MIN_WIDTH..=MAX_WIDTH).contains(&w) {
         return Err(format!(
-            "must be between 20 and {MAX_WIDTH} columns, got {w}"
+            "must be between {MIN_WIDTH} and {MAX_WIDTH} columns (reports need at least \
+             {MIN_WIDTH}), got {w}"
         ));
     }
     Ok(w)

@@ -275,3 +275,144 @@ fn capture_of_a_fixture_round_trips() {
         assert!(m["page_size"].is_null(), "{name}");
     }
 }
+
+/// Every file under `dir` whose bytes hold `needle`.
+fn files_holding(dir: &Path, needle: &[u8]) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir").flatten() {
+            let t = e.file_type().expect("file type");
+            if t.is_dir() {
+                todo.push(e.path());
+            } else if t.is_file() {
+                let bytes = std::fs::read(e.path()).expect("read");
+                if bytes.windows(needle.len()).any(|w| w == needle) {
+                    found.push(e.path());
+                }
+            }
+        }
+    }
+    found
+}
+
+/// issue 37 item 6: a root whose `proc/meminfo` is a link to a 0600 file outside it (and whose
+/// hostname leaves it by `..`) is captured without those bytes, each listed as skipped with
+/// the reason; a 0400 `proc/stat` is copied 0400, not world-readable.
+#[test]
+fn capture_never_leaves_the_root() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("root");
+    support::copy_tree(&fixture("vm-2cpu").join("t0"), &root);
+    let decoy = tmp.path().join("decoy");
+    std::fs::write(&decoy, "DECOY-4711 not for the report\n").expect("write");
+    std::fs::set_permissions(&decoy, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    std::fs::remove_file(root.join("proc/meminfo")).expect("rm");
+    std::os::unix::fs::symlink(&decoy, root.join("proc/meminfo")).expect("ln");
+    std::fs::remove_file(root.join("proc/sys/kernel/hostname")).expect("rm");
+    std::os::unix::fs::symlink("../../../../decoy", root.join("proc/sys/kernel/hostname"))
+        .expect("ln");
+    std::fs::set_permissions(
+        root.join("proc/stat"),
+        std::fs::Permissions::from_mode(0o400),
+    )
+    .expect("chmod");
+    let cap = tmp.path().join("cap");
+    let stderr = ok(&capture(&root, &cap, "0.25"));
+    assert_eq!(
+        files_holding(&cap, b"DECOY-4711"),
+        Vec::<std::path::PathBuf>::new(),
+        "the decoy's bytes were copied; stderr:\n{stderr}"
+    );
+    let m: Value = serde_json::from_str(&read(cap.join("capture.json"))).expect("json");
+    assert!(m["hostname"].is_null(), "hostname {}", m["hostname"]);
+    for pass in m["passes"].as_array().expect("passes") {
+        let skipped = pass["skipped"].as_array().expect("skipped");
+        let why = skipped
+            .iter()
+            .find(|k| k["path"] == "proc/meminfo")
+            .unwrap_or_else(|| panic!("proc/meminfo not listed as skipped: {skipped:?}"));
+        assert!(
+            why["why"]
+                .as_str()
+                .is_some_and(|w| w.contains("leads out of the root")),
+            "{why}"
+        );
+    }
+    assert!(
+        stderr.contains("skipped proc/meminfo: a symbolic link"),
+        "{stderr}"
+    );
+    for pass in ["t0", "t1"] {
+        let mode = std::fs::metadata(cap.join(pass).join("proc/stat"))
+            .expect("proc/stat copied")
+            .permissions()
+            .mode();
+        assert_eq!(
+            mode & 0o777,
+            0o400,
+            "{pass}/proc/stat is {:o}",
+            mode & 0o777
+        );
+        let mode = std::fs::metadata(cap.join(pass).join("proc/uptime"))
+            .expect("proc/uptime copied")
+            .permissions()
+            .mode();
+        assert_eq!(
+            mode & 0o777,
+            0o644,
+            "{pass}/proc/uptime is {:o}",
+            mode & 0o777
+        );
+    }
+}
+
+/// A planted link at the output path (with or without a trailing `/`) or a directory others
+/// can write is refused, and nothing is written into the link's target.
+#[test]
+fn capture_output_is_never_a_planted_link() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let victim = tmp.path().join("victim");
+    std::fs::create_dir(&victim).expect("mkdir");
+    let link = tmp.path().join("cap");
+    std::os::unix::fs::symlink(&victim, &link).expect("ln");
+    let open = tmp.path().join("open");
+    std::fs::create_dir(&open).expect("mkdir");
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let src = fixture("vm-2cpu").join("t0");
+    for (out, why) in [
+        (link.clone(), "is a symbolic link"),
+        (tmp.path().join("cap/"), "is a symbolic link"),
+        (open.clone(), "writable by group or others"),
+    ] {
+        let o = capture(&src, &out, "0.25");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{}: {err}", out.display());
+        assert!(err.contains(why), "{}: {err}", out.display());
+    }
+    assert_eq!(std::fs::read_dir(&victim).expect("ls").count(), 0);
+    assert_eq!(std::fs::read_dir(&open).expect("ls").count(), 0);
+}
+
+/// `capture.json` holds the root's own strings (its path, its hostname): C1 and bidi controls
+/// in them are `\uXXXX` escapes, which a JSON reader decodes to the same text.
+#[test]
+fn capture_json_escapes_c1_and_bidi_controls() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("root-\u{9b}2J-\u{202e}txt");
+    support::copy_tree(&fixture("vm-2cpu").join("t0"), &root);
+    let host = "web\u{9b}31m\u{202e}01";
+    std::fs::write(root.join("proc/sys/kernel/hostname"), format!("{host}\n")).expect("write");
+    let cap = tmp.path().join("cap");
+    ok(&capture(&root, &cap, "0.25"));
+    let text = read(cap.join("capture.json"));
+    assert!(
+        !text.contains('\u{9b}') && !text.contains('\u{202e}'),
+        "raw controls in capture.json:\n{text}"
+    );
+    let m: Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(m["hostname"], host);
+    assert_eq!(m["root"].as_str(), root.to_str());
+}

@@ -379,6 +379,101 @@ fn width_is_bounded() {
     assert!(ok.status.success());
 }
 
+/// issue 37: `--width` 20..59 was accepted and gave 60 columns. The range is what a report
+/// can be, 60..1000: 59 is refused with the range, 60 gives lines of at most 60 columns.
+#[test]
+fn width_below_sixty_is_refused_not_widened() {
+    let root = fixture("vm-2cpu/t1");
+    let run = |w: &str| {
+        perftop(&[
+            "--root".as_ref(),
+            root.as_os_str(),
+            "batch".as_ref(),
+            "-n".as_ref(),
+            "1".as_ref(),
+            "--width".as_ref(),
+            w.as_ref(),
+        ])
+    };
+    for w in ["20", "59"] {
+        let out = run(w);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--width {w}: {err}");
+        assert!(err.contains("between 60 and 1000"), "{err}");
+    }
+    let out = run("60");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(
+        (40..=60).contains(&widest),
+        "widest line {widest} at --width 60"
+    );
+}
+
+/// issue 37: started with stdout closed (`>&-`), the text modes exited 0 having written into
+/// the `/dev/null` the Rust runtime puts on a closed descriptor. Now: status 1 and a message
+/// on stderr; `> /dev/null` (write-only) is still a way to discard the output, status 0.
+#[test]
+fn closed_stdout_is_an_error_not_silence() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = fixture("vm-2cpu/t1");
+    let root = root.to_str().expect("utf8");
+    let snap = dir.path().join("s.json");
+    let snap = snap.to_str().expect("utf8");
+    let made = perftop(&[
+        "--root".as_ref(),
+        root.as_ref(),
+        "snapshot".as_ref(),
+        "-o".as_ref(),
+        snap.as_ref(),
+    ]);
+    assert!(made.status.success());
+    // `exec` in sh: perftop itself runs with the redirection.
+    let sh = |redirect: &str, args: &[&str]| {
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!("exec \"$0\" \"$@\" {redirect}"))
+            .arg(env!("CARGO_BIN_EXE_perftop"))
+            .args(args)
+            .output()
+            .expect("run sh")
+    };
+    for args in [
+        &["--root", root, "batch", "-n", "1"][..],
+        &["--root", root, "snapshot"],
+        &["delta", snap, snap],
+        &["record", "--print-unit"],
+    ] {
+        let o = sh(">&-", args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?} >&-: {err}");
+        assert!(err.contains("stdout is closed"), "{args:?}: {err}");
+        let o = sh(">/dev/null", args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{args:?} >/dev/null: {err}");
+        assert!(!err.contains("stdout is closed"), "{args:?}: {err}");
+    }
+}
+
+/// A reader that goes away (`perftop batch | head`) ends batch quietly with status 0, as the
+/// Unix tools end on a closed pipe.
+#[test]
+fn a_closed_pipe_ends_batch_quietly() {
+    let root = fixture("vm-2cpu/t1");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_perftop"))
+        .args(["--root".as_ref(), root.as_os_str()])
+        .args(["batch", "-d", "0.25", "-n", "40"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn perftop");
+    drop(child.stdout.take());
+    let o = child.wait_with_output().expect("wait");
+    assert!(o.status.success(), "{:?}", o.status);
+    assert_eq!(String::from_utf8_lossy(&o.stderr), "");
+}
+
 /// `--record-dir` is checked when the dashboard starts, before it needs a terminal: a missing
 /// directory, a file, or a directory that cannot be written is a clear error with status 1,
 /// not a surprise when `R` is pressed. A good one passes the check (the run then stops only

@@ -232,8 +232,10 @@ fn system_config_is_read_when_no_user_config_exists() {
     let o = perftop(&["record", "--print-unit"], &home, &sys);
     assert!(text(&o.stderr).contains(&*user.to_string_lossy()));
 
-    // --config wins over both.
-    let explicit = t.path().join("explicit.toml");
+    // --config wins over both. Not under /tmp: a unit naming a config there is refused (its
+    // PrivateTmp=yes would hide it from the service).
+    let elsewhere = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let explicit = elsewhere.path().join("explicit.toml");
     std::fs::write(&explicit, "").expect("write");
     let o = perftop(
         &[

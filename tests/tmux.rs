@@ -1,7 +1,8 @@
 //! End-to-end: the real `perftop` binary in a real terminal (tmux), driven by keys, resizes and
 //! signals, read back with `capture-pane`. Checks the six panes and the footer, help, zoom, sort,
 //! pause, history, the "too small" screen, growing back, and that `q` (status 0), SIGTERM
-//! (143) and SIGHUP (129) give the terminal back (normal screen, cooked mode, cursor shown).
+//! (143), SIGHUP (129) and SIGQUIT (131) give the terminal back (normal screen, cooked mode,
+//! cursor shown).
 //!
 //! Needs `tmux` (skips itself with a message when it is missing). CI images install it, e.g.
 //! `command -v tmux || apt-get install -y tmux`.
@@ -196,6 +197,13 @@ fn sigterm_restores_the_terminal() {
 fn sighup_restores_the_terminal() {
     // 129 = 128 + SIGHUP (1): what an SSH session that drops sends.
     signal_restores_the_terminal("sighup_restores_the_terminal", "HUP", "129");
+}
+
+#[test]
+fn sigquit_restores_the_terminal() {
+    // 131 = 128 + SIGQUIT (3). Uncaught, it dumped core and left the terminal on the
+    // alternate screen (issue 37).
+    signal_restores_the_terminal("sigquit_restores_the_terminal", "QUIT", "131");
 }
 
 /// `R` records the live stream to a file, `R` again stops it; `perftop replay` then shows that

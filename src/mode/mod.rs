@@ -11,6 +11,7 @@
 pub mod batch;
 pub mod delta;
 pub mod snapshot;
+pub mod stdout;
 
 use crate::root::Root;
 use crate::sample::Sample;

@@ -85,6 +85,11 @@ fn path_word(p: &Path, what: &str) -> Result<String> {
     exec_word(s)
 }
 
+/// `/tmp` or `/var/tmp` when `p` lies under one (the unit's `PrivateTmp=yes` hides both).
+fn private_tmp(p: &Path) -> Option<&'static str> {
+    ["/tmp", "/var/tmp"].into_iter().find(|t| p.starts_with(t))
+}
+
 /// The unit text.
 pub fn unit(a: &UnitArgs) -> Result<String> {
     if !a.bin.is_absolute() {
@@ -92,6 +97,23 @@ pub fn unit(a: &UnitArgs) -> Result<String> {
             "the perftop binary's path {} is not absolute",
             a.bin.display()
         );
+    }
+    // PrivateTmp=yes (below) gives the service its own empty /tmp and /var/tmp: a binary,
+    // config or root there is not found when the unit starts (status 203/EXEC).
+    let paths = [
+        ("binary", Some(&a.bin)),
+        ("--root", a.root.as_ref()),
+        ("--config", a.config.as_ref()),
+    ];
+    for (what, p) in paths.into_iter().filter_map(|(w, p)| Some((w, p?))) {
+        if let Some(tmp) = private_tmp(p) {
+            bail!(
+                "the {what} {} is under {tmp}, which the unit's PrivateTmp=yes replaces with an \
+                 empty directory: the service would not find it; put it elsewhere (the binary in \
+                 /usr/local/bin) and print the unit again",
+                p.display()
+            );
+        }
     }
     let state_dir = Path::new(SYSTEM_RECORDING)
         .parent()
@@ -257,5 +279,28 @@ mod tests {
         let mut a = args();
         a.retain = Some("7 fortnights".into());
         assert!(unit(&a).is_err());
+    }
+
+    /// issue 37: PrivateTmp=yes gives the service an empty /tmp and /var/tmp, so a unit for a
+    /// binary (or config, or root) there would fail at start; it is refused with the reason.
+    #[test]
+    fn nothing_the_unit_needs_may_live_in_a_private_tmp() {
+        for bin in ["/tmp/perftop", "/var/tmp/build/perftop", "/tmp"] {
+            let mut a = args();
+            a.bin = PathBuf::from(bin);
+            let e = unit(&a).expect_err(bin).to_string();
+            assert!(e.contains("PrivateTmp=yes") && e.contains(bin), "{e}");
+        }
+        let mut a = args();
+        a.config = Some(PathBuf::from("/tmp/perftop.toml"));
+        assert!(unit(&a).is_err(), "config under /tmp");
+        let mut a = args();
+        a.root = Some(PathBuf::from("/var/tmp/root"));
+        assert!(unit(&a).is_err(), "root under /var/tmp");
+        // Only the directories themselves, not names that start alike.
+        let mut a = args();
+        a.bin = PathBuf::from("/tmpfs/bin/perftop");
+        a.config = Some(PathBuf::from("/var/tmpl/perftop.toml"));
+        assert!(unit(&a).is_ok());
     }
 }

@@ -16,16 +16,19 @@ use std::fmt::Write;
 
 /// The widest report `--width` allows (an unbounded width overflowed an allocation).
 pub const MAX_WIDTH: usize = 1000;
+/// The narrowest: the tables' fixed columns need 60 (a `--width` below it is refused, not
+/// quietly widened).
+pub const MIN_WIDTH: usize = 60;
 
 /// Rows per table before "+k hidden" (at width 80; wider reports show more).
 const TOP_ROWS: usize = 8;
 
 /// The text report of one assessed interval (`batch`, `dump --format text`), `width` columns
-/// wide (clamped to 60 ..= 1000, as `--width` is).
+/// wide (clamped to `MIN_WIDTH ..= MAX_WIDTH`, as `--width` is checked).
 pub fn report(d: &Assessed, n: u64, width: usize) -> String {
     let mut r = Report {
         out: String::new(),
-        width: width.clamp(60, MAX_WIDTH),
+        width: width.clamp(MIN_WIDTH, MAX_WIDTH),
     };
     header(&mut r, d, n);
     // Plain text has no colour, so the thresholds behind the levels do not matter here.

@@ -84,7 +84,8 @@ pub struct ReplayOptions {
     pub look: Look,
 }
 
-/// How the dashboard ended: `q`, or a signal (SIGTERM, SIGHUP — also stdin gone — SIGINT).
+/// How the dashboard ended: `q`, or a signal (SIGTERM, SIGHUP — also stdin gone — SIGINT,
+/// SIGQUIT).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ended {
     Quit,
@@ -382,10 +383,14 @@ fn spawn_input(tx: Sender<Msg>) -> Result<()> {
     Ok(())
 }
 
+/// The signals a person, a shell or a supervisor ends a program with are caught, so the
+/// terminal is given back first (an uncaught `kill -QUIT` dumped core and left it on the
+/// alternate screen in raw mode); SIGCONT repaints after a stop.
 fn spawn_signals(tx: Sender<Msg>) -> Result<()> {
-    use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT, SIGCONT])
-        .context("installing signal handlers")?;
+    use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    let mut signals =
+        signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGCONT])
+            .context("installing signal handlers")?;
     std::thread::Builder::new()
         .name("signals".into())
         .spawn(move || {

@@ -7,17 +7,21 @@
 //! close in time as the kernel lets them be (perftop's own time base is that `proc/uptime`).
 //! Both trees are written after both passes.
 
-use crate::root::{ReadBuf, ReadError, Root, Trace};
+use crate::root::{ReadError, Root, Trace};
 use crate::source::Reader;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashSet};
-use std::fs;
 use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+mod out;
+mod source;
+pub use out::{copy_mode, prepare_output, write_pass, OutDir};
+pub use source::{Beneath, Source, OUTSIDE};
 
 /// The time base of a pass; read first so it is closest to the counters that follow.
 const UPTIME: &str = "proc/uptime";
@@ -117,9 +121,10 @@ pub struct Pass {
     pub spread: Duration,
     /// From the start of the first read to the end of the last counter table.
     pub tables_spread: Duration,
-    /// All files' bytes, back to back; `files` says which range is whose.
+    /// All files' bytes, back to back; `files` says which range is whose, and the source's
+    /// mode (permission bits).
     arena: Vec<u8>,
-    files: Vec<(usize, Range<usize>)>,
+    files: Vec<(usize, Range<usize>, u32)>,
     /// Paths that turned out to be directories.
     dirs: Vec<usize>,
     links: Vec<(String, PathBuf)>,
@@ -138,10 +143,10 @@ impl Pass {
 
 /// Reads every planned file as raw bytes, as fast as one thread can: paths are built in a
 /// reused buffer and bytes appended to one arena, so the loop is syscalls and copies only.
-pub fn read_pass(root: &Root, plan: &Plan, arena_hint: usize) -> Pass {
-    let mut buf = ReadBuf::default();
+pub fn read_pass(src: &mut Source, plan: &Plan, arena_hint: usize) -> Pass {
     let mut arena = Vec::with_capacity(arena_hint);
     let mut files = Vec::with_capacity(plan.files.len());
+    let mut unknown_modes = Vec::new();
     let mut dirs = Vec::new();
     let mut skipped = Vec::new();
     let wall_ms = SystemTime::now()
@@ -153,11 +158,13 @@ pub fn read_pass(root: &Root, plan: &Plan, arena_hint: usize) -> Pass {
         if i == plan.tables {
             tables_spread = start.elapsed();
         }
-        match root.read_into(rel, "", &mut buf) {
-            Ok(too_large) => {
-                let at = arena.len();
-                arena.extend_from_slice(buf.bytes());
-                files.push((i, at..arena.len()));
+        let at = arena.len();
+        match src.read(rel, &mut arena) {
+            Ok((too_large, mode)) => {
+                if mode.is_none() {
+                    unknown_modes.push(files.len());
+                }
+                files.push((i, at..arena.len(), mode.unwrap_or(0)));
                 if too_large {
                     skipped.push(Skipped {
                         path: rel.clone(),
@@ -180,10 +187,15 @@ pub fn read_pass(root: &Root, plan: &Plan, arena_hint: usize) -> Pass {
     if plan.tables >= plan.files.len() {
         tables_spread = spread;
     }
+    // The live root's modes, asked after the timed reads (one stat each would widen them).
+    for k in unknown_modes {
+        let (i, _, mode) = &mut files[k];
+        *mode = src.mode(&plan.files[*i]);
+    }
     // Link targets are settings (a NIC's driver), not counters: read after the timed reads.
     let mut links = Vec::with_capacity(plan.links.len());
     for rel in &plan.links {
-        match fs::read_link(root.path(rel)) {
+        match src.read_link(rel) {
             Ok(target) => links.push((rel.clone(), target)),
             Err(e) => skipped.push(Skipped {
                 path: rel.clone(),
@@ -201,57 +213,6 @@ pub fn read_pass(root: &Root, plan: &Plan, arena_hint: usize) -> Pass {
         links,
         skipped,
     }
-}
-
-/// Creates directories once each (a capture has hundreds of files in a few dozen of them).
-struct DirMaker {
-    made: HashSet<PathBuf>,
-}
-
-impl DirMaker {
-    fn ensure(&mut self, dir: &Path) -> Result<()> {
-        if !self.made.contains(dir) {
-            fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            self.made.insert(dir.to_path_buf());
-        }
-        Ok(())
-    }
-
-    fn parent_of(&mut self, path: &Path) -> Result<()> {
-        match path.parent() {
-            Some(p) => self.ensure(p),
-            None => Ok(()),
-        }
-    }
-}
-
-/// Writes one pass as a fixture root at `base`.
-pub fn write_pass(base: &Path, plan: &Plan, pass: &Pass) -> Result<()> {
-    let mut mk = DirMaker {
-        made: HashSet::new(),
-    };
-    for rel in plan
-        .dirs
-        .iter()
-        .chain(pass.dirs.iter().map(|&i| &plan.files[i]))
-    {
-        mk.ensure(&base.join(rel))?;
-    }
-    for (i, range) in &pass.files {
-        let path = base.join(&plan.files[*i]);
-        mk.parent_of(&path)?;
-        let bytes = pass.arena.get(range.clone()).unwrap_or_default();
-        fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
-    }
-    for (rel, target) in &pass.links {
-        let path = base.join(rel);
-        mk.parent_of(&path)?;
-        // The target is kept as the kernel wrote it (relative, pointing into sysfs): perftop
-        // only reads its last component, so it may dangle in the capture.
-        std::os::unix::fs::symlink(target, &path)
-            .with_context(|| format!("creating link {}", path.display()))?;
-    }
-    Ok(())
 }
 
 /// `DIR/capture.json`: where and when the capture was taken.
@@ -304,45 +265,28 @@ fn summary(dir: &str, plan: &Plan, pass: &Pass) -> PassSummary {
     }
 }
 
-/// Refuses a non-empty output directory (a capture must not mix with older files).
-fn prepare_output(out: &Path) -> Result<()> {
-    match fs::read_dir(out) {
-        Ok(mut entries) => {
-            if entries.next().is_some() {
-                bail!(
-                    "{} is not empty: capture writes into a new or empty directory",
-                    out.display()
-                );
-            }
-            Ok(())
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))
-        }
-        Err(e) => Err(e).with_context(|| format!("reading {}", out.display())),
-    }
-}
-
 /// The whole command: learn, read t0, wait, read t1, write both and the manifest.
 pub fn capture(root: &Root, out: &Path, interval: Duration) -> Result<()> {
     if !root.base().is_dir() {
         bail!("root {} is not a directory", root.base().display());
     }
-    prepare_output(out)?;
+    let out = prepare_output(out)?;
+    let mut src =
+        Source::new(root).with_context(|| format!("opening the root {}", root.base().display()))?;
     let plan = Plan::learn(root);
     // A first pass that is thrown away: opening each file (a /proc/PID lookup, a dentry)
     // costs ten times what re-reading a kept descriptor does, and a cold t0 spread its reads
     // over 8-24 ms here (51 ms on a loaded CI VM) against 1-2 ms for t1. After it, t0 and t1
     // both re-read the descriptors the live root keeps, as the dashboard does.
-    let warm = read_pass(root, &plan, 1 << 20);
-    let t0 = read_pass(root, &plan, warm.bytes() + (64 << 10));
+    let warm = read_pass(&mut src, &plan, 1 << 20);
+    let t0 = read_pass(&mut src, &plan, warm.bytes() + (64 << 10));
     let next = Instant::now() + interval.saturating_sub(t0.spread);
     std::thread::sleep(next.saturating_duration_since(Instant::now()));
-    let t1 = read_pass(root, &plan, t0.bytes() + (64 << 10));
+    let t1 = read_pass(&mut src, &plan, t0.bytes() + (64 << 10));
     let mut stderr = std::io::stderr().lock();
     let mut passes = Vec::new();
     for (dir, pass) in [("t0", &t0), ("t1", &t1)] {
-        write_pass(&out.join(dir), &plan, pass)?;
+        write_pass(&out, dir, &plan, pass)?;
         let s = summary(dir, &plan, pass);
         let _ = writeln!(
             stderr,
@@ -368,32 +312,34 @@ pub fn capture(root: &Root, out: &Path, interval: Duration) -> Result<()> {
     let manifest = Manifest {
         perftop_version: env!("CARGO_PKG_VERSION").to_string(),
         root: root.base().display().to_string(),
-        hostname: root.read_line("proc/sys/kernel/hostname"),
-        kernel_release: root.read_line("proc/sys/kernel/osrelease"),
+        // Through the same door as the files: a hostname link out of the root is no hostname.
+        hostname: src.read_line("proc/sys/kernel/hostname"),
+        kernel_release: src.read_line("proc/sys/kernel/osrelease"),
         page_size: root.is_live().then(rustix::param::page_size),
         interval_s: interval.as_secs_f64(),
         passes,
     };
-    let path = out.join("capture.json");
     let json = serde_json::to_string_pretty(&manifest).context("encoding capture.json")?;
-    fs::write(&path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
-    let _ = writeln!(stderr, "perftop: wrote {}", out.display());
+    // Host and file names are the root's: C1 and bidi controls become `\uXXXX` escapes.
+    let json = crate::text::safe::json(&json);
+    out.write_file(
+        Path::new("capture.json"),
+        format!("{json}\n").as_bytes(),
+        0o644,
+    )?;
+    let _ = writeln!(
+        stderr,
+        "perftop: wrote {}",
+        crate::text::safe::line(&out.path().display().to_string())
+    );
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn refuses_a_non_empty_directory() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        prepare_output(dir.path()).expect("empty is fine");
-        fs::write(dir.path().join("x"), "").expect("write");
-        assert!(prepare_output(dir.path()).is_err());
-        prepare_output(&dir.path().join("new/sub")).expect("created");
-        assert!(dir.path().join("new/sub").is_dir());
-    }
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn copies_files_empty_dirs_and_links() {
@@ -426,12 +372,25 @@ mod tests {
             .map(read_tier),
             [0, 0, 1, 1, 1, 2]
         );
-        let pass = read_pass(&root, &plan, 0);
+        // Owner-only in the source: owner-only in the copy.
+        fs::set_permissions(s.join("sys/n/cpulist"), fs::Permissions::from_mode(0o400))
+            .expect("chmod");
+        let pass = read_pass(&mut Source::new(&root).expect("root"), &plan, 0);
         assert_eq!((pass.files(), pass.bytes()), (2, 10));
         assert_eq!(pass.skipped.len(), 1);
-        let out = tempfile::tempdir().expect("tempdir");
-        write_pass(out.path(), &plan, &pass).expect("written");
-        let copy = Root::new(out.path());
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = prepare_output(dir.path()).expect("empty");
+        write_pass(&out, "t0", &plan, &pass).expect("written");
+        let base = dir.path().join("t0");
+        let mode = |rel: &str| {
+            fs::metadata(base.join(rel))
+                .expect("stat")
+                .permissions()
+                .mode()
+        };
+        assert_eq!(mode("sys/n/cpulist") & 0o7777, 0o400);
+        assert_eq!(mode("proc/uptime") & 0o7777, 0o644);
+        let copy = Root::new(&base);
         assert_eq!(copy.read("proc/uptime").as_deref(), Ok("5.00 9.00\n"));
         assert!(copy.exists("sys/n/cpulist"));
         assert!(copy.is_dir("sys/n/hugepages"));
