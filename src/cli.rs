@@ -2,14 +2,12 @@
 //!
 //! Errors surface here with context (`anyhow`) and become a one-line message and exit code 1.
 
-use crate::mode::{self, root_check};
+use crate::mode;
 use crate::record::service::recording_or_system;
 use crate::root::Root;
-use crate::text::safe;
 use crate::text::{MAX_WIDTH, MIN_WIDTH};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -284,9 +282,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             textfile,
             listen,
             count,
-        }) => crate::export::export(
+        }) => mode::export::export(
             &root,
-            &crate::export::ExportArgs {
+            &mode::export::ExportArgs {
                 textfile,
                 listen,
                 interval: checked_interval(cli.interval)?,
@@ -302,7 +300,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             ..
         }) => {
             checked_interval(cli.interval)?;
-            let unit = crate::record::service::unit(&crate::record::service::UnitArgs {
+            mode::record::print_unit(crate::record::service::UnitArgs {
                 bin: std::env::current_exe().context("finding this binary's path")?,
                 output,
                 interval_s: cli.interval,
@@ -310,8 +308,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 max_size,
                 root: (cli.root.root != std::path::Path::new("/")).then_some(cli.root.root),
                 config: cli.config,
-            })?;
-            print(&unit)
+            })
         }
         Some(Command::Record {
             output,
@@ -320,9 +317,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             duration,
             max_size,
             retain,
-        }) => crate::record::cmd::record(
+        }) => mode::record::record(
             &root,
-            &crate::record::cmd::RecordArgs {
+            &mode::record::RecordArgs {
                 // clap requires -o without --print-unit; checked again rather than trusted.
                 output: output.context("-o PATH is required (or --print-unit)")?,
                 interval: checked_interval(cli.interval)?,
@@ -339,7 +336,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             to,
             pane,
             width,
-        }) => crate::record::cmd::dump_cmd(
+        }) => mode::dump::run(
             &recording_or_system(path)?,
             &format,
             from,
@@ -354,67 +351,38 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             to,
             output,
             force,
-        }) => {
-            let s = crate::record::cut::cut_cmd(&crate::record::cut::CutArgs {
-                input: input.clone(),
-                from,
-                to,
-                output: output.clone(),
-                force,
-            })?;
-            eprintln!(
-                "perftop: cut {} samples ({} .. {}{}), {} markers, {} bytes from {} to {}{}",
-                s.samples,
-                crate::record::format_rfc3339(s.first_ms),
-                crate::record::format_rfc3339(s.last_ms),
-                if s.opener {
-                    ", and the one before, which opens the first interval"
-                } else {
-                    ""
-                },
-                s.markers,
-                s.bytes,
-                safe::line(&input.display().to_string()),
-                safe::line(&output.display().to_string()),
-                if s.skipped > 0 {
-                    format!("; {} undecodable samples left out", s.skipped)
-                } else {
-                    String::new()
-                }
-            );
-            Ok(())
-        }
+        }) => mode::cut::run(crate::record::cut::CutArgs {
+            input,
+            from,
+            to,
+            output,
+            force,
+        }),
         Some(Command::Replay {
             path,
             at,
             speed,
             display,
         }) => {
-            if !(0.25..=1024.0).contains(&speed) {
-                bail!("--speed must be between 0.25 and 1024, got {speed}");
-            }
-            return crate::ui::run_replay(crate::ui::ReplayOptions {
-                path: recording_or_system(path)?,
+            return mode::replay::run(
+                recording_or_system(path)?,
                 at,
                 speed,
-                look: look(display, &config)?,
-            })
+                look(display, &config)?,
+            )
             .map(dashboard);
         }
         Some(Command::Capture { output }) => {
-            crate::capture::capture(&root, &output, checked_interval(cli.interval)?)
+            mode::capture::capture(&root, &output, checked_interval(cli.interval)?)
         }
-        Some(Command::Tweak { cmd }) => tweak(root, cmd, cli.read_only),
+        Some(Command::Tweak { cmd }) => mode::tweak::run(root, cmd, cli.read_only),
         None => {
-            return crate::ui::run(crate::ui::Options {
-                root: {
-                    root_check(&root)?;
-                    root
-                },
+            return mode::live::run(crate::ui::Options {
+                root,
                 interval: checked_interval(cli.interval)?,
                 keep: Duration::from_secs(cli.keep.clamp(10, 86_400)),
                 look: look(cli.display, &config)?,
-                record_dir: record_dir(cli.record_dir)?,
+                record_dir: mode::live::record_dir(cli.record_dir)?,
                 read_only: cli.read_only,
                 state_dir: cli.state_dir,
             })
@@ -448,21 +416,6 @@ fn writes_to_stdout(c: &Option<Command>) -> bool {
     )
 }
 
-/// `--record-dir`, checked before the terminal is taken: a directory `R` could not write into
-/// is an error at start, not a surprise at the moment someone wants a recording. Not given,
-/// the current directory is used unchecked (the dashboard must start from any directory,
-/// `/` included; `R` then says why it cannot record there).
-fn record_dir(dir: Option<PathBuf>) -> Result<PathBuf> {
-    match dir {
-        Some(d) => {
-            crate::record::live::check_dir(&d)
-                .with_context(|| format!("--record-dir {}", d.display()))?;
-            Ok(d)
-        }
-        None => Ok(PathBuf::from(".")),
-    }
-}
-
 /// Display options and the config file's theme and thresholds, for the live and replay views.
 fn look(d: DisplayArgs, config: &crate::config::Config) -> Result<crate::ui::Look> {
     Ok(crate::ui::Look {
@@ -475,43 +428,6 @@ fn look(d: DisplayArgs, config: &crate::config::Config) -> Result<crate::ui::Loo
         thresholds: config.findings.clone(),
         jump: jump_step(&d.jump)?,
     })
-}
-
-fn tweak(root: Root, cmd: TweakCmd, read_only: bool) -> Result<()> {
-    use crate::tweak::{cmd as t, Ctx};
-    root_check(&root)?;
-    let ctx = |dir: Option<PathBuf>| {
-        let mut c = Ctx::new(root.clone(), dir);
-        c.read_only = read_only;
-        c
-    };
-    match cmd {
-        TweakCmd::List => {
-            let text = t::list(&ctx(None));
-            std::io::stdout()
-                .lock()
-                .write_all(safe::text(&text).as_bytes())
-                .context("writing to stdout")
-        }
-        TweakCmd::Set {
-            knob,
-            value,
-            state_dir,
-            dry_run,
-            yes,
-        } => t::set(&ctx(Some(state_dir)), &knob, &value, dry_run, yes),
-        TweakCmd::Undo { state_dir, id, yes } => t::undo(&ctx(Some(state_dir)), id, yes),
-        TweakCmd::Status { state_dir } => print(&t::status(&ctx(Some(state_dir)))?),
-        TweakCmd::Journal { state_dir } => print(&t::journal(&ctx(Some(state_dir)))?),
-        TweakCmd::HoldLatency { us, state_dir } => t::hold_latency(&ctx(Some(state_dir)), us),
-    }
-}
-
-fn print(text: &str) -> Result<()> {
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .context("writing to stdout")
 }
 
 fn jump_step(s: &str) -> Result<Duration> {

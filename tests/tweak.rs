@@ -333,7 +333,7 @@ fn older_per_cpu_layout_round_trip() {
         .root
         .read_line("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
     assert_eq!(gov.as_deref(), Some("powersave"));
-    let text = perftop::tweak::cmd::list(&h.ctx);
+    let text = perftop::mode::tweak::list(&h.ctx);
     assert!(text.contains("governor"), "{text}");
 }
 

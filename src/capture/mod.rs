@@ -5,16 +5,14 @@
 //! (see `root::Trace`). Each pass then reads `proc/uptime` first and every traced file right
 //! after it into memory, with nothing written in between, so the counters of one pass are as
 //! close in time as the kernel lets them be (perftop's own time base is that `proc/uptime`).
-//! Both trees are written after both passes.
+//! Both trees are written after both passes. The mode that runs them: `mode::capture`.
 
 use crate::root::{ReadError, Root, Trace};
 use crate::source::Reader;
-use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashSet};
-use std::io::Write;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -249,7 +247,7 @@ pub struct PassSummary {
     pub skipped: Vec<Skipped>,
 }
 
-fn summary(dir: &str, plan: &Plan, pass: &Pass) -> PassSummary {
+pub fn summary(dir: &str, plan: &Plan, pass: &Pass) -> PassSummary {
     PassSummary {
         dir: dir.to_string(),
         wall_ms: pass.wall_ms,
@@ -263,76 +261,6 @@ fn summary(dir: &str, plan: &Plan, pass: &Pass) -> PassSummary {
         links: pass.links.len(),
         skipped: pass.skipped.clone(),
     }
-}
-
-/// The whole command: learn, read t0, wait, read t1, write both and the manifest.
-pub fn capture(root: &Root, out: &Path, interval: Duration) -> Result<()> {
-    if !root.base().is_dir() {
-        bail!("root {} is not a directory", root.base().display());
-    }
-    let out = prepare_output(out)?;
-    let mut src =
-        Source::new(root).with_context(|| format!("opening the root {}", root.base().display()))?;
-    let plan = Plan::learn(root);
-    // A first pass that is thrown away: opening each file (a /proc/PID lookup, a dentry)
-    // costs ten times what re-reading a kept descriptor does, and a cold t0 spread its reads
-    // over 8-24 ms here (51 ms on a loaded CI VM) against 1-2 ms for t1. After it, t0 and t1
-    // both re-read the descriptors the live root keeps, as the dashboard does.
-    let warm = read_pass(&mut src, &plan, 1 << 20);
-    let t0 = read_pass(&mut src, &plan, warm.bytes() + (64 << 10));
-    let next = Instant::now() + interval.saturating_sub(t0.spread);
-    std::thread::sleep(next.saturating_duration_since(Instant::now()));
-    let t1 = read_pass(&mut src, &plan, t0.bytes() + (64 << 10));
-    let mut stderr = std::io::stderr().lock();
-    let mut passes = Vec::new();
-    for (dir, pass) in [("t0", &t0), ("t1", &t1)] {
-        write_pass(&out, dir, &plan, pass)?;
-        let s = summary(dir, &plan, pass);
-        let _ = writeln!(
-            stderr,
-            "perftop: {dir}: {} files, {} bytes read in {:.2} ms (first to last read; \
-             uptime and the {} counter tables in {:.2} ms), {} skipped",
-            s.files,
-            s.bytes,
-            s.read_spread_ms,
-            s.tables - 1,
-            s.tables_spread_ms,
-            s.skipped.len()
-        );
-        for k in &s.skipped {
-            let _ = writeln!(
-                stderr,
-                "perftop:   skipped {}: {}",
-                crate::text::safe::line(&k.path),
-                crate::text::safe::line(&k.why)
-            );
-        }
-        passes.push(s);
-    }
-    let manifest = Manifest {
-        perftop_version: env!("CARGO_PKG_VERSION").to_string(),
-        root: root.base().display().to_string(),
-        // Through the same door as the files: a hostname link out of the root is no hostname.
-        hostname: src.read_line("proc/sys/kernel/hostname"),
-        kernel_release: src.read_line("proc/sys/kernel/osrelease"),
-        page_size: root.is_live().then(rustix::param::page_size),
-        interval_s: interval.as_secs_f64(),
-        passes,
-    };
-    let json = serde_json::to_string_pretty(&manifest).context("encoding capture.json")?;
-    // Host and file names are the root's: C1 and bidi controls become `\uXXXX` escapes.
-    let json = crate::text::safe::json(&json);
-    out.write_file(
-        Path::new("capture.json"),
-        format!("{json}\n").as_bytes(),
-        0o644,
-    )?;
-    let _ = writeln!(
-        stderr,
-        "perftop: wrote {}",
-        crate::text::safe::line(&out.path().display().to_string())
-    );
-    Ok(())
 }
 
 #[cfg(test)]

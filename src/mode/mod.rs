@@ -1,17 +1,24 @@
-//! The headless run modes that read the host: one file each. Where every mode lives:
+//! Where every run mode starts, one file each: `live` (the dashboard, no subcommand), `replay`,
+//! `batch`, `snapshot`, `delta`, `record` (and `--print-unit`), `dump`, `cut`, `capture`,
+//! `export` and `tweak`. Each does its start-up checks and drives the machinery of its stage
+//! (`ui`, `record`, `export`, `tweak`, `capture`), which has no entry points of its own.
 //!
-//! * `snapshot` — `mode::snapshot`; `delta` — `mode::delta`; `batch` — `mode::batch`;
-//! * the live dashboard and `replay` — `ui` (`ui::run`, `ui::run_replay`);
-//! * `record` and `dump` — `record::cmd`; `capture` — `capture`;
-//! * `tweak` — `tweak::cmd`.
-//!
-//! `cli` holds only the command line and the dispatch to these; `sampler` is the one clock that
-//! `batch`, `record` and the dashboard sample on.
+//! `cli` holds only the command line and the dispatch to these. What they share lives here:
+//! the root check, reading a sample with its problems on stderr, this process's own cost,
+//! and the closed-stdout check (`stdout`); `sampler` is the one clock they sample on.
 
 pub mod batch;
+pub mod capture;
+pub mod cut;
 pub mod delta;
+pub mod dump;
+pub mod export;
+pub mod live;
+pub mod record;
+pub mod replay;
 pub mod snapshot;
 pub mod stdout;
+pub mod tweak;
 
 use crate::root::Root;
 use crate::sample::Sample;
@@ -38,4 +45,29 @@ pub fn read_sample(reader: &mut Reader) -> Sample {
         );
     }
     s
+}
+
+/// This process's CPU time (user + system, ms) and peak RSS (kB), from the live /proc/self
+/// (about the recorder itself, whatever `--root` says).
+pub fn self_cost() -> (f64, u64) {
+    let live = crate::root::Root::new("/");
+    let cpu = live
+        .read("proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            let rest = s.rsplit_once(')')?.1;
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+            Some(ticks as f64 * 10.0)
+        })
+        .unwrap_or(0.0);
+    let hwm = live
+        .read("proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let l = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+            l.split_whitespace().nth(1)?.parse().ok()
+        })
+        .unwrap_or(0);
+    (cpu, hwm)
 }

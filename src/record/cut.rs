@@ -215,7 +215,7 @@ pub struct CutArgs {
 /// either the whole cut or untouched. An existing `OUT` (or `OUT.1`, ... which would be read as
 /// its later segments) is refused unless `force`; then the stale segments are deleted.
 pub fn cut_cmd(args: &CutArgs) -> Result<CutStats> {
-    let rec = super::cmd::open(&args.input)?;
+    let rec = super::open(&args.input)?;
     let (from_ms, to_ms) = window(&rec, args.from.as_deref(), args.to.as_deref())?;
     let out = &args.output;
     if out.is_dir() {

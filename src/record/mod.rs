@@ -55,7 +55,6 @@
 //! index (every sample's time and keyframe) is rebuilt by one checksummed scan when a file is
 //! opened.
 
-pub mod cmd;
 mod csv;
 pub mod cut;
 pub mod dump;
@@ -235,6 +234,15 @@ pub fn parse_time(s: &str, first: i64, last: i64) -> Result<i64> {
         }
     }
     bail!(bad())
+}
+
+/// Opens a recording and prints its warnings (damaged or torn records) on stderr.
+pub fn open(path: &std::path::Path) -> anyhow::Result<reader::Recording> {
+    let rec = reader::Recording::open(path)?;
+    for w in &rec.warnings {
+        eprintln!("perftop: warning: {}", crate::text::safe::line(w));
+    }
+    Ok(rec)
 }
 
 #[cfg(test)]

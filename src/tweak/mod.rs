@@ -30,7 +30,6 @@
 
 pub mod apply;
 pub mod audit;
-pub mod cmd;
 pub mod journal;
 pub mod knob;
 pub mod lock;

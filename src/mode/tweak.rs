@@ -1,11 +1,46 @@
-//! `perftop tweak list|set|undo|status|journal|hold-latency`.
+//! `perftop tweak list|set|undo|status|journal|hold-latency`: the tweak mode, on the
+//! machinery of `crate::tweak` (plans, the journal, the lock, apply and undo).
 
-use super::apply::{self, FsWriter, Which};
-use super::journal::{self, End, Journal, Line, Status};
-use super::{audit, knob, lock, plan, Ctx};
+use crate::cli::TweakCmd;
+use crate::root::Root;
 use crate::text;
+use crate::tweak::apply::{self, FsWriter, Which};
+use crate::tweak::journal::{self, End, Journal, Line, Status};
+use crate::tweak::{audit, knob, lock, plan, Ctx};
 use anyhow::{bail, Context, Result};
 use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+/// Runs one `perftop tweak` command under `root` (`--read-only` disables every change).
+pub fn run(root: Root, cmd: TweakCmd, read_only: bool) -> Result<()> {
+    super::root_check(&root)?;
+    let ctx = |dir: Option<PathBuf>| {
+        let mut c = Ctx::new(root.clone(), dir);
+        c.read_only = read_only;
+        c
+    };
+    match cmd {
+        TweakCmd::List => print(&text::safe::text(&list(&ctx(None)))),
+        TweakCmd::Set {
+            knob,
+            value,
+            state_dir,
+            dry_run,
+            yes,
+        } => set(&ctx(Some(state_dir)), &knob, &value, dry_run, yes),
+        TweakCmd::Undo { state_dir, id, yes } => undo(&ctx(Some(state_dir)), id, yes),
+        TweakCmd::Status { state_dir } => print(&status(&ctx(Some(state_dir)))?),
+        TweakCmd::Journal { state_dir } => print(&journal(&ctx(Some(state_dir)))?),
+        TweakCmd::HoldLatency { us, state_dir } => hold_latency(&ctx(Some(state_dir)), us),
+    }
+}
+
+fn print(text: &str) -> Result<()> {
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .context("writing to stdout")
+}
 
 /// One line per knob (the registry's, then each disk's storage knobs): name, current value,
 /// allowed values, and why it is disabled.
@@ -13,7 +48,7 @@ pub fn list(ctx: &Ctx) -> String {
     let mut s = String::new();
     for k in knob::registry(ctx)
         .into_iter()
-        .chain(super::storage::all(ctx))
+        .chain(crate::tweak::storage::all(ctx))
     {
         s.push_str(&format!(
             "{:<30} {:<14} allowed: {}\n",
@@ -32,8 +67,11 @@ pub fn list(ctx: &Ctx) -> String {
             }
         }
     }
-    for o in super::overriders(&ctx.root) {
-        s.push_str(&format!("warning: {}\n", super::override_warning(&o)));
+    for o in crate::tweak::overriders(&ctx.root) {
+        s.push_str(&format!(
+            "warning: {}\n",
+            crate::tweak::override_warning(&o)
+        ));
     }
     s
 }
@@ -102,10 +140,10 @@ pub fn set(ctx: &Ctx, knob: &str, value: &str, dry_run: bool, yes: bool) -> Resu
 /// Holds the PM-QoS latency limit until Enter (or the process ends: the kernel drops it then).
 pub fn hold_latency(ctx: &Ctx, us: u32) -> Result<()> {
     // The same preview the dashboard shows before its `y`: what is held, the cost, the end.
-    for l in super::pmqos::preview(ctx, us).map_err(|e| anyhow::anyhow!("{e}"))? {
+    for l in crate::tweak::pmqos::preview(ctx, us).map_err(|e| anyhow::anyhow!("{e}"))? {
         eprintln!("{l}");
     }
-    let hold = super::pmqos::hold(ctx, us).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let hold = crate::tweak::pmqos::hold(ctx, us).map_err(|e| anyhow::anyhow!("{e}"))?;
     eprintln!(
         "holding CPU wake-up latency at {} µs; Enter or Ctrl-C releases it",
         hold.us
@@ -133,7 +171,7 @@ pub fn undo(ctx: &Ctx, id: Option<u64>, yes: bool) -> Result<()> {
     // Knob names, labels and values come from the journal: sanitised like every output.
     let mut shown = format!("undo change #{}: {} → {}:\n", pre.id, p.knob, p.value);
     for c in p.changes.iter().filter(|c| {
-        c.undo && super::read_value(&ctx.root, &c.rel).as_deref() != Some(c.old.as_str())
+        c.undo && crate::tweak::read_value(&ctx.root, &c.rel).as_deref() != Some(c.old.as_str())
     }) {
         shown.push_str(&format!(
             "  {} {}: → {}\n",

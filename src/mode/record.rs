@@ -1,15 +1,13 @@
-//! The `perftop record` and `perftop dump` run modes.
+//! `perftop record`: samples to a recording, headless, on the machinery of `crate::record`
+//! (the writer, rotation and retention).
 
-use super::dump::{dump, DumpOptions, Format};
-use super::reader::Recording;
-use super::writer::{is_disk_full, Recorder, Retention};
-use super::{parse_duration, parse_size};
-use crate::findings::Thresholds;
+use crate::record::writer::{is_disk_full, Recorder, Retention};
+use crate::record::{parse_duration, parse_size};
 use crate::root::Root;
 use crate::sampler::Clock;
 use crate::source::Reader;
-use anyhow::{bail, Context, Result};
-use std::path::{Path, PathBuf};
+use anyhow::{Context, Result};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,12 +21,17 @@ pub struct RecordArgs {
     pub retain: Option<String>,
 }
 
+/// `record --print-unit`: the systemd unit that runs this recorder as a service, on stdout.
+pub fn print_unit(args: crate::record::service::UnitArgs) -> Result<()> {
+    let unit = crate::record::service::unit(&args)?;
+    std::io::Write::write_all(&mut std::io::stdout().lock(), unit.as_bytes())
+        .context("writing to stdout")
+}
+
 /// Records until the count or duration is reached or a SIGTERM/SIGINT/SIGHUP arrives, then
 /// writes a `stop` marker and syncs. A full disk ends the recording with an error.
 pub fn record(root: &Root, args: &RecordArgs) -> Result<()> {
-    if !root.base().is_dir() {
-        bail!("root {} is not a directory", root.base().display());
-    }
+    super::root_check(root)?;
     let duration = args.duration.as_deref().map(parse_duration).transpose()?;
     let retention = Retention {
         max_size: args.max_size.as_deref().map(parse_size).transpose()?,
@@ -76,7 +79,7 @@ pub fn record(root: &Root, args: &RecordArgs) -> Result<()> {
         Ok(()) => {
             rec.finish("stop")
                 .with_context(|| format!("closing {}", path.display()))?;
-            let (cpu_ms, hwm_kb) = self_cost();
+            let (cpu_ms, hwm_kb) = super::self_cost();
             eprintln!(
                 "perftop: recorded {samples} samples, {bytes} bytes ({} bytes/sample, {:.2} ms CPU/sample, peak RSS {:.1} MB) to {}",
                 bytes / samples.max(1),
@@ -88,66 +91,4 @@ pub fn record(root: &Root, args: &RecordArgs) -> Result<()> {
         }
         Err(e) => Err(e),
     }
-}
-
-/// This process's CPU time (user + system, ms) and peak RSS (kB), from the live /proc/self
-/// (about the recorder itself, whatever `--root` says).
-pub(crate) fn self_cost() -> (f64, u64) {
-    let live = crate::root::Root::new("/");
-    let cpu = live
-        .read("proc/self/stat")
-        .ok()
-        .and_then(|s| {
-            let rest = s.rsplit_once(')')?.1;
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
-            Some(ticks as f64 * 10.0)
-        })
-        .unwrap_or(0.0);
-    let hwm = live
-        .read("proc/self/status")
-        .ok()
-        .and_then(|s| {
-            let l = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-            l.split_whitespace().nth(1)?.parse().ok()
-        })
-        .unwrap_or(0);
-    (cpu, hwm)
-}
-
-/// Opens a recording and prints its warnings (damaged or torn records) on stderr.
-pub fn open(path: &Path) -> Result<Recording> {
-    let rec = Recording::open(path)?;
-    for w in &rec.warnings {
-        eprintln!("perftop: warning: {}", crate::text::safe::line(w));
-    }
-    Ok(rec)
-}
-
-pub fn dump_cmd(
-    path: &Path,
-    format: &str,
-    from: Option<String>,
-    to: Option<String>,
-    pane: Option<String>,
-    width: usize,
-    thresholds: &Thresholds,
-) -> Result<()> {
-    let format: Format = format.parse()?;
-    let rec = open(path)?;
-    let opts = DumpOptions {
-        format,
-        from,
-        to,
-        pane,
-        width,
-        thresholds: thresholds.clone(),
-        threads: 0,
-    };
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    dump(&rec, &opts, &mut out, &mut |w| {
-        eprintln!("perftop: warning: {}", crate::text::safe::line(&w))
-    })?;
-    Ok(())
 }

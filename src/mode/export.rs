@@ -1,0 +1,81 @@
+//! `perftop export`: each interval's findings and metrics to a node_exporter textfile and/or
+//! `/metrics`, on the machinery of `crate::export` (page, textfile, HTTP server).
+
+use crate::assess::Assessor;
+use crate::export::{http, render, textfile, Page};
+use crate::findings::Thresholds;
+use crate::root::Root;
+use crate::sampler::Clock;
+use crate::source::Reader;
+use anyhow::{bail, Result};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+pub struct ExportArgs {
+    pub textfile: Option<PathBuf>,
+    pub listen: Option<String>,
+    pub interval: Duration,
+    /// Stop after this many intervals (tests, one-shot cron use).
+    pub count: Option<u64>,
+}
+
+pub fn export(root: &Root, args: &ExportArgs, thresholds: &Thresholds) -> Result<()> {
+    if args.textfile.is_none() && args.listen.is_none() {
+        bail!("perftop export needs --textfile DIR, --listen ADDR:PORT, or both");
+    }
+    let textfile = match &args.textfile {
+        Some(dir) => Some(textfile::Textfile::open(dir)?),
+        None => None,
+    };
+    let latest: Arc<Mutex<Option<Page>>> = Arc::default();
+    let server = match &args.listen {
+        Some(addr) => Some(http::serve(addr, Arc::clone(&latest))?),
+        None => None,
+    };
+    let (stop, wake) = Clock::signals()?;
+    if let Some(addr) = server.as_ref().map(|s| s.addr) {
+        eprintln!("perftop: serving http://{addr}/metrics");
+    }
+    if let Some(t) = &textfile {
+        eprintln!("perftop: writing {}", t.path().display());
+    }
+    let mut reader = Reader::new(root.clone());
+    let mut assessor = Assessor::new(thresholds.clone());
+    let mut prev = reader.sample();
+    let mut clock = Clock::new(args.interval).wake_on(Arc::clone(&stop), wake);
+    let mut n = 0u64;
+    while clock.wait() {
+        let cur = reader.sample();
+        let d = assessor.next(Some(&prev), &cur);
+        let page = render(&d, assessor.baselines(), thresholds, cur.problems.len());
+        if let Some(t) = &textfile {
+            // A full disk or a removed directory is said and retried next interval: the
+            // feed must outlive a bad minute of the host it watches.
+            if let Err(e) = t.write(&page.text) {
+                eprintln!("perftop: {e:#}");
+            }
+        }
+        if let Ok(mut l) = latest.lock() {
+            *l = Some(page);
+        }
+        prev = cur;
+        n += 1;
+        if args.count.is_some_and(|c| n >= c) {
+            break;
+        }
+    }
+    if let Some(t) = &textfile {
+        t.clean();
+    }
+    let cpu = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    let cpu_ms = cpu.tv_sec as f64 * 1e3 + cpu.tv_nsec as f64 / 1e6;
+    let (_, hwm_kb) = super::self_cost();
+    eprintln!(
+        "perftop: exported {n} intervals ({:.2} ms CPU/interval, peak RSS {:.1} MB)",
+        cpu_ms / n.max(1) as f64,
+        hwm_kb as f64 / 1024.0
+    );
+    Ok(())
+}
