@@ -19,7 +19,7 @@
 
 use super::format::{Gap, Header, FORMAT_VERSION};
 use super::reader::{Decoder, Event, Recording};
-use super::writer::{header_for, list_segments, Writer};
+use super::writer::{header_for, list_segments, refuse_non_regular, Writer};
 use super::{format_rfc3339, parse_time};
 use crate::sample::SAMPLE_VERSION;
 use anyhow::{bail, Context, Result};
@@ -136,6 +136,8 @@ pub fn cut<W: Write>(
             || ((e.before == lo || e.before == end) && (from_ms..=to_ms).contains(&e.wall_ms))
     };
     let mut events = rec.events.iter().filter(|e| keep(e)).peekable();
+    // Samples of the window itself (not the opener) that decoded.
+    let mut in_window = 0u64;
     for i in lo..=end {
         while let Some(e) = events.next_if(|e| e.before <= i) {
             // The reader keeps no marker's monotonic time; the nearest sample's stands in.
@@ -151,6 +153,7 @@ pub fn cut<W: Write>(
             Ok(s) => {
                 w.sample(&s, r.mono_ns)?;
                 stats.samples += 1;
+                in_window += u64::from(i >= first_in);
             }
             Err(e) => {
                 let what = format!(
@@ -169,6 +172,15 @@ pub fn cut<W: Write>(
                 stats.skipped += 1;
             }
         }
+    }
+    if in_window == 0 {
+        // A cut of nothing but error gaps would look like a success and help nobody.
+        bail!(
+            "none of the {} sample(s) in the window {} .. {} decodes (see the warnings); nothing cut",
+            end - first_in,
+            format_rfc3339(from_ms),
+            format_rfc3339(to_ms)
+        );
     }
     stats.bytes = w.bytes();
     Ok((stats, w.into_inner()))
@@ -218,10 +230,11 @@ pub fn cut_cmd(args: &CutArgs) -> Result<CutStats> {
     let rec = super::open(&args.input)?;
     let (from_ms, to_ms) = window(&rec, args.from.as_deref(), args.to.as_deref())?;
     let out = &args.output;
-    if out.is_dir() {
-        bail!("{} is a directory: give the cut's file path", out.display());
-    }
+    refuse_non_regular(out, "cut")?;
     let existing = list_segments(out);
+    for (_, p) in &existing {
+        refuse_non_regular(p, "cut")?;
+    }
     let sources: Vec<PathBuf> = rec
         .segments
         .iter()

@@ -49,19 +49,22 @@ pub fn encode(
     next: &mut Fields,
 ) -> Result<(), String> {
     col.clear();
-    scan(cur, prev, skel, Col::Out(col), next)
+    scan(cur, prev, skel, Col::Out(col), next, usize::MAX)
 }
 
 /// The inverse of [`encode`]: the sample's JSON (into `json`) from its skeleton and column and
-/// the previous sample's fields.
+/// the previous sample's fields; an error, as soon as it is known, when the JSON would be longer
+/// than `limit` bytes (a short column entry can stand for a 40-digit number, so a skeleton of
+/// `#,#,#...` within any limit could make JSON 20 times its size).
 pub fn decode(
     skel: &[u8],
     col: &[u8],
     prev: &Fields,
     json: &mut Vec<u8>,
     next: &mut Fields,
+    limit: usize,
 ) -> Result<(), String> {
-    scan(skel, prev, json, Col::In(col, 0), next)
+    scan(skel, prev, json, Col::In(col, 0), next, limit)
 }
 
 /// Where the numbers go (encoding) or come from (decoding, with the read position).
@@ -134,13 +137,14 @@ fn any_int(tok: &[u8]) -> Option<i128> {
 }
 
 /// One pass over `src` (JSON when encoding, a skeleton when decoding) writing `out` (the
-/// skeleton, or the JSON), the numbers to or from `col`, and `next`.
+/// skeleton, or the JSON, at most `limit` bytes), the numbers to or from `col`, and `next`.
 fn scan(
     src: &[u8],
     prev: &Fields,
     out: &mut Vec<u8>,
     mut col: Col,
     next: &mut Fields,
+    limit: usize,
 ) -> Result<(), String> {
     out.clear();
     next.clear();
@@ -331,6 +335,10 @@ fn scan(
                     Some(v) => write_int(dst, v),
                     None => dst.extend_from_slice(tok),
                 }
+                // Everything else is copied from `src`; only numbers can outgrow it.
+                if out.len() > limit {
+                    return Err(format!("decodes to more than {limit} bytes"));
+                }
             }
             b't' | b'f' | b'n' => {
                 let start = pos;
@@ -396,7 +404,15 @@ mod tests {
     fn dec(skel: &str, col: &str, prev: &Fields) -> (String, Fields) {
         let mut out = Vec::new();
         let mut next = Fields::default();
-        decode(skel.as_bytes(), col.as_bytes(), prev, &mut out, &mut next).expect("decode");
+        decode(
+            skel.as_bytes(),
+            col.as_bytes(),
+            prev,
+            &mut out,
+            &mut next,
+            usize::MAX,
+        )
+        .expect("decode");
         (String::from_utf8(out).expect("utf8"), next)
     }
 
@@ -524,7 +540,7 @@ mod tests {
             (b"[1]", b""),
         ] {
             assert!(
-                decode(skel, col, &f, &mut out, &mut next).is_err(),
+                decode(skel, col, &f, &mut out, &mut next, usize::MAX).is_err(),
                 "{skel:?} {col:?}"
             );
         }

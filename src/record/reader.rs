@@ -1,20 +1,16 @@
-//! Reading recordings: one scan over every segment checks each frame's checksum, builds the
-//! seek index (every sample's time, segment, payload range and keyframe) and collects gap and
-//! action markers. Damaged bytes are skipped with a warning: the scan looks for the next `SYNC`
-//! whose frame checksums, so one bad record never hides the rest. Samples are decoded on demand.
+//! Reading recordings: the seek index and markers one scan of every segment builds (`scan`),
+//! and samples decoded on demand, each record read again from its file when it is decoded
+//! (`source`) and checked against the checksum the scan saw, and decoded no larger than a
+//! sample of the recorded host can be (`inflate`).
 
-use super::format::{
-    decode_head, frame_crc, Action, Gap, Header, RecordType, FILE_MAGIC, FORMAT_VERSION,
-    FRAME_HEADER, MAX_PAYLOAD, SYNC,
-};
+use super::format::{decode_head, frame_crc, Action, Gap, Header, FRAME_HEADER};
+use super::inflate::Inflater;
+use super::source::Source;
 use super::step;
 use super::writer::list_segments;
 use crate::sample::Sample;
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
-
-/// Largest segment read (they are read whole); only a damaged or foreign file is near it.
-const MAX_SEGMENT_BYTES: u64 = 16 << 30;
 
 /// Where one sample lives.
 #[derive(Debug, Clone)]
@@ -23,8 +19,9 @@ pub struct SampleRef {
     pub mono_ns: u64,
     /// Index into `Recording::segments`.
     pub segment: usize,
-    pub(super) start: usize,
-    pub(super) end: usize,
+    /// The payload's byte range in its segment.
+    pub(super) start: u64,
+    pub(super) end: u64,
     /// Index (into `Recording::samples`) of the keyframe this sample decodes against; itself for
     /// a keyframe.
     pub key: usize,
@@ -58,7 +55,9 @@ impl Event {
 pub struct Segment {
     pub path: PathBuf,
     pub header: Option<Header>,
-    pub(super) data: Vec<u8>,
+    /// The most a sample of this segment may decode to (`inflate::sample_limit` of its header).
+    pub(super) limit: usize,
+    pub(super) src: Source,
 }
 
 /// A scanned recording (all its segments).
@@ -78,15 +77,14 @@ pub struct Recording {
 #[derive(Default)]
 pub struct Decoder {
     key: Option<usize>,
-    dict: Option<zstd::bulk::Decompressor<'static>>,
+    /// Format 1: decodes deltas, with keyframe `key`'s JSON as dictionary.
+    delta: Option<Inflater>,
+    /// Plain keyframes.
+    plain: Option<Inflater>,
+    /// The record being decoded, and the JSON decoded.
+    record: Vec<u8>,
+    json: Vec<u8>,
     pub(super) steps: step::Decoder,
-}
-
-fn find_sync(b: &[u8], from: usize) -> Option<usize> {
-    b.get(from..)?
-        .windows(4)
-        .position(|w| w == SYNC)
-        .map(|p| p + from)
 }
 
 impl Recording {
@@ -104,10 +102,12 @@ impl Recording {
         };
         let only = segs.len() == 1;
         for (_, p) in segs {
-            let read = crate::root::read_regular_file(&p, MAX_SEGMENT_BYTES)
+            let scanned = Source::open(&p)
+                .map_err(anyhow::Error::from)
+                .and_then(|src| rec.add_segment(&p, src))
                 .with_context(|| format!("reading {}", p.display()));
             // One unreadable segment (a directory, a dangling link, a FIFO) costs only itself.
-            if let Err(e) = read.and_then(|data| rec.add_segment(&p, data)) {
+            if let Err(e) = scanned {
                 if only {
                     return Err(e);
                 }
@@ -123,271 +123,8 @@ impl Recording {
             path: PathBuf::from(name),
             ..Recording::default()
         };
-        rec.add_segment(Path::new(name), data)?;
+        rec.add_segment(Path::new(name), Source::Bytes(std::sync::Arc::new(data)))?;
         Ok(rec)
-    }
-
-    fn add_segment(&mut self, path: &Path, data: Vec<u8>) -> Result<()> {
-        let name = path.display().to_string();
-        if data.is_empty() {
-            bail!("{name} is empty: not a perftop recording (or its recorder died before writing a header)");
-        }
-        if data.len() < FILE_MAGIC.len() || data[..FILE_MAGIC.len()] != FILE_MAGIC {
-            bail!("{name} is not a perftop recording (it does not start with the PERFTOP magic)");
-        }
-        let seg = self.segments.len();
-        let mut header = None;
-        let first_sample = self.samples.len();
-        // Keyframes by their offset from the start of the file they were written in: a delta
-        // names its keyframe that way. `base` moves when another recording's magic follows
-        // (`cat F G`), and a keyframe copied twice leaves both copies' offsets usable.
-        let mut keys: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
-        // The chain of steps being read: its samples by record checksum (which names them, and
-        // stays the same when bytes are inserted or a record is copied), and its last sample,
-        // which the next step must name. Cleared at each keyframe: at most one chain.
-        let mut chain: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
-        let mut tail: Option<usize> = None;
-        // Steps skipped since the last keyframe because the chain was broken: (first byte, count).
-        let mut broken: Option<(u64, usize)> = None;
-        let note_broken = |w: &mut Vec<String>, broken: &mut Option<(u64, usize)>| {
-            if let Some((at, n)) = broken.take() {
-                w.push(format!(
-                    "{name}: {n} sample(s) from byte {at} follow a missing or damaged sample; skipped up to the next keyframe"
-                ));
-            }
-        };
-        let mut base = 0usize;
-        let mut pos = FILE_MAGIC.len();
-        let mut unknown_noted = Vec::new();
-        let mut bad: Option<(usize, &'static str)> = None;
-        let warn_bad = |w: &mut Vec<String>,
-                        bad: &mut Option<(usize, &'static str)>,
-                        to: Option<usize>| {
-            if let Some((at, why)) = bad.take() {
-                w.push(match to {
-                    Some(to) => format!(
-                        "{name}: {why} at byte {at}; skipped {} bytes to the next good record",
-                        to - at
-                    ),
-                    None => format!(
-                        "{name}: {why} at byte {at}; the last {} bytes are unreadable (torn or damaged tail)",
-                        data.len() - at
-                    ),
-                });
-            }
-        };
-        while pos < data.len() {
-            // A frame is usable when its head decodes, its length fits and its CRC matches;
-            // otherwise note why once and resync at the next record marker.
-            let checked = match decode_head(&data[pos..]) {
-                None if data.len() - pos < FRAME_HEADER
-                    && data[pos..].iter().zip(SYNC).all(|(a, b)| *a == b) =>
-                {
-                    Err("incomplete record")
-                }
-                None => Err("no record marker"),
-                Some(head) => {
-                    let len = head.len as usize;
-                    let end = pos + FRAME_HEADER + len;
-                    if len > MAX_PAYLOAD {
-                        Err("bad record length")
-                    } else if end > data.len() {
-                        Err("incomplete record")
-                    } else if frame_crc(
-                        &data[pos..pos + FRAME_HEADER],
-                        &data[pos + FRAME_HEADER..end],
-                    ) != head.crc
-                    {
-                        Err("checksum mismatch")
-                    } else {
-                        Ok((head, len, end))
-                    }
-                }
-            };
-            let (head, len, end) = match checked {
-                Ok(v) => v,
-                Err(_) if data[pos..].starts_with(&FILE_MAGIC) => {
-                    // Another recording appended whole (`cat F G`): its offsets start here.
-                    warn_bad(&mut self.warnings, &mut bad, Some(pos));
-                    base = pos;
-                    keys.clear();
-                    chain.clear();
-                    tail = None;
-                    pos += FILE_MAGIC.len();
-                    continue;
-                }
-                Err(why) => {
-                    bad.get_or_insert((pos, why));
-                    match find_sync(&data, pos + 1) {
-                        Some(p) => {
-                            pos = p;
-                            continue;
-                        }
-                        None => break,
-                    }
-                }
-            };
-            warn_bad(&mut self.warnings, &mut bad, Some(pos));
-            let payload = &data[pos + FRAME_HEADER..end];
-            let frame_at = pos as u64;
-            pos = end;
-            match RecordType::from_u8(head.kind) {
-                Some(RecordType::Header) => {
-                    // A header that checksums but does not parse loses the host facts, not
-                    // the samples after it.
-                    let h: Header = match serde_json::from_slice(payload) {
-                        Ok(h) => h,
-                        Err(e) => {
-                            self.warnings.push(format!(
-                                "{name}: unreadable header at byte {frame_at} ({e}); samples kept"
-                            ));
-                            continue;
-                        }
-                    };
-                    if h.format_version > FORMAT_VERSION {
-                        bail!(
-                            "{name} was written by a newer perftop ({}, format {}); this one reads formats up to {FORMAT_VERSION}",
-                            h.perftop_version,
-                            h.format_version
-                        );
-                    }
-                    header = Some(h);
-                }
-                Some(t @ (RecordType::Keyframe | RecordType::Step))
-                    if t == RecordType::Keyframe
-                        || step::Payload::parse(payload).is_some_and(|p| p.prev.is_none()) =>
-                {
-                    let rel = frame_at - base as u64;
-                    // The same keyframe twice (a copied record): one sample, both offsets.
-                    if let Some(prev) = self.samples[first_sample..].last().filter(|p| {
-                        p.is_key
-                            && p.mono_ns == head.mono_ns
-                            && p.wall_ms == head.wall_ms
-                            && data[p.start..p.end] == *payload
-                    }) {
-                        let k = prev.key;
-                        keys.insert(rel, k);
-                        chain.insert(head.crc, k);
-                        self.warnings.push(format!(
-                            "{name}: duplicate keyframe at byte {frame_at}; skipped"
-                        ));
-                        continue;
-                    }
-                    let idx = self.samples.len();
-                    self.samples.push(SampleRef {
-                        wall_ms: head.wall_ms,
-                        mono_ns: head.mono_ns,
-                        segment: seg,
-                        start: end - len,
-                        end,
-                        key: idx,
-                        is_key: true,
-                        step: t == RecordType::Step,
-                    });
-                    keys.insert(rel, idx);
-                    note_broken(&mut self.warnings, &mut broken);
-                    chain.clear();
-                    chain.insert(head.crc, idx);
-                    tail = Some(idx);
-                }
-                // (A keyframe, or a step with no previous sample, was matched above.)
-                Some(RecordType::Step | RecordType::Keyframe) => {
-                    let prev_crc = step::Payload::parse(payload).and_then(|p| p.prev);
-                    // A step follows exactly the chain's last sample: one that names an older
-                    // sample is a copied record, one that names nothing follows a lost one.
-                    let prev = prev_crc.and_then(|want| chain.get(&want).copied());
-                    match (prev, tail) {
-                        (Some(p), Some(t)) if p == t => {
-                            let idx = self.samples.len();
-                            let key = self.samples[t].key;
-                            self.samples.push(SampleRef {
-                                wall_ms: head.wall_ms,
-                                mono_ns: head.mono_ns,
-                                segment: seg,
-                                start: end - len,
-                                end,
-                                key,
-                                is_key: false,
-                                step: true,
-                            });
-                            chain.insert(head.crc, idx);
-                            tail = Some(idx);
-                        }
-                        (Some(_), Some(_)) => self.warnings.push(format!(
-                            "{name}: sample at byte {frame_at} repeats an earlier one (a copied record); skipped"
-                        )),
-                        _ => {
-                            tail = None;
-                            match &mut broken {
-                                Some((_, n)) => *n += 1,
-                                None => broken = Some((frame_at, 1)),
-                            }
-                        }
-                    }
-                }
-                Some(RecordType::Delta) => {
-                    let key_off = payload
-                        .get(4..12)
-                        .and_then(|b| b.try_into().ok())
-                        .map(u64::from_le_bytes);
-                    match key_off.and_then(|want| keys.get(&want).copied()) {
-                        Some(k) => {
-                            self.samples.push(SampleRef {
-                                wall_ms: head.wall_ms,
-                                mono_ns: head.mono_ns,
-                                segment: seg,
-                                start: end - len,
-                                end,
-                                key: k,
-                                is_key: false,
-                                step: false,
-                            });
-                        }
-                        _ => self.warnings.push(format!(
-                            "{name}: sample at byte {frame_at} depends on a keyframe that is missing or damaged; skipped"
-                        )),
-                    }
-                }
-                Some(t @ (RecordType::Gap | RecordType::Action)) => {
-                    let kind = if t == RecordType::Gap {
-                        serde_json::from_slice(payload).map(EventKind::Gap)
-                    } else {
-                        serde_json::from_slice(payload).map(EventKind::Action)
-                    };
-                    match kind {
-                        Ok(kind) => self.events.push(Event {
-                            wall_ms: head.wall_ms,
-                            before: self.samples.len(),
-                            kind,
-                        }),
-                        Err(e) => self
-                            .warnings
-                            .push(format!("{name}: unreadable marker at byte {frame_at}: {e}")),
-                    }
-                }
-                None => {
-                    if !unknown_noted.contains(&head.kind) {
-                        unknown_noted.push(head.kind);
-                        self.warnings.push(format!(
-                            "{name}: record type {} is not known to this perftop; skipped",
-                            head.kind
-                        ));
-                    }
-                }
-            }
-        }
-        warn_bad(&mut self.warnings, &mut bad, None);
-        note_broken(&mut self.warnings, &mut broken);
-        if header.is_none() {
-            self.warnings
-                .push(format!("{name}: header record missing or damaged"));
-        }
-        self.segments.push(Segment {
-            path: path.to_path_buf(),
-            header,
-            data,
-        });
-        Ok(())
     }
 
     /// The first header found (host, kernel, topology).
@@ -419,30 +156,55 @@ impl Recording {
             .any(Event::breaks_interval)
     }
 
-    /// A plain keyframe's JSON.
-    pub(super) fn keyframe_json(&self, i: usize) -> Result<Vec<u8>> {
-        let (p, raw_len) = self.payload(i)?;
-        Ok(zstd::bulk::decompress(&p[4..], raw_len as usize)?)
+    /// The most sample `i` may decode to.
+    pub(super) fn limit(&self, i: usize) -> usize {
+        self.samples
+            .get(i)
+            .and_then(|r| self.segments.get(r.segment))
+            .map_or(super::inflate::MAX_SAMPLE_JSON, |s| s.limit)
     }
 
-    /// The payload of sample `i`'s record.
-    pub(super) fn record(&self, i: usize) -> Option<&[u8]> {
-        let r = self.samples.get(i)?;
-        self.segments.get(r.segment)?.data.get(r.start..r.end)
-    }
-
-    fn payload(&self, i: usize) -> Result<(&[u8], u32)> {
+    /// The payload of sample `i`'s record, read from its segment into `buf`: the bytes the
+    /// scan checked (the checksum is checked again, as the file may have changed since).
+    pub(super) fn read_record<'b>(&self, i: usize, buf: &'b mut Vec<u8>) -> Result<&'b [u8]> {
         let r = self
             .samples
             .get(i)
             .ok_or_else(|| anyhow!("no sample {i}"))?;
-        let p = &self.segments[r.segment].data[r.start..r.end];
-        let raw_len = p
-            .get(..4)
-            .and_then(|b| b.try_into().ok())
-            .map(u32::from_le_bytes)
-            .ok_or_else(|| anyhow!("short sample record"))?;
-        Ok((p, raw_len))
+        let seg = self
+            .segments
+            .get(r.segment)
+            .ok_or_else(|| anyhow!("sample {i}: no segment {}", r.segment))?;
+        let at = r.start - FRAME_HEADER as u64;
+        let len = usize::try_from(r.end - r.start)?;
+        buf.clear();
+        buf.resize(FRAME_HEADER + len, 0);
+        seg.src
+            .read_at(at, buf)
+            .with_context(|| format!("reading the record at byte {at}"))?;
+        match decode_head(buf) {
+            Some(h)
+                if h.len as usize == len
+                    && frame_crc(&buf[..FRAME_HEADER], &buf[FRAME_HEADER..]) == h.crc =>
+            {
+                Ok(&buf[FRAME_HEADER..])
+            }
+            _ => bail!("the record at byte {at} changed since the recording was opened"),
+        }
+    }
+
+    /// A plain keyframe's JSON, into `out`.
+    pub(super) fn keyframe_json(
+        &self,
+        i: usize,
+        inf: &mut Inflater,
+        record: &mut Vec<u8>,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        let p = self.read_record(i, record)?;
+        let raw_len = raw_len(p)?;
+        inf.dictionary(&[])?;
+        inf.inflate("the keyframe", &p[4..], raw_len, self.limit(i), out)
     }
 
     /// Decodes sample `i`: a keyframe; a delta (format 1) with its keyframe; a step (format 2)
@@ -473,20 +235,42 @@ impl Recording {
             // A keyframe step, or a step decoded from its chain's keyframe.
             return f(dec.steps.step_to(self, i)?);
         }
+        let plain = match &mut dec.plain {
+            Some(p) => p,
+            None => dec.plain.insert(Inflater::new()?),
+        };
         if r.is_key {
-            return f(&self.keyframe_json(i)?);
+            self.keyframe_json(i, plain, &mut dec.record, &mut dec.json)?;
+            return f(&dec.json);
         }
-        let (p, raw_len) = self.payload(i)?;
+        let delta = match &mut dec.delta {
+            Some(d) => d,
+            None => dec.delta.insert(Inflater::new()?),
+        };
         if dec.key != Some(r.key) {
-            let (kp, klen) = self.payload(r.key)?;
-            let kjson = zstd::bulk::decompress(&kp[4..], klen as usize)?;
-            dec.dict = Some(zstd::bulk::Decompressor::with_dictionary(&kjson)?);
+            dec.key = None;
+            self.keyframe_json(r.key, plain, &mut dec.record, &mut dec.json)?;
+            delta.dictionary(&dec.json)?;
             dec.key = Some(r.key);
         }
-        let d = dec
-            .dict
-            .as_mut()
-            .ok_or_else(|| anyhow!("no keyframe dictionary"))?;
-        f(&d.decompress(p.get(12..).unwrap_or_default(), raw_len as usize)?)
+        let p = self.read_record(i, &mut dec.record)?;
+        let raw_len = raw_len(p)?;
+        let z = p.get(12..).unwrap_or_default();
+        delta.inflate(
+            "the sample record",
+            z,
+            raw_len,
+            self.limit(i),
+            &mut dec.json,
+        )?;
+        f(&dec.json)
     }
+}
+
+/// The `raw_len u32` a keyframe or delta payload starts with.
+fn raw_len(p: &[u8]) -> Result<u64> {
+    p.get(..4)
+        .and_then(|b| b.try_into().ok())
+        .map(|b| u64::from(u32::from_le_bytes(b)))
+        .ok_or_else(|| anyhow!("short sample record"))
 }

@@ -9,15 +9,12 @@
 //! that follows the chain's last sample from a copy or one whose predecessor was lost.
 
 use super::format::{zstd_level, STEP_AFTER, STEP_SAME_SKELETON, ZSTD_STEP_MIN_MATCH};
+use super::inflate::{too_large, Inflater};
 use super::numdiff::{self, Fields};
 use super::reader::Recording;
 use anyhow::{anyhow, bail, Result};
 use std::io;
 use zstd::zstd_safe::CParameter;
-
-/// Largest sample JSON a step may claim (a 4096-CPU sample is a few MB): a bound on what a
-/// damaged record can make the decoder allocate.
-const MAX_SAMPLE_JSON: u64 = 1 << 30;
 
 /// A step's payload: the previous sample's record checksum (none: a keyframe), the raw column
 /// and skeleton lengths (none: the previous skeleton), and the compressed column and skeleton.
@@ -56,6 +53,12 @@ impl Payload<'_> {
             zcol: rest.get(..zcol_len)?,
             zskel: rest.get(zcol_len..)?,
         })
+    }
+
+    /// The most the step claims to decode to: its column or its skeleton (the sample's JSON is
+    /// held to the same limit).
+    pub fn claim(&self) -> u64 {
+        self.col_len.max(self.skel_len.unwrap_or(0))
     }
 }
 
@@ -212,7 +215,9 @@ struct Last {
 #[derive(Default)]
 pub(super) struct Decoder {
     last: Option<Last>,
-    z: Option<zstd::bulk::Decompressor<'static>>,
+    z: Option<Inflater>,
+    /// The record being decoded.
+    record: Vec<u8>,
 }
 
 impl Decoder {
@@ -239,6 +244,10 @@ impl Decoder {
             .is_some_and(|c| c.key == key && c.idx <= i && c.idx >= key);
         // The next record to decode.
         let mut j = key;
+        let z = match &mut self.z {
+            Some(z) => z,
+            None => self.z.insert(Inflater::new()?),
+        };
         match &self.last {
             Some(l) if resume => j = l.idx + 1,
             _ => {
@@ -246,12 +255,11 @@ impl Decoder {
                 if !k.is_key {
                     bail!("sample {i}: its chain does not start at a keyframe");
                 }
-                let json = if k.step {
-                    Vec::new()
-                } else {
+                let mut json = Vec::new();
+                if !k.step {
                     j = key + 1;
-                    rec.keyframe_json(key)?
-                };
+                    rec.keyframe_json(key, z, &mut self.record, &mut json)?;
+                }
                 self.last = Some(Last {
                     idx: key,
                     key,
@@ -260,22 +268,21 @@ impl Decoder {
                 });
             }
         }
-        let z = match &mut self.z {
-            Some(z) => z,
-            None => self.z.insert(zstd::bulk::Decompressor::new()?),
-        };
         let last = self.last.as_mut().ok_or_else(|| anyhow!("no chain"))?;
         while j <= i {
             let r = &rec.samples[j];
             if !r.step || r.key != key {
                 bail!("sample {j} is not the next step of its chain");
             }
-            let sp = rec
-                .record(j)
-                .and_then(Payload::parse)
+            let sp = Payload::parse(rec.read_record(j, &mut self.record)?)
                 .ok_or_else(|| anyhow!("sample {j}: short step record"))?;
-            if sp.col_len.max(sp.skel_len.unwrap_or(0)) > MAX_SAMPLE_JSON {
-                bail!("sample {j}: step record claims an impossible size");
+            let limit = rec.limit(j);
+            if sp.claim() > limit as u64 {
+                return Err(too_large(
+                    &format!("sample {j}'s step record"),
+                    sp.claim(),
+                    limit,
+                ));
             }
             if sp.prev.is_none() != (j == key) || (j == key && sp.skel_len.is_none()) {
                 bail!("sample {j}: step record does not fit its chain");
@@ -291,18 +298,40 @@ impl Decoder {
                     p
                 }
             };
-            z.set_dictionary(&prev.col)?;
-            let col = z.decompress(sp.zcol, sp.col_len as usize)?;
+            z.dictionary(&prev.col)?;
+            let mut col = Vec::new();
+            z.inflate(
+                &format!("sample {j}'s column"),
+                sp.zcol,
+                sp.col_len,
+                limit,
+                &mut col,
+            )?;
             let skel = match sp.skel_len {
                 None => prev.skel,
                 Some(n) => {
-                    z.set_dictionary(&prev.skel)?;
-                    z.decompress(sp.zskel, n as usize)?
+                    z.dictionary(&prev.skel)?;
+                    let mut skel = Vec::new();
+                    z.inflate(
+                        &format!("sample {j}'s skeleton"),
+                        sp.zskel,
+                        n,
+                        limit,
+                        &mut skel,
+                    )?;
+                    skel
                 }
             };
             let mut fields = Fields::default();
-            numdiff::decode(&skel, &col, &prev.fields, &mut last.json, &mut fields)
-                .map_err(|e| anyhow!("sample {j}: {e}"))?;
+            numdiff::decode(
+                &skel,
+                &col,
+                &prev.fields,
+                &mut last.json,
+                &mut fields,
+                limit,
+            )
+            .map_err(|e| anyhow!("sample {j}: {e}"))?;
             last.parts = Some(Parts { skel, col, fields });
             last.idx = j;
             j += 1;

@@ -150,7 +150,8 @@ pub fn intervals(
     let threads = match threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
         t => t,
-    };
+    }
+    .min(decode_threads(rec));
     if threads <= 1 || nchunks <= 1 {
         chunk(rec, walk_from, walk_from, end, &mut deliver)?;
         return Ok(n);
@@ -213,6 +214,19 @@ pub fn intervals(
         Ok(())
     })?;
     Ok(n)
+}
+
+/// What all decoding threads together may hold of sample records and their JSON: each thread's
+/// decoder keeps up to [`PER_THREAD`] times a sample's limit (`inflate::sample_limit`: the JSON,
+/// its column and skeleton and the previous sample's), so a recording whose header claims a
+/// huge host (4,096 CPUs made 8 threads decode 33 GB of zstd bombs at once) gets fewer threads.
+const DECODE_BUDGET: usize = 1 << 30;
+const PER_THREAD: usize = 4;
+
+/// The most threads a walk of `rec` may decode on: [`DECODE_BUDGET`] over what each may hold.
+fn decode_threads(rec: &Recording) -> usize {
+    let limit = rec.segments.iter().map(|s| s.limit).max().unwrap_or(0);
+    (DECODE_BUDGET / limit.saturating_mul(PER_THREAD).max(1)).max(1)
 }
 
 /// Replay's random access to the same walk: the baselines before any sample, learned in order

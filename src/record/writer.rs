@@ -360,6 +360,26 @@ pub struct Recorder {
     pub bytes: u64,
 }
 
+/// Refuses an output path that exists and is not a regular file (through a link, what it
+/// names): a recording is a set of files `PATH`, `PATH.1`, ... side by side, so `-o /dev/full`
+/// would otherwise make `/dev/full.1`, and a cut's `--force` replace a device node with a file.
+pub fn refuse_non_regular(path: &Path, what: &str) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => bail!(
+            "{} is a directory: give the {what}'s file path (e.g. {}/perftop.rec)",
+            path.display(),
+            path.display()
+        ),
+        Ok(m) if !m.is_file() => bail!(
+            "{} is not a regular file (a device, FIFO or socket): a {what} is written as files beside it ({}, {}.1, ...); give a file path",
+            path.display(),
+            path.display(),
+            path.display()
+        ),
+        _ => Ok(()),
+    }
+}
+
 fn create_segment(base: &Path, n: u32) -> Result<(File, PathBuf)> {
     let path = segment_path(base, n);
     let f = OpenOptions::new()
@@ -386,13 +406,7 @@ impl Recorder {
         interval: Duration,
         retention: Retention,
     ) -> Result<Recorder> {
-        if base.is_dir() {
-            bail!(
-                "{} is a directory: give the recording's file path (e.g. {}/perftop.rec)",
-                base.display(),
-                base.display()
-            );
-        }
+        refuse_non_regular(base, "recording")?;
         let segment = list_segments(base).last().map_or(0, |(n, _)| n + 1);
         let (file, _) = create_segment(base, segment)?;
         let header = header_for(first, interval, segment);
