@@ -10,6 +10,7 @@ mod support;
 mod dump;
 mod file;
 mod golden;
+mod limits;
 mod openmetrics;
 mod process;
 mod steps;

@@ -2,9 +2,8 @@
 //! sparse files of several GB, outputs that are not files, and a cut with nothing in it. Memory
 //! and time must follow what a recording really holds, never what it claims.
 
-#[path = "support/mod.rs"]
-mod support;
-
+use super::support::tmux::Session;
+use super::support::{skip, synth_samples, T0};
 use perftop::record::format::{encode_frame, Header, RecordType, FILE_MAGIC};
 use perftop::record::writer::header_for;
 use perftop::record::{Recording, Writer};
@@ -12,8 +11,6 @@ use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-use support::tmux::Session;
-use support::{skip, synth_samples, T0};
 
 const GIB: u64 = 1 << 30;
 
@@ -240,7 +237,7 @@ fn a_step_claiming_more_than_its_host_is_left_out_when_opened() {
 /// Issue 37 item 9: `replay` of the bombs showed a blank screen and ignored `q` for minutes.
 #[test]
 fn replay_of_zstd_bombs_answers_q_within_a_second() {
-    if !support::tmux::tmux_available() {
+    if !super::support::tmux::tmux_available() {
         skip(
             "replay_of_zstd_bombs_answers_q_within_a_second",
             "tmux is not installed",
