@@ -7,6 +7,7 @@ use super::filter::PaneFilters;
 use super::keymap::{lookup, Action, Key, Screen};
 use super::scroll::Scroll;
 use super::timeline::{next_speed, speed_label, History, Playback};
+use super::trend::TrendPoint;
 use crate::assess::{Assessed, Assessor};
 use crate::derive::{derive, Derived};
 use crate::findings::{ActiveFinding, Baselines, FindingTracker, Thresholds};
@@ -35,17 +36,6 @@ pub enum Effect {
     Suspend,
     Quit,
     IntervalChanged,
-}
-
-/// A few headline values per live sample, for sparklines on large terminals.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TrendPoint {
-    pub busy_pct: Option<f64>,
-    pub dirty_kb: Option<u64>,
-    pub disk_aqu: Option<f64>,
-    pub softirq_pct: Option<f64>,
-    /// The largest PSI `some` share of cpu, memory and io: how much of the interval stalled.
-    pub psi_some_pct: Option<f64>,
 }
 
 pub const INTERVALS_MS: [u64; 9] = [250, 500, 1000, 2000, 3000, 5000, 10_000, 30_000, 60_000];
@@ -117,30 +107,6 @@ const TRENDS: usize = 512;
 const BACKFILL: usize = 120;
 /// ...and spend at most this long doing it, so big hosts stay responsive.
 const BACKFILL_BUDGET: Duration = Duration::from_millis(30);
-
-impl TrendPoint {
-    fn of(d: &Derived) -> TrendPoint {
-        TrendPoint {
-            busy_pct: d.host.busy_pct,
-            dirty_kb: d.dirty.dirty_kb,
-            disk_aqu: d
-                .disks
-                .iter()
-                .filter(|x| !x.partition)
-                .filter_map(|x| x.aqu_sz)
-                .reduce(f64::max),
-            softirq_pct: d
-                .softirq_cpus
-                .iter()
-                .filter_map(|c| c.soft_pct)
-                .reduce(f64::max),
-            psi_some_pct: [&d.pressure.cpu, &d.pressure.memory, &d.pressure.io]
-                .into_iter()
-                .filter_map(|r| r.as_ref()?.some_pct)
-                .reduce(f64::max),
-        }
-    }
-}
 
 impl App {
     /// `keep` is how much history the ring holds (default ten minutes).

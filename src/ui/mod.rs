@@ -22,6 +22,7 @@ pub mod status;
 pub mod term;
 pub mod theme;
 pub mod timeline;
+pub mod trend;
 pub mod tweak_dialog;
 pub mod wire;
 pub mod wrap;
