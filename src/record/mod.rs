@@ -53,7 +53,8 @@
 //! step); readers skip record types they do not know, and read every format version up to their
 //! own (newer files, such as format 2 given to a format-1 perftop, get a clear error). The seek
 //! index (every sample's time and keyframe) is rebuilt by one checksummed scan when a file is
-//! opened.
+//! opened, through a bounded window (`source`): files are never read whole. The sizes a record
+//! states are claims: a sample is held to what its host (the header) can produce (`inflate`).
 
 pub mod cmd;
 mod csv;
