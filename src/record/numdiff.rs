@@ -358,6 +358,9 @@ fn scan(
     if !stack.is_empty() {
         return Err("truncated JSON".into());
     }
+    if out.len() > limit {
+        return Err(format!("decodes to more than {limit} bytes"));
+    }
     if let Col::In(numbers, at) = col {
         if at < numbers.len() {
             return Err("column longer than its skeleton".into());
@@ -414,6 +417,41 @@ mod tests {
         )
         .expect("decode");
         (String::from_utf8(out).expect("utf8"), next)
+    }
+
+    /// A one-character difference can stand for a 20-digit number: the JSON is stopped at the
+    /// limit, not built at 20 times the skeleton's size first.
+    #[test]
+    fn decoding_stops_at_the_limit() {
+        let big = u64::MAX / 2;
+        let prev = format!("[{}]", vec![big.to_string(); 1000].join(","));
+        let f0 = Fields::of(prev.as_bytes()).expect("fields");
+        let skel = format!("[{}]", vec!["#"; 1000].join(","));
+        let col = vec!["0"; 1000].join(",");
+        // 1000 numbers of 19 digits, 999 commas and the brackets: 20,001 bytes.
+        let mut out = Vec::new();
+        let mut next = Fields::default();
+        decode(
+            skel.as_bytes(),
+            col.as_bytes(),
+            &f0,
+            &mut out,
+            &mut next,
+            20_001,
+        )
+        .expect("within the limit");
+        assert_eq!(out, prev.as_bytes());
+        let e = decode(
+            skel.as_bytes(),
+            col.as_bytes(),
+            &f0,
+            &mut out,
+            &mut next,
+            10_000,
+        )
+        .expect_err("over the limit");
+        assert_eq!(e, "decodes to more than 10000 bytes");
+        assert!(out.len() <= 10_000 + 20, "stopped at {} bytes", out.len());
     }
 
     #[test]

@@ -316,3 +316,34 @@ impl Baselines {
         Ok(a.peek(derive(prev.as_ref(), &cur)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::format::{encode_frame, Header, RecordType, FILE_MAGIC};
+
+    /// A recording holding only a header claiming `cpus` CPUs on one node.
+    fn claiming(cpus: usize) -> Recording {
+        let h = Header {
+            format_version: 2,
+            cpus,
+            nodes: 1,
+            ..Header::default()
+        };
+        let mut b = FILE_MAGIC.to_vec();
+        let json = serde_json::to_vec(&h).expect("json");
+        encode_frame(&mut b, RecordType::Header, 0, 0, &json);
+        Recording::from_bytes("t", b).expect("open")
+    }
+
+    #[test]
+    fn decoding_threads_hold_at_most_a_gib_of_samples() {
+        // 2 CPUs: 4 MiB + 2 x 12 KiB + 8 KiB = 4,227,072 B a sample, 4 of them a thread:
+        // 2^30 / 16,908,288 = 63.5.
+        assert_eq!(decode_threads(&claiming(2)), 63);
+        // 4,096 CPUs: 4 MiB + 48 MiB + 8 KiB = 54,534,144 B; 2^30 / 218,136,576 = 4.9.
+        assert_eq!(decode_threads(&claiming(4096)), 4);
+        // A million CPUs: the 128 MiB cap; 2^30 / 512 MiB.
+        assert_eq!(decode_threads(&claiming(1 << 20)), 2);
+    }
+}
