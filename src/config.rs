@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// Findings thresholds (`[findings]` table; field names as in the README table).
+    /// Findings thresholds (`[findings]` table; field names as in docs/findings.md).
     pub findings: Thresholds,
     /// Default theme when `--theme` is not given.
     pub theme: Option<String>,

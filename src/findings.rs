@@ -4,7 +4,7 @@
 //! single interval. `FindingTracker` adds time for the live/replay strip: a finding is raised
 //! only after it held for `raise_after` consecutive samples, and once raised it clears with
 //! hysteresis (see `FindingTracker`). Every number a rule uses lives in `Thresholds`, whose
-//! defaults are the README's "Findings thresholds" table and which a config file can override.
+//! defaults are the "Findings thresholds" table of docs/findings.md and which a config file can override.
 
 mod cgroups;
 pub mod culprits;
@@ -257,7 +257,7 @@ mod tests {
         );
     }
 
-    /// Every rule id is unique and documented in the README's findings table, and the table
+    /// Every rule id is unique and documented in the findings table of docs/findings.md, and the table
     /// lists no rule that does not exist.
     #[test]
     fn rule_ids_are_unique_and_documented() {
@@ -265,11 +265,11 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), RULE_IDS.len(), "duplicate rule id");
-        let readme = include_str!("../README.md");
+        let readme = include_str!("../docs/findings.md");
         let section = readme
-            .split("### Findings thresholds")
+            .split("## Findings thresholds")
             .nth(1)
-            .and_then(|rest| rest.split("\n## ").next())
+            .and_then(|rest| rest.split("\n# ").next())
             .unwrap_or("");
         let table: Vec<&str> = section
             .lines()
@@ -279,11 +279,14 @@ mod tests {
         for id in RULE_IDS {
             assert!(
                 table.contains(&id),
-                "{id} is not in the README findings table"
+                "{id} is not in the findings table of docs/findings.md"
             );
         }
         for id in &table {
-            assert!(RULE_IDS.contains(id), "README lists {id}, which is no rule");
+            assert!(
+                RULE_IDS.contains(id),
+                "docs/findings.md lists {id}, which is no rule"
+            );
         }
     }
 

@@ -44,11 +44,11 @@ impl Families {
     }
 }
 
-/// What `# HELP` says of a family: its pane and field, and where the README explains it.
+/// What `# HELP` says of a family: its pane and field, and where docs/ explains it.
 fn help(family: &str) -> String {
     match family {
         "perftop_finding_active" => {
-            "A perftop finding holds this interval (1); see the README's Findings".into()
+            "A perftop finding holds this interval (1); see perftop's docs/findings.md".into()
         }
         "perftop_dirty_state" => {
             "Dirty pages against the kernel's thresholds (1 for the state that holds)".into()
@@ -57,7 +57,7 @@ fn help(family: &str) -> String {
             "The await perftop has learned for the disk (EWMA over unqueued intervals)".into()
         }
         _ => format!(
-            "perftop {} (README: The delta JSON contract)",
+            "perftop {} (docs/json.md: the delta JSON contract)",
             family.trim_start_matches("perftop_").replace('_', " ")
         ),
     }

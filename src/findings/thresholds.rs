@@ -1,4 +1,4 @@
-//! The numbers behind every finding, in one place: defaults (the README's "Findings thresholds"
+//! The numbers behind every finding, in one place: defaults (docs/findings.md, "Findings thresholds"
 //! table), overrides from a config file, and the relaxed set a raised finding keeps holding at.
 
 use anyhow::{bail, Context, Result};

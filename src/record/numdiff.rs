@@ -6,7 +6,7 @@
 //! Consecutive samples of a quiet host differ in a few dozen counters, each by a small amount:
 //! the skeleton is usually the previous one byte for byte, and the column is the previous column
 //! with a few dozen short numbers changed, which zstd (with the previous column as dictionary)
-//! stores in a few bytes each. Measured on an idle 2-vCPU VM (README, Recording): ~280 B per
+//! stores in a few bytes each. Measured on an idle 2-vCPU VM (docs/recording.md): ~280 B per
 //! sample against ~420 B for the differenced JSON kept whole, and ~640 B for the JSON itself
 //! against its keyframe (format 1).
 //!

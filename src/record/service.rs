@@ -12,7 +12,7 @@ pub const STATE_DIRECTORY: &str = "perftop";
 /// Where the service records (inside the state directory).
 pub const SYSTEM_RECORDING: &str = "/var/lib/perftop/perftop.ptrec";
 /// The service's retention defaults: a week, at most 1 GiB. At 1 s a 2-CPU host writes ~33 MB a
-/// day (~390 B/sample, README "Recording"), so a week fits; a 64-CPU host ~340 MB a day, so
+/// day (~390 B/sample, docs/recording.md), so a week fits; a 64-CPU host ~340 MB a day, so
 /// there the size limit keeps about three days.
 pub const DEFAULT_RETAIN: &str = "7d";
 pub const DEFAULT_MAX_SIZE: &str = "1G";

@@ -6,7 +6,7 @@ use super::Probe;
 use crate::sample::Host;
 
 /// Flags kept, by name (`name` or `name=...`); a trailing `.` keeps every parameter of that
-/// module. What each does to a pane is in the README ("Boot and profile context").
+/// module. What each does to a pane is in docs/panes.md ("Boot and profile context").
 const FLAGS: &[&str] = &[
     "processor.max_cstate",
     "intel_idle.max_cstate",

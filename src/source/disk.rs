@@ -71,7 +71,7 @@ pub fn read_disks(probe: &mut Probe, cache: &mut DiskCache) -> Vec<DiskSample> {
 /// the static refresh, after a perftop write, and on the sample its first I/O shows: its
 /// settings shape nothing until it is used, and the kernel's spare loop devices and an
 /// unconfigured zram were 42 of this VM's ~120 settings (5 of 57 files a 1 s sample, ~5 % of
-/// its CPU, README "Never-used devices' settings held"). One lookup per device a sample
+/// its CPU, docs/performance.md "Never-used devices' settings held"). One lookup per device a sample
 /// instead of one per setting: with ten loop, zram and virtio devices the ~90 per-setting
 /// lookups (a path formatted and hashed each) were ~5% of a live sample's CPU in a profile,
 /// and a SAN host has thousands of devices.
