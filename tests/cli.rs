@@ -567,3 +567,27 @@ fn delta_of_samples_from_before_per_cpu_interrupt_types() {
         Some(500.0)
     );
 }
+
+/// `snapshot -o` into a directory another user could write: a link planted at the path is
+/// refused, and its target keeps its bytes.
+#[test]
+fn snapshot_never_writes_through_a_planted_link() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let decoy = dir.path().join("decoy");
+    std::fs::write(&decoy, "decoy\n").expect("decoy");
+    let out = dir.path().join("snap.json");
+    std::os::unix::fs::symlink(&decoy, &out).expect("symlink");
+    let o = perftop(&[
+        "snapshot".as_ref(),
+        "--root".as_ref(),
+        fixture("vm-2cpu").join("t0").as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("symbolic link"));
+    assert_eq!(std::fs::read_to_string(&decoy).expect("decoy"), "decoy\n");
+    // A plain path is written as before.
+    std::fs::remove_file(&out).expect("rm");
+    snapshot(&fixture("vm-2cpu").join("t0"), &out);
+}
