@@ -21,6 +21,7 @@ pub mod sample;
 pub mod sampler;
 pub mod source;
 pub mod text;
+pub mod trust;
 pub mod tweak;
 pub mod ui;
 pub mod units;

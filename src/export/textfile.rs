@@ -14,7 +14,7 @@ use anyhow::{bail, Context, Result};
 use std::cell::Cell;
 use std::fs::{File, OpenOptions, Permissions};
 use std::io::{ErrorKind, Read, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -44,9 +44,15 @@ impl Textfile {
         let real = dir
             .canonicalize()
             .with_context(|| format!("--textfile {}", dir.display()))?;
-        for d in real.ancestors() {
-            trusted(d).with_context(|| format!("--textfile {}: refused", dir.display()))?;
-        }
+        // Anyone who can write a directory on the way could replace the page or plant links;
+        // in a sticky one (`/tmp`) the O_EXCL create and the rename never write through theirs.
+        crate::trust::check_chain(&real).map_err(|why| {
+            anyhow::anyhow!(
+                "--textfile {}: refused: {why}: another user could replace the page or plant \
+                 links (chown it to root and chmod go-w, or +t as /tmp is)",
+                dir.display()
+            )
+        })?;
         let entries = std::fs::read_dir(&real)
             .with_context(|| format!("--textfile {}: cannot list it", dir.display()))?;
         for e in entries.flatten() {
@@ -156,38 +162,6 @@ fn splitmix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
-}
-
-/// A directory root's perftop may write in: owned by root or by us, and not writable by group
-/// or others unless sticky. Anyone who can write a non-sticky directory can rename and
-/// replace what perftop put there (a forged page for the collector) or swap a directory for
-/// a link; the owner can change its mode. In a sticky one (`/tmp`) others can only add names
-/// of their own, which the `O_EXCL` create and the rename never write through.
-fn trusted(d: &Path) -> Result<()> {
-    let m = std::fs::metadata(d).with_context(|| format!("{}", d.display()))?;
-    let me = rustix::process::geteuid().as_raw();
-    if m.uid() != 0 && m.uid() != me {
-        let us = if me == 0 {
-            String::new()
-        } else {
-            format!(" or uid {me} running perftop")
-        };
-        bail!(
-            "{} is owned by uid {}, not by root{us}: its owner could plant links or replace \
-             the page (chown it to root, or pick another directory)",
-            d.display(),
-            m.uid()
-        );
-    }
-    let mode = m.mode() & 0o7777;
-    if mode & 0o022 != 0 && mode & 0o1000 == 0 {
-        bail!(
-            "{} is writable by group or others (mode {mode:04o}) and not sticky: another user \
-             could replace the page or plant links (chmod go-w it, or +t as /tmp is)",
-            d.display()
-        );
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use rustix::io::Errno;
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::OwnedFd;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 /// Largest state file read (a journal line is ~1-2 KiB: this is tens of thousands of changes).
@@ -43,15 +43,6 @@ pub struct StateDir {
     fd: OwnedFd,
 }
 
-fn me() -> u32 {
-    rustix::process::geteuid().as_raw()
-}
-
-/// Owned by the user running perftop, or by root.
-fn trusted_owner(uid: u32) -> bool {
-    uid == me() || uid == 0
-}
-
 fn refuse_dir(path: &Path, why: String) -> anyhow::Error {
     anyhow!(
         "refusing the state directory {}: {why}. Another user could plant a journal, a link or a \
@@ -61,8 +52,7 @@ fn refuse_dir(path: &Path, why: String) -> anyhow::Error {
     )
 }
 
-/// Every directory above `path` (resolved) must be ours or root's, and writable by nobody else
-/// unless sticky.
+/// Every directory above `path` (resolved) must pass `trust::check_chain`.
 fn check_ancestors(path: &Path) -> Result<()> {
     let Some(parent) = path.parent() else {
         return Ok(());
@@ -82,27 +72,7 @@ fn check_ancestors(path: &Path) -> Result<()> {
             path.display()
         );
     };
-    for dir in parent.ancestors() {
-        let m = std::fs::metadata(dir).with_context(|| format!("checking {}", dir.display()))?;
-        let mode = m.mode();
-        if !trusted_owner(m.uid()) {
-            return Err(refuse_dir(
-                path,
-                format!("{} above it belongs to uid {}", dir.display(), m.uid()),
-            ));
-        }
-        if mode & 0o022 != 0 && mode & 0o1000 == 0 {
-            return Err(refuse_dir(
-                path,
-                format!(
-                    "{} above it is writable by others (mode {:04o}, not sticky)",
-                    dir.display(),
-                    mode & 0o7777
-                ),
-            ));
-        }
-    }
-    Ok(())
+    crate::trust::check_chain(&parent).map_err(|why| refuse_dir(path, format!("above it, {why}")))
 }
 
 /// A file's `fstat` checks: a regular file of ours (or root's) that nobody else can write.
@@ -123,7 +93,7 @@ fn check_file(fd: &OwnedFd, path: &Path) -> Result<()> {
             }
         );
     }
-    if !trusted_owner(st.st_uid) {
+    if !crate::trust::owner_ok(st.st_uid) {
         bail!(
             "refusing {}: it belongs to uid {}, not to you or root",
             path.display(),
@@ -176,7 +146,7 @@ impl StateDir {
         };
         let st = rustix::fs::fstat(&fd)
             .with_context(|| format!("checking state directory {}", path.display()))?;
-        if !trusted_owner(st.st_uid) {
+        if !crate::trust::owner_ok(st.st_uid) {
             return Err(refuse_dir(
                 path,
                 format!("it belongs to uid {}, not to you or root", st.st_uid),
