@@ -105,6 +105,23 @@ fn bomb_recording(path: &Path) {
     std::fs::write(path, out).expect("write recording");
 }
 
+/// `perftop dump --format json PATH` under `timed`, its peak RSS and time said on stderr;
+/// `None` (the test skipped, visibly) without `/usr/bin/time`.
+fn dump_json_timed(path: &Path, test: &str, what: &str) -> Option<(Output, u64, Duration)> {
+    let args = [
+        "dump".as_ref(),
+        "--format".as_ref(),
+        "json".as_ref(),
+        path.as_os_str(),
+    ];
+    let Some((o, kb, took)) = timed(&args) else {
+        skip(test, "no /usr/bin/time to measure peak RSS");
+        return None;
+    };
+    eprintln!("{what}: peak RSS {kb} kB, {took:?}");
+    Some((o, kb, took))
+}
+
 /// `perftop ARGS` under `/usr/bin/time`: its output, peak RSS (kB) and wall time.
 fn timed(args: &[&std::ffi::OsStr]) -> Option<(Output, u64, Duration)> {
     let time = Path::new("/usr/bin/time");
@@ -144,21 +161,14 @@ fn dump_of_zstd_bombs_stays_small_and_fast() {
     bomb_recording(&rec);
     let size = std::fs::metadata(&rec).expect("stat").len();
     assert!(size < 1 << 20, "a {size}-byte file");
-    let args = [
-        "dump".as_ref(),
-        "--format".as_ref(),
-        "json".as_ref(),
-        rec.as_os_str(),
-    ];
-    let Some((o, kb, took)) = timed(&args) else {
-        skip(
-            "dump_of_zstd_bombs_stays_small_and_fast",
-            "no /usr/bin/time to measure peak RSS",
-        );
+    let Some((o, kb, took)) = dump_json_timed(
+        &rec,
+        "dump_of_zstd_bombs_stays_small_and_fast",
+        "dump of zstd bombs",
+    ) else {
         return;
     };
     let err = String::from_utf8_lossy(&o.stderr);
-    eprintln!("dump of zstd bombs: peak RSS {kb} kB, {took:?}");
     assert!(o.status.success(), "{err}");
     assert!(kb <= 300 << 10, "peak RSS {kb} kB; stderr:\n{err}");
     assert!(took <= Duration::from_secs(5), "{took:?}; stderr:\n{err}");
@@ -283,21 +293,14 @@ fn a_sparse_recording_of_gigabytes_is_read_in_bounded_memory() {
     f.seek(SeekFrom::Start(len - (1 << 20))).expect("seek");
     f.write_all(&tail).expect("tail");
     drop(f);
-    let args = [
-        "dump".as_ref(),
-        "--format".as_ref(),
-        "json".as_ref(),
-        path.as_os_str(),
-    ];
-    let Some((o, kb, took)) = timed(&args) else {
-        skip(
-            "a_sparse_recording_of_gigabytes_is_read_in_bounded_memory",
-            "no /usr/bin/time to measure peak RSS",
-        );
+    let Some((o, kb, took)) = dump_json_timed(
+        &path,
+        "a_sparse_recording_of_gigabytes_is_read_in_bounded_memory",
+        "dump of a 4 GiB sparse recording",
+    ) else {
         return;
     };
     let err = String::from_utf8_lossy(&o.stderr);
-    eprintln!("dump of a 4 GiB sparse recording: peak RSS {kb} kB, {took:?}");
     assert!(o.status.success(), "{err}");
     assert!(kb < 300 << 10, "peak RSS {kb} kB; stderr:\n{err}");
     assert!(took < Duration::from_secs(20), "{took:?}");
