@@ -3,6 +3,7 @@
 //! Errors surface here with context (`anyhow`) and become a one-line message and exit code 1.
 
 use crate::mode;
+use crate::mode::tweak::TweakCmd;
 use crate::record::service::recording_or_system;
 use crate::root::Root;
 use crate::text::{MAX_WIDTH, MIN_WIDTH};
@@ -193,54 +194,6 @@ pub enum Command {
     },
 }
 
-#[derive(Subcommand, Debug)]
-pub enum TweakCmd {
-    /// Every knob with its current value, allowed values, and why it is disabled.
-    List,
-    /// Preview, then set KNOB to VALUE (asks on the terminal unless --yes).
-    Set {
-        knob: String,
-        value: String,
-        /// Journal, lock and audit log directory.
-        #[arg(long, default_value = crate::tweak::DEFAULT_STATE_DIR)]
-        state_dir: PathBuf,
-        /// Preview only; change nothing.
-        #[arg(long)]
-        dry_run: bool,
-        /// Apply without asking.
-        #[arg(long)]
-        yes: bool,
-    },
-    /// Hold CPU wake-up latency (PM-QoS, /dev/cpu_dma_latency) at US µs until Enter or Ctrl-C.
-    HoldLatency {
-        #[arg(default_value_t = 0)]
-        us: u32,
-        #[arg(long, default_value = crate::tweak::DEFAULT_STATE_DIR)]
-        state_dir: PathBuf,
-    },
-    /// Restore the last change from the journal (also after a crash), or change N with --id.
-    Undo {
-        #[arg(long, default_value = crate::tweak::DEFAULT_STATE_DIR)]
-        state_dir: PathBuf,
-        /// Restore change N (see `perftop tweak journal`) instead of the last one.
-        #[arg(long)]
-        id: Option<u64>,
-        /// Restore without asking.
-        #[arg(long)]
-        yes: bool,
-    },
-    /// Who holds the tweak lock, the changes in effect, journal damage, what undo would do.
-    Status {
-        #[arg(long, default_value = crate::tweak::DEFAULT_STATE_DIR)]
-        state_dir: PathBuf,
-    },
-    /// Every journal line, readable or not, with line numbers.
-    Journal {
-        #[arg(long, default_value = crate::tweak::DEFAULT_STATE_DIR)]
-        state_dir: PathBuf,
-    },
-}
-
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
@@ -253,7 +206,7 @@ pub fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("perftop: {}", crate::text::safe::text(&format!("{e:#}")));
+            eprintln!("perftop: {}", crate::safe::text(&format!("{e:#}")));
             ExitCode::FAILURE
         }
     }

@@ -29,7 +29,7 @@ pub struct OutDir {
 /// directory of another user or one others can write, and a non-empty one.
 pub fn prepare_output(out: &Path) -> Result<OutDir> {
     let out: PathBuf = out.components().collect();
-    let shown = crate::text::safe::line(&out.display().to_string()).into_owned();
+    let shown = crate::safe::line(&out.display().to_string()).into_owned();
     match std::fs::symlink_metadata(&out) {
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

@@ -17,7 +17,7 @@ pub mod processes;
 pub mod storage;
 pub mod tcp;
 
-use crate::sample::{Sample, SampleTime, Turn};
+use crate::sample::{Sample, SampleTime, Turn, MIN_INTERVAL_S};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -169,9 +169,6 @@ pub fn turn_pair<'a, T>(
     }
 }
 
-/// Shortest interval rates are computed over (see `Interval::between`).
-pub const MIN_INTERVAL_S: f64 = 1e-3;
-
 /// The interval between two samples and how counters are differenced over it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Interval {
@@ -187,20 +184,13 @@ impl Interval {
     /// The interval between two reads' times (`None`: since boot): boot clock when both have
     /// it, else `/proc/uptime`.
     pub fn of_times(prev: Option<&SampleTime>, cur: &SampleTime) -> Interval {
-        let secs = match prev {
-            None => cur.uptime_s,
-            Some(p) => match (p.boottime_ns, cur.boottime_ns) {
-                (Some(a), Some(b)) => Some((b as f64 - a as f64) / 1e9),
-                _ => match (p.uptime_s, cur.uptime_s) {
-                    (Some(a), Some(b)) => Some(b - a),
-                    _ => None,
-                },
-            },
-        };
         Interval {
-            // Under a millisecond is no interval: the clocks perftop reads tick in ms (uptime
-            // in 10 ms), and dividing by a subnormal gap gives inf/NaN rates and messages.
-            secs: secs.filter(|s| s.is_finite() && *s >= MIN_INTERVAL_S),
+            secs: match prev {
+                None => cur
+                    .uptime_s
+                    .filter(|s| s.is_finite() && *s >= MIN_INTERVAL_S),
+                Some(p) => cur.secs_since(p),
+            },
             since_boot: prev.is_none(),
         }
     }

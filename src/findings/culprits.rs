@@ -36,7 +36,7 @@ impl Culprit {
             "rss_kb" => size(v),
             _ => format!("{v:.0}"),
         };
-        format!("{} {what}", crate::text::safe::line(&self.comm))
+        format!("{} {what}", crate::safe::line(&self.comm))
     }
 }
 

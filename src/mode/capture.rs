@@ -44,8 +44,8 @@ pub fn capture(root: &Root, out: &Path, interval: Duration) -> Result<()> {
             let _ = writeln!(
                 stderr,
                 "perftop:   skipped {}: {}",
-                crate::text::safe::line(&k.path),
-                crate::text::safe::line(&k.why)
+                crate::safe::line(&k.path),
+                crate::safe::line(&k.why)
             );
         }
         passes.push(s);
@@ -62,7 +62,7 @@ pub fn capture(root: &Root, out: &Path, interval: Duration) -> Result<()> {
     };
     let json = serde_json::to_string_pretty(&manifest).context("encoding capture.json")?;
     // Host and file names are the root's: C1 and bidi controls become `\uXXXX` escapes.
-    let json = crate::text::safe::json(&json);
+    let json = crate::safe::json(&json);
     out.write_file(
         Path::new("capture.json"),
         format!("{json}\n").as_bytes(),
@@ -71,7 +71,7 @@ pub fn capture(root: &Root, out: &Path, interval: Duration) -> Result<()> {
     let _ = writeln!(
         stderr,
         "perftop: wrote {}",
-        crate::text::safe::line(&out.path().display().to_string())
+        crate::safe::line(&out.path().display().to_string())
     );
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! `crate::record::cut`, and the one line that says what was kept.
 
 use crate::record::cut::CutArgs;
-use crate::text::safe;
+use crate::safe;
 use anyhow::Result;
 
 /// Cuts, then says on stderr how many samples and markers went where.

@@ -3,8 +3,8 @@
 
 use crate::assess::assess;
 use crate::findings::Thresholds;
+use crate::safe;
 use crate::sample::Sample;
-use crate::text::safe;
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::Path;

@@ -29,7 +29,7 @@ pub fn run(
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     dump(&rec, &opts, &mut out, &mut |w| {
-        eprintln!("perftop: warning: {}", crate::text::safe::line(&w))
+        eprintln!("perftop: warning: {}", crate::safe::line(&w))
     })?;
     Ok(())
 }

@@ -21,9 +21,9 @@ pub mod stdout;
 pub mod tweak;
 
 use crate::root::Root;
+use crate::safe;
 use crate::sample::Sample;
 use crate::source::Reader;
-use crate::text::safe;
 use anyhow::{bail, Result};
 
 /// Fails early, with the path, when `--root` is not a directory.

@@ -2,8 +2,8 @@
 
 use super::{read_sample, root_check};
 use crate::root::Root;
+use crate::safe;
 use crate::source::Reader;
-use crate::text::safe;
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;

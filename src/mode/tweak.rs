@@ -1,15 +1,62 @@
 //! `perftop tweak list|set|undo|status|journal|hold-latency`: the tweak mode, on the
 //! machinery of `crate::tweak` (plans, the journal, the lock, apply and undo).
 
-use crate::cli::TweakCmd;
 use crate::root::Root;
-use crate::text;
 use crate::tweak::apply::{self, FsWriter, Which};
 use crate::tweak::journal::{self, End, Journal, Line, Status};
 use crate::tweak::{audit, knob, lock, plan, Ctx};
 use anyhow::{bail, Context, Result};
+use clap::Subcommand;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
+
+#[derive(Subcommand, Debug)]
+pub enum TweakCmd {
+    /// Every knob with its current value, allowed values, and why it is disabled.
+    List,
+    /// Preview, then set KNOB to VALUE (asks on the terminal unless --yes).
+    Set {
+        knob: String,
+        value: String,
+        /// Journal, lock and audit log directory.
+        #[arg(long, default_value = crate::tweak::DEFAULT_STATE_DIR)]
+        state_dir: PathBuf,
+        /// Preview only; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Apply without asking.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Hold CPU wake-up latency (PM-QoS, /dev/cpu_dma_latency) at US µs until Enter or Ctrl-C.
+    HoldLatency {
+        #[arg(default_value_t = 0)]
+        us: u32,
+        #[arg(long, default_value = crate::tweak::DEFAULT_STATE_DIR)]
+        state_dir: PathBuf,
+    },
+    /// Restore the last change from the journal (also after a crash), or change N with --id.
+    Undo {
+        #[arg(long, default_value = crate::tweak::DEFAULT_STATE_DIR)]
+        state_dir: PathBuf,
+        /// Restore change N (see `perftop tweak journal`) instead of the last one.
+        #[arg(long)]
+        id: Option<u64>,
+        /// Restore without asking.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Who holds the tweak lock, the changes in effect, journal damage, what undo would do.
+    Status {
+        #[arg(long, default_value = crate::tweak::DEFAULT_STATE_DIR)]
+        state_dir: PathBuf,
+    },
+    /// Every journal line, readable or not, with line numbers.
+    Journal {
+        #[arg(long, default_value = crate::tweak::DEFAULT_STATE_DIR)]
+        state_dir: PathBuf,
+    },
+}
 
 /// Runs one `perftop tweak` command under `root` (`--read-only` disables every change).
 pub fn run(root: Root, cmd: TweakCmd, read_only: bool) -> Result<()> {
@@ -20,7 +67,7 @@ pub fn run(root: Root, cmd: TweakCmd, read_only: bool) -> Result<()> {
         c
     };
     match cmd {
-        TweakCmd::List => print(&text::safe::text(&list(&ctx(None)))),
+        TweakCmd::List => print(&crate::safe::text(&list(&ctx(None)))),
         TweakCmd::Set {
             knob,
             value,
@@ -97,7 +144,7 @@ pub fn set(ctx: &Ctx, knob: &str, value: &str, dry_run: bool, yes: bool) -> Resu
     let mut out = std::io::stdout().lock();
     let mut shown = 0;
     let report = loop {
-        write!(out, "{}", text::safe::text(&p.preview(ctx))).context("writing to stdout")?;
+        write!(out, "{}", crate::safe::text(&p.preview(ctx))).context("writing to stdout")?;
         // Best effort: an unprivileged dry run may not be able to create the state directory.
         let _ = audit::log(&ctx.state_dir, "preview", &p, &[]);
         if dry_run || p.writes().next().is_none() {
@@ -121,7 +168,7 @@ pub fn set(ctx: &Ctx, knob: &str, value: &str, dry_run: bool, yes: bool) -> Resu
             Err(e) => return Err(e),
         }
     };
-    write!(out, "{}", text::safe::text(&report.text())).context("writing to stdout")?;
+    write!(out, "{}", crate::safe::text(&report.text())).context("writing to stdout")?;
     if !report.ok() {
         bail!(
             "{} not changed: {}",
@@ -183,7 +230,7 @@ pub fn undo(ctx: &Ctx, id: Option<u64>, yes: bool) -> Result<()> {
     for w in &pre.warnings {
         shown.push_str(&format!("  warning: {w}\n"));
     }
-    write!(out, "{}", text::safe::text(&shown)).context("writing to stdout")?;
+    write!(out, "{}", crate::safe::text(&shown)).context("writing to stdout")?;
     if !yes && !confirm("restore?")? {
         writeln!(out, "not restored").context("writing to stdout")?;
         return Ok(());
@@ -191,7 +238,7 @@ pub fn undo(ctx: &Ctx, id: Option<u64>, yes: bool) -> Result<()> {
     let mut report = apply::undo(ctx, &mut FsWriter, which, Some(pre.id))?;
     // Shown with the preview already.
     report.warnings.retain(|w| !pre.warnings.contains(w));
-    write!(out, "{}", text::safe::text(&report.text())).context("writing to stdout")?;
+    write!(out, "{}", crate::safe::text(&report.text())).context("writing to stdout")?;
     if !report.ok() {
         bail!("undo incomplete: {}", report.errors().join("; "));
     }

@@ -181,7 +181,7 @@ fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
 
 /// Appends `s` as one CSV field (quoted when it holds a comma, quote or line break).
 fn push_csv(out: &mut Vec<u8>, s: &str) {
-    let s = &*crate::text::safe::text(s);
+    let s = &*crate::safe::text(s);
     if s.contains([',', '"', '\n', '\r']) {
         out.push(b'"');
         out.extend_from_slice(s.replace('"', "\"\"").as_bytes());

@@ -274,7 +274,7 @@ pub fn cut_cmd(args: &CutArgs) -> Result<CutStats> {
         .open(&tmp)
         .with_context(|| format!("creating {}", tmp.display()))?;
     let written = cut(&rec, from_ms, to_ms, file, &mut |w| {
-        eprintln!("perftop: warning: {}", crate::text::safe::line(&w))
+        eprintln!("perftop: warning: {}", crate::safe::line(&w))
     })
     .and_then(|(stats, f)| {
         f.sync_all().context("syncing the cut")?;

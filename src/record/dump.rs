@@ -177,7 +177,7 @@ pub fn dump(
                     line.push(b'\n');
                     // serde_json writes valid UTF-8; DEL and C1 controls it leaves raw.
                     match std::str::from_utf8(&line) {
-                        Ok(text) => out.write_all(crate::text::safe::json(text).as_bytes())?,
+                        Ok(text) => out.write_all(crate::safe::json(text).as_bytes())?,
                         Err(_) => out.write_all(&line)?,
                     }
                 }

@@ -244,7 +244,7 @@ pub fn parse_time(s: &str, first: i64, last: i64) -> Result<i64> {
 pub fn open(path: &std::path::Path) -> anyhow::Result<reader::Recording> {
     let rec = reader::Recording::open(path)?;
     for w in &rec.warnings {
-        eprintln!("perftop: warning: {}", crate::text::safe::line(w));
+        eprintln!("perftop: warning: {}", crate::safe::line(w));
     }
     Ok(rec)
 }

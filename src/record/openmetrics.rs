@@ -213,7 +213,7 @@ fn family_name(fam: &str) -> String {
 }
 
 fn om_escape(s: &str) -> String {
-    crate::text::safe::text(s)
+    crate::safe::text(s)
         .replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace('\n', "\\n")

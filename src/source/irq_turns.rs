@@ -58,12 +58,11 @@ impl IrqTurns {
     /// last read. Keeps this sample's `intr` for the next sample's decision.
     pub fn due(&mut self, now: &Now) -> bool {
         let rate = match (&self.intr, now.intr) {
-            (Some((at, was, cpus)), Some(is)) if *cpus == now.cpus && now.cpus > 0 => {
-                crate::derive::Interval::of_times(Some(at), now.time)
-                    .secs
-                    .filter(|&s| s > 0.0)
-                    .map(|s| is.saturating_sub(*was) as f64 / s / now.cpus as f64)
-            }
+            (Some((at, was, cpus)), Some(is)) if *cpus == now.cpus && now.cpus > 0 => now
+                .time
+                .secs_since(at)
+                .filter(|&s| s > 0.0)
+                .map(|s| is.saturating_sub(*was) as f64 / s / now.cpus as f64),
             _ => None,
         };
         self.intr = now.intr.map(|i| (now.time.clone(), i, now.cpus));
@@ -84,8 +83,8 @@ impl IrqTurns {
         self.hot = match (self.per_cpu.take(), &sums) {
             // The same CPUs in the same columns (hotplug reads every sample anyway).
             (Some((at, ids, was)), Some((now_ids, is))) if ids == *now_ids => {
-                crate::derive::Interval::of_times(Some(&at), now.time)
-                    .secs
+                now.time
+                    .secs_since(&at)
                     .filter(|&s| s > 0.0)
                     .is_some_and(|s| {
                         // A wrapped 32-bit count reads as a fall, never as hot.

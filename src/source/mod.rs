@@ -68,14 +68,10 @@ pub(crate) use probe::{parse_u64, MAX_IRQ_LINES};
 use crate::cpulist::CpuList;
 use crate::pagesize::{self, PageKbFrom};
 use crate::root::Root;
-use crate::sample::{Sample, SAMPLE_VERSION};
+use crate::sample::{Sample, SAMPLE_VERSION, STATIC_REFRESH_SAMPLES};
 use foldhash::HashMap;
 use probe::settings::{TierMap, SETTINGS_EVERY_SAMPLE_GAP};
 use std::time::Instant;
-
-/// Files that do not change while the system runs (names, topology, hardware limits) are read
-/// once and re-read after this many samples, in case a driver was loaded or a CPU hot-added.
-pub const STATIC_REFRESH_SAMPLES: u32 = 300;
 
 /// Typed caches of the main reader thread (see the module comment for their lifetimes).
 #[derive(Default)]

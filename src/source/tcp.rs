@@ -48,12 +48,10 @@ pub fn read_tcp(
         sum.checked_add(d.rx_packets)?.checked_add(d.tx_packets)
     });
     let rate = match (&turns.packets, packets) {
-        (Some((at, was)), Some(is)) if is >= *was => {
-            crate::derive::Interval::of_times(Some(at), time)
-                .secs
-                .filter(|&s| s > 0.0)
-                .map(|s| (is - was) as f64 / s)
-        }
+        (Some((at, was)), Some(is)) if is >= *was => time
+            .secs_since(at)
+            .filter(|&s| s > 0.0)
+            .map(|s| (is - was) as f64 / s),
         // A device gone (the sum fell) or none listed: not known to be quiet.
         _ => None,
     };

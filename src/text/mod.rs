@@ -4,11 +4,10 @@
 //! Sized for 80 columns; big hosts get summaries, top-N rows and "+k hidden" instead of one row
 //! per CPU, disk or queue. Unknown values print as `-`.
 
-pub mod safe;
-
 use crate::assess::Assessed;
 use crate::derive::Derived;
 use crate::findings::Thresholds;
+use crate::safe;
 use crate::units::{duration, fit, num, pct};
 use crate::view::model::{busiest, counted, Block, Cells, Order, Row, Table};
 use crate::view::{Ctx, PANES};

@@ -166,7 +166,7 @@ impl std::fmt::Display for Stale {
             f,
             "the kernel changed since the preview ({}); nothing was written: look at the new \
              preview",
-            crate::text::safe::line(&self.what.join(", "))
+            crate::safe::line(&self.what.join(", "))
         )
     }
 }

@@ -191,12 +191,12 @@ fn check_registry(ctx: &Ctx, id: u64, plan: &Plan) -> Result<()> {
         anyhow!(
             "refusing to undo change #{id} ({}): {why}. The journal may be damaged or forged; \
              nothing was written",
-            crate::text::safe::line(&plan.knob)
+            crate::safe::line(&plan.knob)
         )
     };
     let k = knob::find(ctx, &plan.knob).map_err(&refuse)?;
     for c in plan.changes.iter().filter(|c| c.undo) {
-        let rel = crate::text::safe::line(&c.rel);
+        let rel = crate::safe::line(&c.rel);
         let owner = if k.targets.iter().any(|t| t.rel == c.rel) {
             Some(k.clone())
         } else if k.side.iter().any(|t| t.rel == c.rel) {
@@ -213,10 +213,10 @@ fn check_registry(ctx: &Ctx, id: u64, plan: &Plan) -> Result<()> {
         restorable(&owner, &c.old).map_err(|e| {
             refuse(format!(
                 "{rel} would get {:?}, which {} does not accept ({}); to restore it by hand: {}",
-                crate::text::safe::line(&c.old),
+                crate::safe::line(&c.old),
                 owner.name,
-                crate::text::safe::line(&e),
-                crate::text::safe::line(&owner.command(&ctx.root, &c.old))
+                crate::safe::line(&e),
+                crate::safe::line(&owner.command(&ctx.root, &c.old))
             ))
         })?;
     }

@@ -236,7 +236,7 @@ pub fn run(opts: Options) -> Result<Ended> {
     let result = drive(&mut app, &theme, &rx, &ctl_tx);
     // After the terminal is back, so the message stays on screen.
     if let Some(msg) = app.stop_recording() {
-        eprintln!("{}", crate::text::safe::text(&msg));
+        eprintln!("{}", crate::safe::text(&msg));
     }
     result
 }

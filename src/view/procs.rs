@@ -7,7 +7,7 @@ use super::model::{
 };
 use super::Ctx;
 use crate::derive::{Derived, ProcessMetrics};
-use crate::text::safe;
+use crate::safe;
 use crate::units::{compact, kb, num_fit};
 
 /// What the table ranks by (`s` on the focused pane cycles it).

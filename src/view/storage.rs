@@ -108,7 +108,7 @@ fn queues(whole: &[&DiskMetrics], x: &Ctx, out: &mut Vec<Block>) {
         out.push(Block::Note(format!(
             "{}: no I/O since boot; settings up to {} samples old",
             which(&unused),
-            crate::source::STATIC_REFRESH_SAMPLES
+            crate::sample::STATIC_REFRESH_SAMPLES
         )));
     }
 }

@@ -175,7 +175,7 @@ pub fn read_processes(
     // The root's own clock (`/proc/uptime`, as derive's intervals), so a fixture tree written
     // one tick apart reads as a second apart whenever it is read.
     let secs = match &state.last {
-        Some(last) => crate::derive::Interval::of_times(Some(last), time).secs,
+        Some(last) => time.secs_since(last),
         None => None,
     }
     .map_or(1.0, |s| s.clamp(0.001, 3600.0));
@@ -530,7 +530,7 @@ fn carry(p: &Prev, pid: u32) -> Option<Seen> {
 /// What a delta over a process's own interval (since `at`) is over this pass's `secs`: 1
 /// for a process read last pass, less for one read in turns.
 fn own_scale(at: &SampleTime, now: &SampleTime, secs: f64) -> f64 {
-    match crate::derive::Interval::of_times(Some(at), now).secs {
+    match now.secs_since(at) {
         Some(own) if own > secs => secs / own,
         _ => 1.0,
     }
