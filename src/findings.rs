@@ -18,6 +18,8 @@ mod power;
 mod pressure;
 mod softirq;
 mod storage;
+#[cfg(test)]
+mod table;
 mod tcp;
 mod thresholds;
 mod tracker;
@@ -35,103 +37,274 @@ use crate::pane::Pane;
 use serde::{Deserialize, Serialize};
 
 /// One rule: its stable id (scripts and configs key on it), the pane its finding points to,
-/// and the check. The one list of rules: ids, panes and order all come from here.
+/// the config keys of the thresholds it judges by, and the check. The one list of rules: ids,
+/// panes, order and the findings table's keys all come from here (tests below hold
+/// `Thresholds` and docs/findings.md to it).
 pub struct Rule {
     pub id: &'static str,
     pub pane: Pane,
+    /// `[findings]` config keys (`Thresholds` fields) this rule reads, in the order the
+    /// findings table names them.
+    pub thresholds: &'static [&'static str],
     check: fn(&Derived, &Thresholds, Option<&Baselines>) -> Option<Hit>,
 }
 
 const fn rule(
     id: &'static str,
     pane: Pane,
+    thresholds: &'static [&'static str],
     check: fn(&Derived, &Thresholds, Option<&Baselines>) -> Option<Hit>,
 ) -> Rule {
-    Rule { id, pane, check }
+    Rule {
+        id,
+        pane,
+        thresholds,
+        check,
+    }
 }
+
+/// Config keys no rule owns: when the strip raises and clears a finding (`FindingTracker`).
+pub const STRIP_KEYS: [&str; 3] = ["raise_after", "clear_after", "clear_factor"];
 
 /// Every rule, in evaluation order (the order findings are listed in).
 pub const RULES: [Rule; 32] = [
-    rule("dirty.background", Pane::Dirty, |d, t, _| {
-        dirty::dirty_background(d, t)
-    }),
-    rule("dirty.throttled", Pane::Dirty, |d, t, _| {
-        dirty::dirty_throttled(d, t)
-    }),
-    rule("disk.stalled", Pane::Disks, |d, _, _| disk::stalled(d)),
-    rule("disk.saturated", Pane::Disks, disk::saturated),
-    rule("fs.full", Pane::Disks, |d, t, _| filesystems::full(d, t)),
-    rule("softirq.hotspot", Pane::Softirq, |d, t, _| {
-        softirq::softirq_hotspot(d, t).map(|f| nic::point_to_rps(d, f))
-    }),
-    rule("net.drops", Pane::Softirq, |d, t, _| {
-        softirq::net_drops(d, t)
-    }),
-    rule("net.listen_overflow", Pane::Softirq, |d, t, _| {
-        tcp::listen_overflow(d, t)
-    }),
-    rule("net.retrans", Pane::Softirq, |d, t, _| tcp::retrans(d, t)),
-    rule("udp.rcvbuf", Pane::Softirq, |d, t, _| tcp::udp_rcvbuf(d, t)),
-    rule("nic.errors", Pane::Softirq, |d, t, _| nic::errors(d, t)),
-    rule("nic.link", Pane::Softirq, |d, t, _| nic::link(d, t)),
-    rule("numa.misses", Pane::Numa, |d, t, _| {
-        memory::numa_misses(d, t)
-    }),
-    rule("thp.fallback", Pane::Huge, |d, t, _| {
-        memory::thp_fallback(d, t)
-    }),
-    rule("hugepages.unused", Pane::Huge, |d, t, _| {
-        memory::hugepages_unused(d, t)
-    }),
-    rule("pagetables.large", Pane::Huge, |d, t, _| {
-        memory::pagetables_large(d, t)
-    }),
-    rule("cpu.powersave_busy", Pane::Cpu, |d, t, _| {
-        power::powersave_busy(d, t)
-    }),
-    rule("cpu.thermal_throttle", Pane::Cpu, |d, t, _| {
-        power::thermal_throttle(d, t)
-    }),
-    rule("ksoftirqd.busy", Pane::Softirq, |d, t, _| {
-        softirq::ksoftirqd_busy(d, t)
-    }),
-    rule("irq.storm", Pane::Softirq, |d, t, b| {
-        irq::irq_storm(d, t, b.map(Baselines::irqs))
-    }),
-    rule("ipi.storm", Pane::Softirq, |d, t, _| irq::ipi_storm(d, t)),
-    rule("cgroup.throttled", Pane::Procs, |d, t, _| {
-        cgroups::throttled(d, t)
-    }),
-    rule("cgroup.memory_high", Pane::Procs, |d, t, _| {
-        cgroups::memory_high(d, t)
-    }),
-    rule("disk.queue_full", Pane::Disks, |d, t, _| {
-        storage::queue_full(d, t)
-    }),
-    rule("mpath.path_down", Pane::Disks, |d, _, _| {
+    rule(
+        "dirty.background",
+        Pane::Dirty,
+        &["dirty_background_factor"],
+        |d, t, _| dirty::dirty_background(d, t),
+    ),
+    rule(
+        "dirty.throttled",
+        Pane::Dirty,
+        &["dirty_throttled_factor"],
+        |d, t, _| dirty::dirty_throttled(d, t),
+    ),
+    rule("disk.stalled", Pane::Disks, &[], |d, _, _| disk::stalled(d)),
+    rule(
+        "disk.saturated",
+        Pane::Disks,
+        &[
+            "disk_aqu_sz",
+            "disk_await_vs_baseline",
+            "disk_baseline_alpha",
+            "disk_baseline_min_samples",
+            "disk_await_min_ms",
+            "disk_await_rotational_ms",
+            "disk_await_ssd_ms",
+            "disk_aqu_sz_crit",
+        ],
+        disk::saturated,
+    ),
+    rule(
+        "fs.full",
+        Pane::Disks,
+        &[
+            "fs_min_size_mib",
+            "fs_full_pct",
+            "fs_full_avail_gib",
+            "fs_full_avail_min_size_gib",
+            "fs_full_pct_crit",
+        ],
+        |d, t, _| filesystems::full(d, t),
+    ),
+    rule(
+        "softirq.hotspot",
+        Pane::Softirq,
+        &[
+            "softirq_hotspot_share",
+            "softirq_hotspot_vs_peers",
+            "softirq_hotspot_min_per_s",
+            "softirq_soft_pct",
+            "softirq_soft_squeeze_per_s",
+        ],
+        |d, t, _| softirq::softirq_hotspot(d, t).map(|f| nic::point_to_rps(d, f)),
+    ),
+    rule(
+        "net.drops",
+        Pane::Softirq,
+        &[
+            "net_softnet_drops_per_s",
+            "net_squeeze_per_s",
+            "net_nic_drops_per_s",
+        ],
+        |d, t, _| softirq::net_drops(d, t),
+    ),
+    rule(
+        "net.listen_overflow",
+        Pane::Softirq,
+        &["net_listen_overflow_per_s"],
+        |d, t, _| tcp::listen_overflow(d, t),
+    ),
+    rule(
+        "net.retrans",
+        Pane::Softirq,
+        &[
+            "net_retrans_pct",
+            "net_retrans_min_segs_per_s",
+            "net_retrans_pct_crit",
+        ],
+        |d, t, _| tcp::retrans(d, t),
+    ),
+    rule(
+        "udp.rcvbuf",
+        Pane::Softirq,
+        &["udp_rcvbuf_errors_per_s"],
+        |d, t, _| tcp::udp_rcvbuf(d, t),
+    ),
+    rule(
+        "nic.errors",
+        Pane::Softirq,
+        &["nic_errors_per_s"],
+        |d, t, _| nic::errors(d, t),
+    ),
+    rule(
+        "nic.link",
+        Pane::Softirq,
+        &["nic_carrier_changes"],
+        |d, t, _| nic::link(d, t),
+    ),
+    rule(
+        "numa.misses",
+        Pane::Numa,
+        &[
+            "numa_miss_ratio",
+            "numa_min_pages_per_s",
+            "numa_miss_ratio_crit",
+        ],
+        |d, t, _| memory::numa_misses(d, t),
+    ),
+    rule(
+        "thp.fallback",
+        Pane::Huge,
+        &[
+            "thp_fallback_ratio",
+            "thp_min_faults_per_s",
+            "thp_compact_stall_per_s",
+        ],
+        |d, t, _| memory::thp_fallback(d, t),
+    ),
+    rule(
+        "hugepages.unused",
+        Pane::Huge,
+        &["hugepages_unused_share", "hugepages_unused_min_pct_ram"],
+        |d, t, _| memory::hugepages_unused(d, t),
+    ),
+    rule(
+        "pagetables.large",
+        Pane::Huge,
+        &["pagetables_pct", "pagetables_pct_crit"],
+        |d, t, _| memory::pagetables_large(d, t),
+    ),
+    rule(
+        "cpu.powersave_busy",
+        Pane::Cpu,
+        &["powersave_busy_pct", "powersave_busy_cpu_share"],
+        |d, t, _| power::powersave_busy(d, t),
+    ),
+    rule(
+        "cpu.thermal_throttle",
+        Pane::Cpu,
+        &[
+            "thermal_throttle_pct",
+            "thermal_throttle_busy_pct",
+            "thermal_throttle_pct_crit",
+        ],
+        |d, t, _| power::thermal_throttle(d, t),
+    ),
+    rule(
+        "ksoftirqd.busy",
+        Pane::Softirq,
+        &["ksoftirqd_pct", "ksoftirqd_pct_crit"],
+        |d, t, _| softirq::ksoftirqd_busy(d, t),
+    ),
+    rule(
+        "irq.storm",
+        Pane::Softirq,
+        &[
+            "irq_storm_per_s",
+            "irq_storm_vs_baseline",
+            "irq_baseline_alpha",
+            "irq_baseline_min_samples",
+        ],
+        |d, t, b| irq::irq_storm(d, t, b.map(Baselines::irqs)),
+    ),
+    rule(
+        "ipi.storm",
+        Pane::Softirq,
+        &["ipi_storm_per_s"],
+        |d, t, _| irq::ipi_storm(d, t),
+    ),
+    rule(
+        "cgroup.throttled",
+        Pane::Procs,
+        &[
+            "cgroup_throttled_pct",
+            "cgroup_throttled_ms_per_s",
+            "cgroup_throttled_pct_crit",
+        ],
+        |d, t, _| cgroups::throttled(d, t),
+    ),
+    rule(
+        "cgroup.memory_high",
+        Pane::Procs,
+        &["cgroup_memory_max_pct"],
+        |d, t, _| cgroups::memory_high(d, t),
+    ),
+    rule(
+        "disk.queue_full",
+        Pane::Disks,
+        &["disk_queue_full_pct"],
+        |d, t, _| storage::queue_full(d, t),
+    ),
+    rule("mpath.path_down", Pane::Disks, &[], |d, _, _| {
         storage::path_down(d)
     }),
-    rule("mpath.path_idle", Pane::Disks, |d, t, _| {
-        storage::path_idle(d, t)
-    }),
-    rule("memory.oom_kill", Pane::Pressure, |d, _, _| {
-        pressure::oom_kill(d)
-    }),
-    rule("memory.pressure", Pane::Pressure, |d, t, _| {
-        pressure::memory_pressure(d, t)
-    }),
-    rule("memory.direct_reclaim", Pane::Pressure, |d, t, _| {
-        pressure::direct_reclaim(d, t)
-    }),
-    rule("memory.swapping", Pane::Pressure, |d, t, _| {
-        pressure::swapping(d, t)
-    }),
-    rule("cpu.pressure", Pane::Pressure, |d, t, _| {
-        pressure::cpu_pressure(d, t)
-    }),
-    rule("io.pressure", Pane::Pressure, |d, t, _| {
-        pressure::io_pressure(d, t)
-    }),
+    rule(
+        "mpath.path_idle",
+        Pane::Disks,
+        &["mpath_min_ios_per_s", "mpath_path_idle_share"],
+        |d, t, _| storage::path_idle(d, t),
+    ),
+    rule(
+        "memory.oom_kill",
+        Pane::Pressure,
+        &["oom_kill_hold_s"],
+        |d, _, _| pressure::oom_kill(d),
+    ),
+    rule(
+        "memory.pressure",
+        Pane::Pressure,
+        &["memory_psi_full_pct", "memory_psi_some_pct"],
+        |d, t, _| pressure::memory_pressure(d, t),
+    ),
+    rule(
+        "memory.direct_reclaim",
+        Pane::Pressure,
+        &[
+            "direct_reclaim_allocstall_per_s",
+            "direct_reclaim_scan_per_s",
+        ],
+        |d, t, _| pressure::direct_reclaim(d, t),
+    ),
+    rule(
+        "memory.swapping",
+        Pane::Pressure,
+        &["swapping_pages_per_s"],
+        |d, t, _| pressure::swapping(d, t),
+    ),
+    rule(
+        "cpu.pressure",
+        Pane::Pressure,
+        &["cpu_psi_some_pct"],
+        |d, t, _| pressure::cpu_pressure(d, t),
+    ),
+    rule(
+        "io.pressure",
+        Pane::Pressure,
+        &["io_psi_full_pct"],
+        |d, t, _| pressure::io_pressure(d, t),
+    ),
 ];
 
 /// Every rule id, in evaluation order: `RULES`' ids.
@@ -255,39 +428,6 @@ mod tests {
             serde_json::to_string(&Severity::Warn).ok().as_deref(),
             Some("\"warn\"")
         );
-    }
-
-    /// Every rule id is unique and documented in the findings table of docs/findings.md, and the table
-    /// lists no rule that does not exist.
-    #[test]
-    fn rule_ids_are_unique_and_documented() {
-        let mut ids = RULE_IDS.to_vec();
-        ids.sort_unstable();
-        ids.dedup();
-        assert_eq!(ids.len(), RULE_IDS.len(), "duplicate rule id");
-        let readme = include_str!("../docs/findings.md");
-        let section = readme
-            .split("## Findings thresholds")
-            .nth(1)
-            .and_then(|rest| rest.split("\n# ").next())
-            .unwrap_or("");
-        let table: Vec<&str> = section
-            .lines()
-            .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
-            .filter(|id| id.contains('.') && !id.contains(' '))
-            .collect();
-        for id in RULE_IDS {
-            assert!(
-                table.contains(&id),
-                "{id} is not in the findings table of docs/findings.md"
-            );
-        }
-        for id in &table {
-            assert!(
-                RULE_IDS.contains(id),
-                "docs/findings.md lists {id}, which is no rule"
-            );
-        }
     }
 
     #[test]
