@@ -5,25 +5,27 @@
 //! never 0. Lists are sorted by their kernel id so derive can pair prev/cur by id.
 
 mod cgroups;
-mod devices;
+mod disk;
 mod filesystems;
-mod interrupts;
+mod irq;
+mod net;
 mod power;
 mod processes;
 mod storage;
 mod tcp;
-mod turn;
+mod turns;
 mod zone;
 
 pub use cgroups::{CgroupIo, CgroupPressure, CgroupSample, CgroupVersion, Cgroups, Limit};
-pub use devices::{DiskSample, NetDevice, NetSample, SoftirqRow, Softirqs, SoftnetRow};
+pub use disk::DiskSample;
 pub use filesystems::{Filesystem, Filesystems, ReadAt, Sensor, Temperatures};
-pub use interrupts::{ArchRow, Interrupts, IrqLine, IrqTurn};
+pub use irq::{ArchRow, Interrupts, IrqLine, IrqTurn};
+pub use net::{NetDevice, NetSample, SoftirqRow, Softirqs, SoftnetRow};
 pub use power::{PowerSample, RaplZone, Throttle, ThrottleRead, ThrottleScope, ThrottleTurn};
 pub use processes::{Processes, Task, TaskCounters};
 pub use storage::DiskStack;
 pub use tcp::{Listener, NicLink, TcpSample};
-pub use turn::Turn;
+pub use turns::Turn;
 pub use zone::Zone;
 
 use crate::cpulist::CpuList;

@@ -12,7 +12,7 @@ use perftop::source::cgroups::{
     key_values, parse_cfs_quota, parse_cpu_max, parse_io_stat, parse_limit, parse_mountinfo,
 };
 use perftop::source::disk::parse_line;
-use perftop::source::interrupts::parse_interrupts;
+use perftop::source::irq::parse_interrupts;
 use perftop::source::net::{parse_softirqs, parse_softnet};
 use perftop::source::parse::kv_lines;
 use perftop::source::processes::{parse_cgroup, parse_cmdline, parse_io, parse_stat};

@@ -220,7 +220,7 @@ fn vanished_garbled_reused_and_hostile_processes() {
     // 9999999 pages: RSS is the largest, kept; the screen escapes the newline.
     assert_eq!(hostile.rss_kb, Some(9_999_999 * 4));
     assert_eq!(
-        perftop::view::procs::display_name(hostile),
+        perftop::view::processes::display_name(hostile),
         "a) (b?c d",
         "control characters replaced"
     );

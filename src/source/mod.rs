@@ -45,7 +45,7 @@ pub mod cpu;
 pub mod disk;
 pub mod filesystems;
 pub mod host;
-pub mod interrupts;
+pub mod irq;
 pub mod irq_turns;
 pub mod kthreads;
 pub mod memory;
@@ -59,7 +59,7 @@ pub mod processes;
 pub mod storage;
 pub mod tcp;
 pub mod turns;
-pub mod zoneinfo;
+pub mod zone;
 
 pub(crate) use probe::settings::{spread_of, Cached};
 pub use probe::Probe;
@@ -138,7 +138,7 @@ pub struct Reader {
     /// The previous sample's `kthreads::memory_work` counters.
     memory_work: Option<[Option<u64>; 6]>,
     pub(crate) cpuinfo: Option<(Option<String>, bool)>,
-    zones: zoneinfo::ZoneCache,
+    zones: zone::ZoneCache,
     /// The page size, learnt from the first sample and fixed for the session (see `pagesize`).
     page: Option<(u64, PageKbFrom)>,
     procs: processes::ProcState,
@@ -162,7 +162,7 @@ impl Reader {
             tcp_turns: tcp::TcpTurns::default(),
             cgroup_carry: carry::Carry::default(),
             cpuinfo: None,
-            zones: zoneinfo::ZoneCache::default(),
+            zones: zone::ZoneCache::default(),
             page: None,
             procs: processes::ProcState::default(),
             threads: kthreads::ThreadReads::default(),

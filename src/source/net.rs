@@ -2,7 +2,7 @@
 //! the `/proc/interrupts` lines (parsed in `interrupts`), `/proc/net/dev` and the per-NIC sysfs
 //! (NUMA node, driver, RPS masks).
 
-use super::interrupts::parse_interrupts;
+use super::irq::parse_interrupts;
 use super::irq_turns::{IrqTurns, Now};
 use super::parse::dec;
 use super::{Cached, Probe};

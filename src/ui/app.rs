@@ -70,7 +70,7 @@ pub struct App {
     pub interval: Duration,
     pub sort: SortKey,
     /// What the processes table ranks by (`s` with the Processes pane focused).
-    pub proc_sort: crate::view::procs::ProcSort,
+    pub proc_sort: crate::view::processes::ProcSort,
     /// The `/` prompt's text while it is typed (it filters the focused pane as you type);
     /// Enter keeps it as that pane's filter in `filters`.
     pub filter: String,
@@ -158,7 +158,7 @@ impl App {
             findings_scroll: Scroll::default(),
             interval,
             sort: SortKey::Load,
-            proc_sort: crate::view::procs::ProcSort::default(),
+            proc_sort: crate::view::processes::ProcSort::default(),
             filter: String::new(),
             filter_editing: false,
             filters: PaneFilters::default(),

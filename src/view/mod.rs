@@ -5,14 +5,14 @@
 pub mod cgroups;
 pub mod cpu;
 pub mod dirty;
-pub mod disks;
+pub mod disk;
 pub mod huge;
 pub mod levels;
 pub mod model;
 pub mod numa;
 pub mod power;
 pub mod pressure;
-pub mod procs;
+pub mod processes;
 pub mod softirq;
 pub mod storage;
 pub mod tcp;
@@ -32,7 +32,7 @@ pub struct Ctx<'a> {
     /// `None` for a single interval (`delta`, `batch`), which says the interval's own count.
     pub oom: Option<OomSince>,
     /// What the processes table ranks by.
-    pub proc_sort: procs::ProcSort,
+    pub proc_sort: processes::ProcSort,
 }
 
 /// OOM kills since perftop started (live) or since the recording's first sample (replay), up
@@ -49,7 +49,7 @@ impl<'a> Ctx<'a> {
             levels: Levels { t: thresholds },
             detail,
             oom: None,
-            proc_sort: procs::ProcSort::default(),
+            proc_sort: processes::ProcSort::default(),
         }
     }
 
@@ -58,7 +58,7 @@ impl<'a> Ctx<'a> {
         self
     }
 
-    pub fn with_proc_sort(mut self, sort: procs::ProcSort) -> Self {
+    pub fn with_proc_sort(mut self, sort: processes::ProcSort) -> Self {
         self.proc_sort = sort;
         self
     }
@@ -71,10 +71,10 @@ pub fn pane(p: Pane, d: &Derived, x: &Ctx) -> PaneView {
         Pane::Numa => numa::view(d, x),
         Pane::Huge => huge::view(d, x),
         Pane::Dirty => dirty::view(d, x),
-        Pane::Disks => disks::view(d, x),
+        Pane::Disks => disk::view(d, x),
         Pane::Softirq => softirq::view(d, x),
         Pane::Pressure => pressure::view(d, x),
-        Pane::Procs => procs::view(d, x),
+        Pane::Procs => processes::view(d, x),
     }
 }
 

@@ -2,7 +2,7 @@
 //! (`-` with the reason below when unknown), then every dm/md device with slaves drawn with its
 //! paths, each path's r/s, w/s and share of the map's I/O, so an idle path shows at a glance.
 
-use super::disks::label;
+use super::disk::label;
 use super::model::{cell, col, lcol, Block, Level, Order, Row, Table};
 use super::Ctx;
 use crate::derive::{Derived, DiskMetrics};
@@ -65,8 +65,8 @@ fn queues(whole: &[&DiskMetrics], x: &Ctx, out: &mut Vec<Block>) {
         // ranked as the Disks table ranks them (stalled, then the deepest queue), then idle
         // hardware before idle loop, zram and RAM disks: a real disk must not be cut for
         // spare loop devices that come before it in kernel order.
-        let busy = super::disks::load(m).max(0.0);
-        let load = match (state_level, full, super::disks::active(m)) {
+        let busy = super::disk::load(m).max(0.0);
+        let load = match (state_level, full, super::disk::active(m)) {
             (Level::Crit, _, _) => 3.0,
             (_, true, _) => 2.0,
             (_, _, true) => 1.0 + busy / (1.0 + busy),
