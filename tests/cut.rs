@@ -313,3 +313,39 @@ fn cut_refuses_overwrite_empty_windows_and_its_own_input() {
     assert!(e.contains("part of the recording being cut"), "{e}");
     assert_eq!(Recording::open(&src).expect("open").len(), 20);
 }
+
+/// A clock time means that time on the recording's day, and a window with no sample is an
+/// error naming the recording's span, for `dump` as for `cut` (dump printed nothing and exited
+/// 0; cut moved 13:00 to the next day).
+#[test]
+fn dump_and_cut_refuse_a_window_before_the_recording_on_its_day() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("s.ptrec");
+    synthetic(&src);
+    let src_s = src.to_string_lossy().into_owned();
+    let fresh = dir.path().join("f.ptrec").to_string_lossy().into_owned();
+    let span = "spans 2025-11-21T14:05:30.000Z .. 2025-11-21T14:05:49.000Z";
+    for format in ["text", "json", "csv"] {
+        let e = err(&[
+            "dump", "--format", format, &src_s, "--from", "13:00", "--to", "13:01",
+        ]);
+        assert!(
+            e.contains(
+                "the window 2025-11-21T13:00:00.000Z .. 2025-11-21T13:01:00.000Z holds no sample"
+            ),
+            "{e}"
+        );
+        assert!(e.contains(span), "{e}");
+    }
+    let e = err(&["dump", &src_s, "--to", "14:00"]);
+    assert!(e.contains(span), "{e}");
+    let e = err(&[
+        "cut", &src_s, "--from", "13:00", "--to", "13:30", "-o", &fresh,
+    ]);
+    assert!(e.contains("2025-11-21T13:00:00.000Z"), "{e}");
+    assert!(e.contains(span), "{e}");
+    assert!(!e.contains(".cut-"), "{e}");
+    // A window with samples still dumps.
+    let t = ok(&["dump", &src_s, "--from", "14:05:40", "--to", "14:05:45"]);
+    assert!(!t.is_empty());
+}

@@ -64,6 +64,21 @@ pub fn window(rec: &Recording, from: Option<&str>, to: Option<&str>) -> Result<(
             format_rfc3339(last)
         );
     }
+    let n = rec.len();
+    let first_in = rec.samples.partition_point(|s| s.wall_ms < from_ms);
+    if !rec.samples[first_in.min(n)..]
+        .first()
+        .is_some_and(|s| s.wall_ms <= to_ms)
+    {
+        bail!(
+            "the window {} .. {} holds no sample of {} (it spans {} .. {})",
+            format_rfc3339(from_ms),
+            format_rfc3339(to_ms),
+            rec.path.display(),
+            format_rfc3339(first),
+            format_rfc3339(last)
+        );
+    }
     Ok((from_ms, to_ms))
 }
 
@@ -84,16 +99,8 @@ pub fn cut<W: Write>(
         .position(|s| s.wall_ms > to_ms)
         .map_or(n, |p| first_in + p);
     if first_in >= end {
-        let span = match (rec.samples.first(), rec.samples.last()) {
-            (Some(a), Some(b)) => format!(
-                "it spans {} .. {}",
-                format_rfc3339(a.wall_ms),
-                format_rfc3339(b.wall_ms)
-            ),
-            _ => "it holds no sample".into(),
-        };
         bail!(
-            "the window {} .. {} holds no sample of {} ({span})",
+            "the window {} .. {} holds no sample of {}",
             format_rfc3339(from_ms),
             format_rfc3339(to_ms),
             rec.path.display()
@@ -272,7 +279,7 @@ pub fn cut_cmd(args: &CutArgs) -> Result<CutStats> {
         .write(true)
         .create_new(true)
         .open(&tmp)
-        .with_context(|| format!("creating {}", tmp.display()))?;
+        .with_context(|| format!("creating a file beside {}", out.display()))?;
     let written = cut(&rec, from_ms, to_ms, file, &mut |w| {
         eprintln!("perftop: warning: {}", crate::safe::line(&w))
     })
@@ -284,12 +291,12 @@ pub fn cut_cmd(args: &CutArgs) -> Result<CutStats> {
         Ok(s) => s,
         Err(e) => {
             let _ = std::fs::remove_file(&tmp);
-            return Err(e.context(format!("writing {}", tmp.display())));
+            return Err(e.context(format!("writing {}", out.display())));
         }
     };
     if let Err(e) = std::fs::rename(&tmp, out) {
         let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("renaming {} to {}", tmp.display(), out.display()));
+        return Err(e).with_context(|| format!("moving the cut into place as {}", out.display()));
     }
     // The stale later segments of what --force replaced would otherwise read as part of the cut.
     for (n, p) in existing {

@@ -19,10 +19,10 @@
 //! temporary file, so a day-long dump runs in bounded memory.
 
 use super::csv::Csv;
+use super::format_rfc3339;
 use super::openmetrics::OpenMetrics;
 use super::reader::Recording;
 use super::walk::intervals;
-use super::{format_rfc3339, parse_time};
 use crate::assess::Assessed;
 use crate::findings::Thresholds;
 use crate::pane::{keys_for, JSON_KEYS};
@@ -124,20 +124,15 @@ pub fn dump(
     out: &mut dyn Write,
     warn: &mut dyn FnMut(String),
 ) -> Result<u64> {
-    let (first, last) = match (rec.samples.first(), rec.samples.last()) {
-        (Some(a), Some(b)) => (a.wall_ms, b.wall_ms),
-        _ => (0, 0),
+    // A window is resolved and checked as `cut` does: one with no sample is an error naming
+    // the recording's span, not an empty dump that exits 0.
+    let (from, to) = match (opts.from.as_deref(), opts.to.as_deref()) {
+        (None, None) => (None, None),
+        (f, t) => {
+            let (a, b) = super::cut::window(rec, f, t)?;
+            (f.map(|_| a), t.map(|_| b))
+        }
     };
-    let from = opts
-        .from
-        .as_deref()
-        .map(|s| parse_time(s, first, last))
-        .transpose()?;
-    let to = opts
-        .to
-        .as_deref()
-        .map(|s| parse_time(s, first, last))
-        .transpose()?;
     let keys: Vec<&str> = match &opts.pane {
         Some(p) => keys_for(p)?,
         None => JSON_KEYS.to_vec(),

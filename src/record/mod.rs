@@ -193,8 +193,8 @@ fn parse_hms(t: &str) -> Option<i64> {
 }
 
 /// A point in a recording spanning `first..=last` (ms since the epoch, UTC). Accepts
-/// `HH:MM[:SS]` (UTC, on the recording's first day, or the next day when that is before the
-/// start), `YYYY-MM-DD[ T]HH:MM[:SS][Z]`, `10m ago` (before the end), `+5m` (after the start)
+/// `HH:MM[:SS]` (UTC, on the day the recording touches where that time is inside it or
+/// nearest to it), `YYYY-MM-DD[ T]HH:MM[:SS][Z]`, `10m ago` (before the end), `+5m` (after the start)
 /// and `@UNIX_SECONDS`.
 pub fn parse_time(s: &str, first: i64, last: i64) -> Result<i64> {
     let t = s.trim();
@@ -215,11 +215,17 @@ pub fn parse_time(s: &str, first: i64, last: i64) -> Result<i64> {
     }
     let t = t.trim_end_matches('Z');
     if let Some(ms) = parse_hms(t) {
-        let day = first.div_euclid(86_400_000) * 86_400_000;
-        let mut at = day + ms;
-        if at < first {
-            at += 86_400_000;
-        }
+        // That time on a day the recording touches (one that runs past midnight touches two):
+        // the one inside it or nearest to it. A time outside every such day's recording is
+        // then refused by the window check, naming the span — never moved to a day the
+        // recording does not reach.
+        let day = |ms_of: i64| ms_of.div_euclid(86_400_000) * 86_400_000;
+        let (d0, d1) = (day(first), day(last.max(first)));
+        let away = |at: i64| (first - at).max(at - last).max(0);
+        let at = (0..=(d1 - d0) / 86_400_000)
+            .map(|k| d0 + k * 86_400_000 + ms)
+            .min_by_key(|&at| away(at))
+            .unwrap_or(d0 + ms);
         return Ok(at);
     }
     if let Some((date, clock)) = t.split_once(['T', ' ']) {
@@ -278,6 +284,26 @@ mod tests {
         assert_eq!(
             parse_time("00:10", late, late + 3_600_000).ok(),
             Some(day + 86_400_000 + 600_000)
+        );
+    }
+
+    /// `10:00` on a recording made 11:20..11:50 is 10:00 that day (before it: the window check
+    /// refuses it naming the span), not 10:00 the next day.
+    #[test]
+    fn a_clock_time_before_the_recording_stays_on_its_day() {
+        let day = 1_763_683_200_000; // 2025-11-21 00:00 UTC
+        let (first, last) = (day + (11 * 60 + 20) * 60_000, day + (11 * 60 + 50) * 60_000);
+        assert_eq!(
+            parse_time("10:00", first, last).ok(),
+            Some(day + 10 * 3_600_000)
+        );
+        assert_eq!(
+            parse_time("12:00", first, last).ok(),
+            Some(day + 12 * 3_600_000)
+        );
+        assert_eq!(
+            parse_time("11:30", first, last).ok(),
+            Some(day + 41_400_000)
         );
     }
 }
