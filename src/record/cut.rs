@@ -66,9 +66,9 @@ pub fn window(rec: &Recording, from: Option<&str>, to: Option<&str>) -> Result<(
     }
     let n = rec.len();
     let first_in = rec.samples.partition_point(|s| s.wall_ms < from_ms);
-    if !rec.samples[first_in.min(n)..]
+    if rec.samples[first_in.min(n)..]
         .first()
-        .is_some_and(|s| s.wall_ms <= to_ms)
+        .is_none_or(|s| s.wall_ms > to_ms)
     {
         bail!(
             "the window {} .. {} holds no sample of {} (it spans {} .. {})",
