@@ -194,12 +194,22 @@ pub fn keys_for(name: &str) -> Result<Vec<&'static str>> {
             .iter()
             .flat_map(|p| p.json_keys().iter().copied())
             .collect(),
-        _ => bail!(
-            "unknown pane '{name}' ({}, mem, or one of {})",
-            PANES.map(Pane::name).join(", "),
-            JSON_KEYS.join(", ")
-        ),
+        _ => bail!("unknown pane '{name}' ({})", choices()),
     })
+}
+
+/// What `keys_for` accepts, in words: the one list for `dump --pane`'s help and its error.
+pub fn choices() -> String {
+    format!(
+        "{}, mem, nic, or one of {}",
+        PANES.map(Pane::name).join(", "),
+        JSON_KEYS.join(", ")
+    )
+}
+
+/// `dump --pane`'s long help, from the same list as the error.
+pub fn choices_help() -> String {
+    format!("Only this pane (csv, json, openmetrics): {}.", choices())
 }
 
 #[cfg(test)]

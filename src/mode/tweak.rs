@@ -16,7 +16,9 @@ pub enum TweakCmd {
     List,
     /// Preview, then set KNOB to VALUE (asks on the terminal unless --yes).
     Set {
+        /// The knob's name, as `perftop tweak list` prints it (vm.swappiness, governor, ...).
         knob: String,
+        /// The new value: a number (sizes may carry a unit: 64M) or one of the knob's choices.
         value: String,
         /// Journal, lock and audit log directory.
         #[arg(long, default_value = crate::tweak::DEFAULT_STATE_DIR)]
