@@ -66,6 +66,41 @@ impl Report {
         self.out.push('\n');
     }
 
+    /// `s` wrapped at spaces to the width (never cut mid-word), continuation lines indented
+    /// `indent` columns: notes, field lines and findings say all they hold at any width.
+    /// Only a single word wider than a line is cut (`~`).
+    fn flow(&mut self, s: &str, indent: usize) {
+        let s = s.trim_end();
+        let mut rest: &str = s;
+        let mut first = true;
+        while !rest.is_empty() {
+            let pad = if first { 0 } else { indent };
+            let room = self.width.saturating_sub(pad).max(1);
+            let line: &str = if rest.chars().count() <= room {
+                rest
+            } else {
+                // Between two fields (`a 1  b 2`: two spaces) when one ends in the line's
+                // second half, else at the last space that keeps the line within `room`
+                // columns (past the indent of a first line that starts with spaces), else
+                // after the whole first word.
+                let lead = rest.len() - rest.trim_start().len();
+                let limit = rest.char_indices().nth(room).map_or(rest.len(), |(i, _)| i);
+                let head = &rest[..limit];
+                let field = head.rfind("  ").filter(|&at| at > lead && at >= limit / 2);
+                match field.or_else(|| head.rfind(' ').filter(|&at| at > lead)) {
+                    Some(at) => &rest[..at],
+                    None => {
+                        rest.split_at(rest[lead..].find(' ').map_or(rest.len(), |i| lead + i))
+                            .0
+                    }
+                }
+            };
+            self.line(&format!("{}{}", " ".repeat(pad), line.trim_end()));
+            rest = rest[line.len()..].trim_start();
+            first = false;
+        }
+    }
+
     /// `items` joined with `; `, wrapped to the width, each line starting with `prefix` or its
     /// indentation.
     fn wrapped(&mut self, prefix: &str, items: &[String]) {
@@ -95,9 +130,9 @@ impl Report {
 
     fn block(&mut self, b: &Block, d: &Derived) {
         match b {
-            Block::Line(cells) => self.line(&joined(cells)),
-            Block::Note(s) => self.line(&format!("  {s}")),
-            Block::Alert(c) => self.line(&format!("  {}", c.text)),
+            Block::Line(cells) => self.flow(&joined(cells), 4),
+            Block::Note(s) => self.flow(&format!("  {s}"), 4),
+            Block::Alert(c) => self.flow(&format!("  {}", c.text), 4),
             Block::Table(t) => self.table(t),
             Block::Bars(b) => self.line(&bars_text(b, 20)),
             Block::DirtyGauge => match dirty_bar(&d.dirty, 50) {
@@ -264,18 +299,17 @@ fn findings(r: &mut Report, d: &Assessed) {
         r.line("none");
     }
     for f in &d.findings {
-        r.line(&format!(
-            "{} {}",
-            f.severity.as_str().to_uppercase(),
-            f.message
-        ));
+        r.flow(
+            &format!("{} {}", f.severity.as_str().to_uppercase(), f.message),
+            5,
+        );
         if !f.culprits.is_empty() {
             let who: Vec<String> = f
                 .culprits
                 .iter()
                 .map(|c| format!("{} (pid {})", c.short(), c.pid))
                 .collect();
-            r.line(&format!("     by {}", who.join(", ")));
+            r.flow(&format!("     by {}", who.join(", ")), 8);
         }
     }
     for p in &d.host.problems {
@@ -301,4 +335,45 @@ fn bars_text(b: &crate::view::model::BarLine, width: usize) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Report;
+
+    fn flowed(s: &str, width: usize, indent: usize) -> Vec<String> {
+        let mut r = Report {
+            out: String::new(),
+            width,
+        };
+        r.flow(s, indent);
+        r.out.lines().map(str::to_string).collect()
+    }
+
+    /// A note wider than the report wraps at a field, then a space; every word arrives whole
+    /// and no line passes the width (the report cut `writeback every~`).
+    #[test]
+    fn notes_wrap_whole_words_within_the_width() {
+        let note =
+            "  vm.dirty limit 268435456 bytes  background 10%  expire 30.0s  writeback every 5.0s";
+        let lines = flowed(note, 60, 4);
+        assert_eq!(
+            lines,
+            [
+                "  vm.dirty limit 268435456 bytes  background 10%",
+                "    expire 30.0s  writeback every 5.0s"
+            ]
+        );
+        for w in [20, 33, 60, 61, 80] {
+            let lines = flowed(note, w, 4);
+            assert!(
+                lines.iter().all(|l| l.chars().count() <= w),
+                "{w}: {lines:?}"
+            );
+            let words: Vec<&str> = lines.iter().flat_map(|l| l.split_whitespace()).collect();
+            assert_eq!(words, note.split_whitespace().collect::<Vec<_>>(), "{w}");
+        }
+        // Only a word wider than a line is cut.
+        assert_eq!(flowed("a verylongword", 8, 2), ["a", "  veryl~"]);
+    }
 }
