@@ -82,6 +82,48 @@ impl Pane {
         }
     }
 
+    /// What the pane shows, in one paragraph (the man page; docs/panes.md has the formulas).
+    pub fn about(self) -> &'static str {
+        match self {
+            Pane::Cpu => {
+                "Per CPU busy % (C0), steal, idle-state residency and wakeups, MHz and \
+                the governor and its policy, package and core throttling, RAPL power: what \
+                turbostat shows."
+            }
+            Pane::Numa => {
+                "Per node memory, free and file pages, numa_hit/miss/foreign rates and \
+                the miss ratio, per-node CPU: what numastat shows."
+            }
+            Pane::Huge => {
+                "HugePages pools per size and node (total, free, reserved), THP \
+                settings, THP faults and fallbacks, compaction stalls, page tables."
+            }
+            Pane::Dirty => {
+                "Dirty and Writeback against the kernel's background and hard \
+                thresholds (the freerun point between them), dirtied and written per second, \
+                the vm.dirty_* settings."
+            }
+            Pane::Disks => {
+                "Per disk r/s, w/s, d/s, kB/s, await, aqu-sz and %util as iostat -x \
+                computes them; queue settings, dm/md stacks and multipath paths; filesystems \
+                that are full."
+            }
+            Pane::Softirq => {
+                "Per CPU %soft, %irq, NET_RX/NET_TX and the softnet counters \
+                (processed, dropped, squeezed), IRQ lines and their affinity, NIC queues, drops \
+                and link, TCP retransmits and listen overflows: mpstat -I SCPU and more."
+            }
+            Pane::Pressure => {
+                "PSI some/full for cpu, memory and io, direct reclaim and \
+                compaction, swapping, OOM kills, watermarks: vmstat and /proc/pressure."
+            }
+            Pane::Procs => {
+                "Who: the busiest processes by CPU, I/O, faults and RSS, and cgroups \
+                with their CPU, throttling and memory against their limits."
+            }
+        }
+    }
+
     /// The short name: `--pane` value, `Finding.pane`, the help text.
     pub fn name(self) -> &'static str {
         match self {

@@ -240,6 +240,15 @@ pub enum Command {
         #[command(flatten)]
         config: ConfigArg,
     },
+    /// Print the man page (roff; `perftop man | man -l -`).
+    Man,
+    /// Print a shell completion script (bash: `perftop completions bash >
+    /// /etc/bash_completion.d/perftop`).
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Safe, reversible kernel tweaks: list, set (preview, journal, rollback), undo.
     Tweak {
         #[command(subcommand)]

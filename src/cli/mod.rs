@@ -11,7 +11,7 @@ use crate::mode::tweak::TweakCmd;
 use crate::record::service::recording_or_system;
 use crate::root::Root;
 use anyhow::{bail, Context, Result};
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -267,6 +267,14 @@ fn dispatch(command: Command, before: &mut Before) -> Result<ExitCode> {
             before.all_taken()?;
             mode::capture::capture(&root, &output, interval)
         }
+        Command::Man => {
+            before.all_taken()?;
+            mode::man::write(Cli::command(), &mut std::io::stdout().lock())
+        }
+        Command::Completions { shell } => {
+            before.all_taken()?;
+            mode::completions::write(shell, Cli::command(), &mut std::io::stdout().lock())
+        }
         Command::Tweak {
             cmd,
             host,
@@ -294,6 +302,8 @@ impl Command {
             Command::Cut { .. } => "cut",
             Command::Capture { .. } => "capture",
             Command::Export { .. } => "export",
+            Command::Man => "man",
+            Command::Completions { .. } => "completions",
             Command::Tweak { .. } => "tweak",
         }
     }
@@ -308,6 +318,8 @@ fn writes_to_stdout(c: &Option<Command>) -> bool {
                 | Command::Delta { .. }
                 | Command::Batch { .. }
                 | Command::Dump { .. }
+                | Command::Man
+                | Command::Completions { .. }
                 | Command::Record {
                     print_unit: true,
                     ..

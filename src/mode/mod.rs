@@ -1,6 +1,6 @@
 //! Where every run mode starts, one file each: `live` (the dashboard, no subcommand), `replay`,
 //! `batch`, `snapshot`, `delta`, `record` (and `--print-unit`), `dump`, `cut`, `capture`,
-//! `export` and `tweak`. Each does its start-up checks and drives the machinery of its stage
+//! `export`, `tweak`, `man` and `completions`. Each does its start-up checks and drives the machinery of its stage
 //! (`ui`, `record`, `export`, `tweak`, `capture`), which has no entry points of its own.
 //!
 //! `cli` holds only the command line and the dispatch to these. What they share lives here:
@@ -9,11 +9,13 @@
 
 pub mod batch;
 pub mod capture;
+pub mod completions;
 pub mod cut;
 pub mod delta;
 pub mod dump;
 pub mod export;
 pub mod live;
+pub mod man;
 pub mod record;
 pub mod replay;
 pub mod snapshot;
