@@ -167,3 +167,34 @@ fn bash_completes_commands_and_options() {
     assert!(complete("perftop dump --r").is_empty());
     assert_eq!(complete("perftop batch --r"), ["--root"]);
 }
+
+/// `--version` names the commit (in a checkout: the one `git rev-parse` gives) and the target,
+/// static or not.
+#[test]
+fn version_names_the_commit_and_the_target() {
+    let v = perftop(&["--version"]);
+    let target = if cfg!(target_env = "musl") {
+        "x86_64-unknown-linux-musl, static"
+    } else {
+        "x86_64-unknown-linux-gnu, dynamic"
+    };
+    assert!(
+        v.starts_with(&format!("perftop {} (", env!("CARGO_PKG_VERSION"))),
+        "{v}"
+    );
+    assert!(v.trim_end().ends_with(&format!("{target})")), "{v}");
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output();
+    match head {
+        Ok(o) if o.status.success() => {
+            let commit = String::from_utf8_lossy(&o.stdout).trim().to_string();
+            assert!(v.contains(&format!("({commit}, ")), "{v} vs HEAD {commit}");
+        }
+        _ => support::skip(
+            "version_names_the_commit_and_the_target",
+            "not a git checkout: the commit is not known",
+        ),
+    }
+}

@@ -11,7 +11,7 @@ use std::time::Duration;
 #[derive(Parser, Debug)]
 #[command(
     name = "perftop",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("PERFTOP_BUILD"), ")"),
     about = "One-screen Linux performance incident dashboard",
     long_about = "One-screen Linux performance incident dashboard.\n\nWith no command, perftop \
         runs the live dashboard; the options below are its own. --root, -d, --config and \
