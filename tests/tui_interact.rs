@@ -231,7 +231,7 @@ fn the_filter_belongs_to_the_focused_pane() {
     // As it is typed, the pane filters and says so on its title.
     assert!(screen(&app, 80, 24).contains("1 CPU power     /cpu1 busy"));
     key(&mut app, KeyCode::Enter);
-    assert!(!app.prompt.filter.is_some());
+    assert!(app.prompt.filter.is_none());
     let s = screen(&app, 80, 24);
     insta::assert_snapshot!("filter_cpu1_80x24", s);
     assert!(
