@@ -9,6 +9,8 @@ pub mod filter;
 pub mod findings_list;
 pub mod help;
 pub mod history;
+#[cfg(test)]
+mod import_graph;
 pub mod judge;
 pub mod keymap;
 pub mod knob_menu;
