@@ -6,7 +6,7 @@
 use super::history::History;
 use super::judge::Judge;
 use super::keymap::{lookup, Action, Key};
-pub use super::keymap::{Effect, Screen};
+pub use super::keymap::Effect;
 use super::oom::OomLog;
 use super::panes::Opts;
 use super::prefs::Prefs;
