@@ -38,11 +38,6 @@ impl Prompt {
         self.goto = Some(String::new());
     }
 
-    /// The filter being typed, when it is for pane `p` (the focused one).
-    pub fn typing_for(&self, p: Pane, focus: Pane) -> Option<&str> {
-        self.filter.as_deref().filter(|_| p == focus)
-    }
-
     /// A key while the `/` prompt is open: Enter keeps the text as `focus`'s filter in
     /// `filters`, Esc clears that filter.
     pub fn filter_key(&mut self, ev: KeyEvent, focus: Pane, filters: &mut PaneFilters) -> Effect {

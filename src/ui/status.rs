@@ -14,19 +14,19 @@ pub const MAX_ROWS: usize = 2;
 
 /// The message on screen and when its time started.
 #[derive(Debug, Default)]
-pub struct StatusAge {
+struct StatusAge {
     shown: Option<(String, Instant)>,
 }
 
 impl StatusAge {
     /// After a key: the message the key left (new or the same text again) starts its time.
-    pub fn key(&mut self, status: Option<&String>, now: Instant) {
+    fn key(&mut self, status: Option<&String>, now: Instant) {
         self.shown = status.map(|s| (s.clone(), now));
     }
 
     /// After anything else (a sample, a replay step): a message not seen before starts its
     /// time; one already on screen keeps its start.
-    pub fn observe(&mut self, status: Option<&String>, now: Instant) {
+    fn observe(&mut self, status: Option<&String>, now: Instant) {
         match (status, &self.shown) {
             (Some(s), Some((seen, _))) if s == seen => {}
             (Some(s), _) => self.shown = Some((s.clone(), now)),
@@ -35,7 +35,7 @@ impl StatusAge {
     }
 
     /// When the message on screen is due to go.
-    pub fn deadline(&self) -> Option<Instant> {
+    fn deadline(&self) -> Option<Instant> {
         self.shown.as_ref().map(|(_, t)| *t + SHOW_FOR)
     }
 }
