@@ -5,8 +5,8 @@
 
 use super::history::History;
 use super::judge::Judge;
-use super::keymap::{lookup, Action, Key};
 pub use super::keymap::Effect;
+use super::keymap::{lookup, Action, Key};
 use super::oom::OomLog;
 use super::panes::Opts;
 use super::prefs::Prefs;
@@ -169,6 +169,7 @@ impl App {
 
     pub fn apply(&mut self, a: Action) -> Effect {
         self.status.text = None;
+        // Borrowed apart: a move over the history reads the judge and leaves a footer message.
         let (judge, status) = (&self.judge, &mut self.status);
         match a {
             Action::Quit => return Effect::Quit,
