@@ -114,7 +114,7 @@ fn opts(path: &Path, at: Option<String>) -> ReplayOptions {
 }
 
 fn shown(app: &App) -> Value {
-    let d = app.derived.as_ref().expect("an interval on screen");
+    let d = app.time.derived.as_ref().expect("an interval on screen");
     serde_json::to_value(&d.findings).expect("findings as JSON")
 }
 
@@ -155,7 +155,7 @@ fn dump_and_replay_give_an_interval_the_same_findings() {
     let mut app = replay_app(&opts(&path, None)).expect("replay");
     for (i, (_, f)) in lines.iter().enumerate() {
         app.apply(Action::StepForward);
-        assert_eq!(app.view_index(), Some(i + 1));
+        assert_eq!(app.time.view_index(), Some(i + 1));
         assert_eq!(&shown(&app), f, "interval {} stepping", i + 1);
     }
     // Stepping back and jumping straight there (`--at`) show the same.
@@ -176,7 +176,7 @@ fn dump_and_replay_give_an_interval_the_same_findings() {
     }
     let at = format!("@{}", (T0 + JUMP as i64 * 1000) / 1000);
     let app = replay_app(&opts(&path, Some(at.clone()))).expect("replay --at");
-    assert_eq!(app.view_index(), Some(JUMP));
+    assert_eq!(app.time.view_index(), Some(JUMP));
     assert_eq!(&shown(&app), at_jump, "replay --at");
 
     // The live view judges each new sample the same way, and stepping back to it as well.
@@ -189,7 +189,7 @@ fn dump_and_replay_give_an_interval_the_same_findings() {
     for _ in JUMP..SAMPLES - 1 {
         live.apply(Action::StepBack);
     }
-    assert_eq!(live.view_index(), Some(JUMP));
+    assert_eq!(live.time.view_index(), Some(JUMP));
     assert_eq!(&shown(&live), at_jump, "live, stepped back");
 
     // dump --from the interval itself still judges it against the baseline learned before.

@@ -439,7 +439,7 @@ fn the_tcp_line_and_alarms_show_at_80x24() {
         std::time::Duration::from_secs(1),
         std::time::Duration::from_secs(600),
     );
-    app.privilege = "root".into();
+    app.session.privilege = "root".into();
     for (t, p) in [("t0", &T0), ("t1", &T1)] {
         app.push_sample(Reader::new(Root::new(tree(dir.path(), t, p))).sample());
     }

@@ -19,10 +19,16 @@ fn r_recording_stops_cleanly_when_the_file_cannot_grow() {
     let samples = support::synth_samples(0..150);
     let out = tempfile::tempdir().expect("tempdir");
     let mut app = App::new(Duration::from_secs(1), Duration::from_secs(600));
-    app.record_dir = out.path().to_path_buf();
+    app.session.record_dir = out.path().to_path_buf();
     app.push_sample(samples[0].clone());
     app.apply(perftop::ui::keymap::Action::Record);
-    let path = app.recording.active().expect("recording").path.clone();
+    let path = app
+        .session
+        .recording
+        .active()
+        .expect("recording")
+        .path
+        .clone();
 
     // Writes past the limit raise SIGXFSZ, which would end the test; with a handler installed
     // they fail with EFBIG instead.
@@ -45,28 +51,31 @@ fn r_recording_stops_cleanly_when_the_file_cannot_grow() {
     for s in &samples[1..] {
         app.push_sample(s.clone());
         pushed += 1;
-        if !app.recording.is_on() {
+        if !app.session.recording.is_on() {
             break;
         }
     }
     setrlimit(Resource::Fsize, old).expect("restore rlimit");
 
-    assert!(!app.recording.is_on(), "recording never hit the limit");
     assert!(
-        matches!(&app.recording, perftop::record::live::LiveRecorder::Stopped { why } if why == "file size limit reached"),
+        !app.session.recording.is_on(),
+        "recording never hit the limit"
+    );
+    assert!(
+        matches!(&app.session.recording, perftop::record::live::LiveRecorder::Stopped { why } if why == "file size limit reached"),
         "one stopped state says why"
     );
-    let status = app.status.clone().unwrap_or_default();
+    let status = app.status.text.clone().unwrap_or_default();
     assert!(
         status.starts_with("recording stopped: file size limit reached: ")
             && status.contains(&path.display().to_string()),
         "{status}"
     );
     // The dashboard carries on with the next sample.
-    let before = app.history.len();
+    let before = app.time.history.len();
     app.push_sample(samples[pushed].clone());
-    assert_eq!(app.history.len(), before + 1);
-    assert!(app.derived.is_some());
+    assert_eq!(app.time.history.len(), before + 1);
+    assert!(app.time.derived.is_some());
     // Every sample fully written reads back; at most the torn one is lost.
     let rec = Recording::open(&path).expect("readable after the failed write");
     assert!(

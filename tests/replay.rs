@@ -100,7 +100,7 @@ fn gappy_recording(dir: &Path) -> (PathBuf, Vec<Sample>) {
 }
 
 fn at(app: &App) -> usize {
-    app.view_index().expect("a sample in view")
+    app.time.view_index().expect("a sample in view")
 }
 
 #[test]
@@ -108,18 +108,18 @@ fn golden_recording_replays_in_the_dashboard() {
     let mut app = replay_app(&opts(&golden())).expect("golden replays");
     assert!(app.is_replay());
     assert_eq!(at(&app), 0);
-    let d = app.derived.as_ref().expect("derived");
+    let d = app.time.derived.as_ref().expect("derived");
     assert!(d.since_boot, "the first sample has no predecessor");
-    assert_eq!(app.mode_label(), "REPLAY PAUSED");
+    assert_eq!(app.time.mode_label(), "REPLAY PAUSED");
     for _ in 0..3 {
         press(&mut app, KeyCode::Char('T'));
     }
     assert_eq!(at(&app), 3);
-    let d = app.derived.as_ref().expect("derived");
+    let d = app.time.derived.as_ref().expect("derived");
     assert!(!d.since_boot);
     assert_eq!(d.interval_s, Some(1.0));
     // Stepping onto the sample after the action says what was done.
-    let status = app.status.clone().unwrap_or_default();
+    let status = app.status.text.clone().unwrap_or_default();
     assert!(
         status.contains("applied governor powersave -> performance"),
         "{status}"
@@ -171,12 +171,12 @@ fn replay_shows_the_hand_checked_fixture_values() {
     o.at = Some("14:05:32".into());
     let app = replay_app(&o).expect("replay");
     assert_eq!(at(&app), 1, "--at lands on the second sample");
-    let d = app.derived.as_ref().expect("derived");
+    let d = app.time.derived.as_ref().expect("derived");
     assert_eq!(d.interval_s, Some(2.0));
     let busy = d.host.busy_pct.expect("busy");
     assert!((busy - 49.0).abs() < 1e-9, "{busy}");
     assert_eq!(
-        app.interval,
+        app.time.interval,
         Duration::from_secs(2),
         "interval from the recording"
     );
@@ -190,7 +190,7 @@ fn steps_jumps_and_gaps() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (path, samples) = gappy_recording(dir.path());
     let mut app = replay_app(&opts(&path)).expect("replay");
-    assert_eq!(app.history.len(), 300);
+    assert_eq!(app.time.history.len(), 300);
 
     // End / Home.
     press(&mut app, KeyCode::End);
@@ -201,7 +201,12 @@ fn steps_jumps_and_gaps() {
     // j: the first sample at or after now + 1m; J back again.
     press(&mut app, KeyCode::Char('j'));
     assert_eq!(at(&app), 60);
-    assert!(app.status.as_deref().unwrap_or("").contains("14:06:30"));
+    assert!(app
+        .status
+        .text
+        .as_deref()
+        .unwrap_or("")
+        .contains("14:06:30"));
     press(&mut app, KeyCode::Char('J'));
     assert_eq!(at(&app), 0);
 
@@ -210,17 +215,17 @@ fn steps_jumps_and_gaps() {
     assert_eq!(at(&app), 140);
     press(&mut app, KeyCode::Char('j'));
     assert_eq!(at(&app), 190);
-    let status = app.status.clone().unwrap_or_default();
+    let status = app.status.text.clone().unwrap_or_default();
     assert!(status.contains("gap: recorder stop"), "{status}");
     assert!(status.contains("applied governor"), "{status}");
 
     // No rates across the gap: the first sample after it is since-boot, the next is not.
     typed(&mut app, "14:08:10"); // T0 + 160 s, the first sample after the gap
     assert_eq!(at(&app), 150);
-    assert!(app.derived.as_ref().expect("d").since_boot);
+    assert!(app.time.derived.as_ref().expect("d").since_boot);
     press(&mut app, KeyCode::Char('T'));
     assert_eq!(at(&app), 151);
-    let d = app.derived.as_ref().expect("d");
+    let d = app.time.derived.as_ref().expect("d");
     assert!(!d.since_boot);
     assert_eq!(d.interval_s, Some(1.0));
     // The replayed values are what derive gives for the same two samples.
@@ -233,26 +238,27 @@ fn steps_jumps_and_gaps() {
     press(&mut app, KeyCode::Char('t'));
     press(&mut app, KeyCode::Char('t'));
     assert_eq!(at(&app), 149);
-    assert!(!app.derived.as_ref().expect("d").since_boot);
+    assert!(!app.time.derived.as_ref().expect("d").since_boot);
 
     // Times: a bad one and one outside the recording leave the view where it was.
     typed(&mut app, "yesterday");
     assert_eq!(at(&app), 149);
     assert!(app
         .status
+        .text
         .as_deref()
         .unwrap_or("")
         .contains("is not a time"));
     typed(&mut app, "13:00");
     assert_eq!(at(&app), 149);
-    assert!(app.status.as_deref().unwrap_or("").contains("outside"));
+    assert!(app.status.text.as_deref().unwrap_or("").contains("outside"));
     typed(&mut app, "2m ago"); // last is T0+309 s
     assert_eq!(at(&app), 179, "T0+189 s is tick 189, index 179");
     // Esc abandons a half-typed time.
     press(&mut app, KeyCode::Char('b'));
     press(&mut app, KeyCode::Char('1'));
     press(&mut app, KeyCode::Esc);
-    assert!(app.goto_input.is_none());
+    assert!(app.prompt.goto.is_none());
     assert_eq!(at(&app), 179);
 
     // The timeline shows the gap (x) and the action (*), cursor between them.
@@ -270,13 +276,17 @@ fn playback_speed_and_end() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (path, _) = gappy_recording(dir.path());
     let mut app = replay_app(&opts(&path)).expect("replay");
-    assert_eq!(app.next_tick(), None, "nothing to wait for while stopped");
+    assert_eq!(
+        app.time.next_tick(),
+        None,
+        "nothing to wait for while stopped"
+    );
     press(&mut app, KeyCode::Char(' '));
-    assert!(app.playing.is_some());
-    assert_eq!(app.mode_label(), "REPLAY 1x");
-    assert_eq!(app.next_tick(), Some(Duration::from_secs(1)));
+    assert!(app.time.playing.is_some());
+    assert_eq!(app.time.mode_label(), "REPLAY 1x");
+    assert_eq!(app.time.next_tick(), Some(Duration::from_secs(1)));
     // Pretend 5 s passed at 1x: five samples on.
-    app.playing = Some(Playback {
+    app.time.playing = Some(Playback {
         anchor: Instant::now() - Duration::from_secs(5),
         anchor_wall_ms: T0,
     });
@@ -285,46 +295,51 @@ fn playback_speed_and_end() {
     // ] twice: 4x. A second at 4x is four samples.
     press(&mut app, KeyCode::Char(']'));
     press(&mut app, KeyCode::Char(']'));
-    assert_eq!(app.speed, 4.0);
-    assert_eq!(app.next_tick(), Some(Duration::from_millis(250)));
-    let anchor = app.playing.expect("still playing").anchor_wall_ms;
+    assert_eq!(app.time.speed, 4.0);
+    assert_eq!(app.time.next_tick(), Some(Duration::from_millis(250)));
+    let anchor = app.time.playing.expect("still playing").anchor_wall_ms;
     assert_eq!(
         anchor,
         T0 + 5000,
         "speed change re-anchors at the sample in view"
     );
-    app.playing = Some(Playback {
+    app.time.playing = Some(Playback {
         anchor: Instant::now() - Duration::from_secs(1),
         anchor_wall_ms: anchor,
     });
     app.on_tick();
     assert_eq!(at(&app), 9);
     press(&mut app, KeyCode::Char('['));
-    assert_eq!(app.speed, 2.0);
+    assert_eq!(app.time.speed, 2.0);
     // Stepping stops playback; space at the end says so instead of playing.
     press(&mut app, KeyCode::Char('T'));
-    assert!(app.playing.is_none());
+    assert!(app.time.playing.is_none());
     press(&mut app, KeyCode::End);
     press(&mut app, KeyCode::Char(' '));
-    assert!(app.playing.is_none());
+    assert!(app.time.playing.is_none());
     assert!(app
         .status
+        .text
         .as_deref()
         .unwrap_or("")
         .contains("end of the recording"));
     // Playing into the end stops there.
     press(&mut app, KeyCode::Char('t'));
     press(&mut app, KeyCode::Char(' '));
-    app.playing = Some(Playback {
+    app.time.playing = Some(Playback {
         anchor: Instant::now() - Duration::from_secs(100),
         anchor_wall_ms: T0,
     });
     app.on_tick();
     assert_eq!(at(&app), 299);
-    assert!(app.playing.is_none());
-    assert_eq!(app.status.as_deref(), Some("end of recording"));
+    assert!(app.time.playing.is_none());
+    assert_eq!(app.status.text.as_deref(), Some("end of recording"));
     // Sparklines: the samples derived so far, back-filled after the jump to the end.
-    assert!(app.trends.len() > 10, "{} trend points", app.trends.len());
+    assert!(
+        app.time.trends.len() > 10,
+        "{} trend points",
+        app.time.trends.len()
+    );
 }
 
 #[test]
@@ -334,7 +349,7 @@ fn tweaks_recording_and_interval_are_off_in_replay() {
         assert_eq!(press(&mut app, KeyCode::Char(c)), Effect::None, "{c}");
     }
     assert!(app.tweaks.dialog.is_none());
-    assert!(!app.recording.is_on());
+    assert!(!app.session.recording.is_on());
     assert!(app.tweaks.ctx.is_none());
     let help: Vec<String> = perftop::ui::keymap::help_rows(true)
         .into_iter()
@@ -388,12 +403,12 @@ fn bad_recordings_are_clear_errors() {
     let path = dir.path().join("damaged.ptrec");
     std::fs::write(&path, damaged).expect("write");
     let app = replay_app(&opts(&path)).expect("damaged replays");
-    let n = app.history.len();
+    let n = app.time.history.len();
     assert!((240..300).contains(&n), "{n} samples survive");
     assert!(
-        app.status.as_deref().unwrap_or("").contains("skipped"),
+        app.status.text.as_deref().unwrap_or("").contains("skipped"),
         "{:?}",
-        app.status
+        app.status.text
     );
 }
 
@@ -404,11 +419,11 @@ fn live_pause_ring_uses_the_same_navigation() {
     for s in synth_samples(0..100) {
         app.push_sample(s);
     }
-    assert_eq!(app.mode_label(), "LIVE");
+    assert_eq!(app.time.mode_label(), "LIVE");
     press(&mut app, KeyCode::Char('J'));
     assert_eq!(at(&app), 39);
-    assert!(app.paused);
-    assert_eq!(app.mode_label(), "HISTORY -1m00s");
+    assert!(app.time.paused);
+    assert_eq!(app.time.mode_label(), "HISTORY -1m00s");
     let s = screen(&app, 80, 24);
     assert!(
         s.lines().nth(2).is_some_and(|l| l.contains("40/100")),
@@ -419,12 +434,18 @@ fn live_pause_ring_uses_the_same_navigation() {
     press(&mut app, KeyCode::Char('j'));
     assert_eq!(at(&app), 70);
     press(&mut app, KeyCode::Char('j'));
-    assert_eq!(app.view, None, "jumping past the newest sample lands on it");
+    assert_eq!(
+        app.time.view, None,
+        "jumping past the newest sample lands on it"
+    );
     press(&mut app, KeyCode::Char('j'));
-    assert_eq!(app.status.as_deref(), Some("already at the newest sample"));
+    assert_eq!(
+        app.status.text.as_deref(),
+        Some("already at the newest sample")
+    );
     press(&mut app, KeyCode::End);
-    assert!(!app.paused);
-    assert_eq!(app.mode_label(), "LIVE");
+    assert!(!app.time.paused);
+    assert_eq!(app.time.mode_label(), "LIVE");
     assert!(
         !screen(&app, 80, 24).contains("100/100"),
         "no timeline when live"
@@ -439,13 +460,19 @@ fn live_pause_ring_uses_the_same_navigation() {
 fn r_records_the_live_stream_and_tweak_actions() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut app = App::new(Duration::from_secs(1), Duration::from_secs(600));
-    app.record_dir = dir.path().to_path_buf();
+    app.session.record_dir = dir.path().to_path_buf();
     let samples = synth_samples(0..6);
     app.push_sample(samples[0].clone());
     assert_eq!(press(&mut app, KeyCode::Char('R')), Effect::Redraw);
-    let status = app.status.clone().unwrap_or_default();
+    let status = app.status.text.clone().unwrap_or_default();
     assert!(status.starts_with("recording to "), "{status}");
-    let path = app.recording.active().expect("recording").path.clone();
+    let path = app
+        .session
+        .recording
+        .active()
+        .expect("recording")
+        .path
+        .clone();
     assert!(path.starts_with(dir.path()));
     assert!(path
         .file_name()
@@ -466,8 +493,8 @@ fn r_records_the_live_stream_and_tweak_actions() {
         app.push_sample(s.clone());
     }
     press(&mut app, KeyCode::Char('R'));
-    assert!(!app.recording.is_on());
-    let status = app.status.clone().unwrap_or_default();
+    assert!(!app.session.recording.is_on());
+    let status = app.status.text.clone().unwrap_or_default();
     assert!(
         status.contains("recording stopped") && status.contains("6 samples"),
         "{status}"
@@ -489,7 +516,7 @@ fn r_records_the_live_stream_and_tweak_actions() {
     );
     let mut replay = replay_app(&opts(&path)).expect("replays");
     press(&mut replay, KeyCode::End);
-    let d = replay.derived.as_ref().expect("derived");
+    let d = replay.time.derived.as_ref().expect("derived");
     let direct = perftop::derive::derive(Some(&samples[4]), &samples[5]);
     assert_eq!(d.host.busy_pct, direct.host.busy_pct);
 }
@@ -499,8 +526,8 @@ fn r_records_the_live_stream_and_tweak_actions() {
 #[test]
 fn an_undecodable_sample_is_said_not_awaited() {
     let mut app = replay_app(&opts(&golden())).expect("replay");
-    app.derived = None;
-    app.status = Some("cannot show sample 0: checksum mismatch".into());
+    app.time.derived = None;
+    app.status.text = Some("cannot show sample 0: checksum mismatch".into());
     let s = screen(&app, 80, 24);
     assert!(
         s.contains("perftop: cannot show sample 0: checksum mismatch"),
@@ -519,7 +546,7 @@ fn golden_recording_gains_the_pressure_pane() {
     for _ in 0..3 {
         press(&mut app, KeyCode::Char('T'));
     }
-    let d = app.derived.as_ref().expect("derived");
+    let d = app.time.derived.as_ref().expect("derived");
     let r = &d.memory.reclaim;
     assert_eq!(r.pgscan_kswapd_per_s, Some(5000.0));
     assert_eq!(r.pgsteal_kswapd_per_s, Some(4500.0));
@@ -565,7 +592,7 @@ fn oom_kills_in_a_recording_are_counted_and_marked() {
     std::fs::write(&path, w.into_inner()).expect("write");
     let mut app = replay_app(&opts(&path)).expect("replays");
     assert_eq!(
-        app.oom.events,
+        app.time.oom.events,
         vec![(T0 + 70_000, 1), (T0 + 85_000, 2)],
         "the intervals ending at samples 70 and 85"
     );

@@ -105,7 +105,7 @@ fn the_man_page_renders_and_lists_every_command_key_pane_and_rule() {
     }
     // Justified text: compare with single spaces.
     let flat = plain.split_whitespace().collect::<Vec<_>>().join(" ");
-    for (_, what) in perftop::ui::help::help_rows(false) {
+    for (_, what) in perftop::ui::keymap::help_rows(false) {
         let first: String = what
             .split_whitespace()
             .take(3)

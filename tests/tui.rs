@@ -19,7 +19,7 @@ use support::fixture;
 /// An app that has seen the fixture's t0 and t1 samples (so rates are real, not since-boot).
 fn app_for(name: &str) -> App {
     let mut app = App::new(Duration::from_secs(1), Duration::from_secs(600));
-    app.privilege = "root".into();
+    app.session.privilege = "root".into();
     for t in ["t0", "t1"] {
         let mut reader = Reader::new(Root::new(fixture(name).join(t)));
         app.push_sample(reader.sample());
@@ -321,7 +321,10 @@ fn ascii_glyphs_put_only_ascii_on_screen() {
         );
     }
     key(&mut app, KeyCode::Esc);
-    assert_eq!(app.status.as_deref(), Some("cancelled: nothing changed"));
+    assert_eq!(
+        app.status.text.as_deref(),
+        Some("cancelled: nothing changed")
+    );
 }
 
 /// A footer message longer than the row is wrapped onto a second row (at 80 columns it was cut
@@ -329,12 +332,12 @@ fn ascii_glyphs_put_only_ascii_on_screen() {
 /// the clock the event loop passes in.
 #[test]
 fn long_footer_message_wraps_and_goes_after_its_time() {
-    use perftop::ui::status::{expire, SHOW_FOR};
+    use perftop::ui::status::SHOW_FOR;
     let mut app = app_for("intel-pstate");
     let th = theme(ColorDepth::Mono);
     let msg = "cannot record: creating /nonexistent/dir/perftop-pstate4-20251121T140531.ptrec: \
                No such file or directory (os error 2)";
-    app.status = Some(msg.into());
+    app.status.text = Some(msg.into());
     let s = text(&draw(&app, &th, 80, 24));
     let lines: Vec<&str> = s.lines().collect();
     assert_eq!(lines.len(), 24, "{s}");
@@ -350,13 +353,13 @@ fn long_footer_message_wraps_and_goes_after_its_time() {
         );
     }
     let t0 = std::time::Instant::now();
-    assert!(!expire(&mut app, t0));
-    assert!(!expire(&mut app, t0 + SHOW_FOR / 2));
-    assert!(expire(&mut app, t0 + SHOW_FOR));
+    assert!(!app.expire_status(t0));
+    assert!(!app.expire_status(t0 + SHOW_FOR / 2));
+    assert!(app.expire_status(t0 + SHOW_FOR));
     let s = text(&draw(&app, &th, 80, 24));
     assert!(s.contains("q quit") && !s.contains("No such file"), "{s}");
     // A short one shares the row with the hints that fit.
-    app.status = Some("sort: by name".into());
+    app.status.text = Some("sort: by name".into());
     let s = text(&draw(&app, &th, 80, 24));
     let last = s.lines().last().unwrap_or_default();
     assert!(

@@ -58,7 +58,7 @@ fn findings_list_shows_every_finding_whole() {
     let mut app = app_for("intel-pstate");
     // Two samples: both rules hold for the interval, neither has held 3 samples to be raised.
     key(&mut app, KeyCode::Char('f'));
-    assert!(app.findings_open);
+    assert!(app.prefs.findings_open);
     let s = screen(&app, 80, 24);
     insta::assert_snapshot!("findings_list_80x24", s);
     assert!(s.contains("holding this interval, not raised yet"), "{s}");
@@ -75,14 +75,17 @@ fn findings_list_shows_every_finding_whole() {
     assert!(s.contains("tweak: governor"), "{s}");
     // Keys that belong to the dashboard do nothing while the list is open; Esc closes it.
     key(&mut app, KeyCode::Char('t'));
-    assert!(app.view.is_none(), "t did not step back under the list");
+    assert!(
+        app.time.view.is_none(),
+        "t did not step back under the list"
+    );
     key(&mut app, KeyCode::Esc);
-    assert!(!app.findings_open);
+    assert!(!app.prefs.findings_open);
     assert!(!screen(&app, 80, 24).contains("findings · Esc closes"));
     // f toggles.
     key(&mut app, KeyCode::Char('f'));
     key(&mut app, KeyCode::Char('f'));
-    assert!(!app.findings_open);
+    assert!(!app.prefs.findings_open);
 }
 
 #[test]
@@ -100,7 +103,7 @@ fn findings_list_names_raised_findings_and_scrolls() {
             .sample(),
         );
     }
-    assert_eq!(app.active_findings.len(), 2);
+    assert_eq!(app.judge.active.len(), 2);
     key(&mut app, KeyCode::Char('f'));
     let s = screen(&app, 80, 24);
     assert!(s.contains("on the strip (2)"), "{s}");
@@ -179,7 +182,7 @@ fn zoomed_cpu_pane_scrolls_on_a_64_cpu_host() {
     // Home and End move in time when nothing is zoomed.
     key(&mut app, KeyCode::Esc);
     key(&mut app, KeyCode::Home);
-    assert!(app.view.is_some(), "Home went to the oldest sample");
+    assert!(app.time.view.is_some(), "Home went to the oldest sample");
 }
 
 #[test]
@@ -228,7 +231,7 @@ fn the_filter_belongs_to_the_focused_pane() {
     // As it is typed, the pane filters and says so on its title.
     assert!(screen(&app, 80, 24).contains("1 CPU power     /cpu1 busy"));
     key(&mut app, KeyCode::Enter);
-    assert!(!app.filter_editing);
+    assert!(app.prompt.filter.is_none());
     let s = screen(&app, 80, 24);
     insta::assert_snapshot!("filter_cpu1_80x24", s);
     assert!(
@@ -269,7 +272,7 @@ fn the_filter_belongs_to_the_focused_pane() {
     assert_eq!(cpu_rows(&z, "1 CPU power", "policy"), vec![1], "{z}");
     key(&mut app, KeyCode::Esc);
     key(&mut app, KeyCode::Esc);
-    assert_eq!(app.filters.get(perftop::pane::Pane::Cpu), "");
+    assert_eq!(app.prefs.filters.get(perftop::pane::Pane::Cpu), "");
 }
 
 #[test]
@@ -304,7 +307,7 @@ fn live_oom_kills_are_counted_since_start() {
     for s in samples {
         app.push_sample(s);
     }
-    assert_eq!(app.oom.events, vec![(support::T0 + 2_000, 2)]);
+    assert_eq!(app.time.oom.events, vec![(support::T0 + 2_000, 2)]);
     let s = screen(&app, 80, 24);
     let line = line_starting(&s, "7 Pressure").unwrap_or_default();
     assert!(line.contains("OOM 2"), "{s}");

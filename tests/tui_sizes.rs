@@ -23,7 +23,7 @@ fn host(dir: &Path, cpus: u32, nodes: u32) -> App {
         queues: 8,
     };
     let mut app = App::new(Duration::from_secs(1), Duration::from_secs(60));
-    app.privilege = "root".into();
+    app.session.privilege = "root".into();
     for tick in 0..4 {
         support::synth::write_host(dir, &spec, tick).expect("synth host");
         let root = perftop::root::Root::new(dir);
@@ -77,7 +77,7 @@ fn sizes_16_and_64_cpus_with_two_findings() {
     for (cpus, nodes) in [(16, 1), (64, 2)] {
         let dir = tempfile::tempdir().expect("tempdir");
         let app = host(dir.path(), cpus, nodes);
-        assert_eq!(app.active_findings.len(), 2, "two findings raised");
+        assert_eq!(app.judge.active.len(), 2, "two findings raised");
         let mut screens = Vec::new();
         for (w, h) in SIZES {
             let s = screen(&app, w, h);
@@ -164,12 +164,12 @@ fn measured_lengths_are_laid_out_lengths() {
             }
             _ => {}
         }
-        let d = app.derived.as_ref().expect("two samples");
+        let d = app.time.derived.as_ref().expect("two samples");
         for detail in [false, true] {
             for width in [80, 200] {
                 let v = View {
                     d,
-                    app: &app,
+                    opts: app.pane_opts(),
                     theme: &theme,
                     width,
                     detail,

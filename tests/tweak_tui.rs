@@ -59,7 +59,12 @@ fn governor_toggle_confirm_applies_only_on_y() {
     }
     key(&mut app, KeyCode::Char('g'));
     key(&mut app, KeyCode::Char('y'));
-    assert_eq!(governors(&root), vec!["performance"; 4], "{:?}", app.status);
+    assert_eq!(
+        governors(&root),
+        vec!["performance"; 4],
+        "{:?}",
+        app.status.text
+    );
     // g again: back to what was there before (from the journal), again only on y.
     key(&mut app, KeyCode::Char('g'));
     assert!(screen(&app).contains("set governor → powersave?"));
@@ -74,7 +79,7 @@ fn governor_toggle_confirm_applies_only_on_y() {
     );
     assert!(s.contains("performance → powersave"), "{s}");
     key(&mut app, KeyCode::Char('y'));
-    assert_eq!(governors(&root), before, "{:?}", app.status);
+    assert_eq!(governors(&root), before, "{:?}", app.status.text);
     // a: the knob menu; other keys leave it open, Esc closes.
     key(&mut app, KeyCode::Char('a'));
     let s = screen(&app);
@@ -101,13 +106,13 @@ fn non_root_tui_says_why() {
     });
     key(&mut app, KeyCode::Char('g'));
     assert!(app.tweaks.dialog.is_none());
-    let s = app.status.clone().unwrap_or_default();
+    let s = app.status.text.clone().unwrap_or_default();
     assert!(s.contains("needs root") && s.contains("sudo tee"), "{s}");
     // The menu opens (to say why each knob is off); the latency hold is refused before any
     // preview (this root has no /dev/cpu_dma_latency), and the menu stays.
     key(&mut app, KeyCode::Char('a'));
     key(&mut app, KeyCode::Char('l'));
-    let s = app.status.clone().unwrap_or_default();
+    let s = app.status.text.clone().unwrap_or_default();
     assert!(
         s.starts_with("PM-QoS hold:") && s.contains("not present"),
         "{s}"
@@ -158,7 +163,7 @@ fn governor_chooser_when_the_previous_one_is_unknown() {
         root.read_line(gov).as_deref(),
         Some("ondemand"),
         "{:?}",
-        app.status
+        app.status.text
     );
 }
 
@@ -183,7 +188,7 @@ fn tweak_app() -> (tempfile::TempDir, App, Root) {
 }
 
 fn status(app: &App) -> String {
-    app.status.clone().unwrap_or_default()
+    app.status.text.clone().unwrap_or_default()
 }
 
 #[test]
@@ -595,9 +600,14 @@ fn knob_menu_sets_a_disk_scheduler() {
         sched(&root).as_deref(),
         Some("mq-deadline"),
         "{:?}",
-        app.status
+        app.status.text
     );
     key(&mut app, KeyCode::Char('u'));
     key(&mut app, KeyCode::Char('y'));
-    assert_eq!(sched(&root).as_deref(), Some("none"), "{:?}", app.status);
+    assert_eq!(
+        sched(&root).as_deref(),
+        Some("none"),
+        "{:?}",
+        app.status.text
+    );
 }

@@ -92,12 +92,12 @@ fn keys() -> String {
     let mut s = String::from(
         ".SH KEYS\nIn the live dashboard (keys that only replay has are listed after it).\n",
     );
-    let live = crate::ui::help::help_rows(false);
+    let live = crate::ui::keymap::help_rows(false);
     for (k, what) in &live {
         s.push_str(&tagged(k, what));
     }
     s.push_str(".SS Replay\n");
-    for (k, what) in crate::ui::help::help_rows(true) {
+    for (k, what) in crate::ui::keymap::help_rows(true) {
         if !live.iter().any(|(l, w)| *l == k && *w == what) {
             s.push_str(&tagged(&k, what));
         }

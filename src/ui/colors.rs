@@ -1,9 +1,50 @@
 //! Colour depth reduction: every colour a theme (or any code) names, brought to what the
 //! terminal takes — the nearest of the 16 ANSI colours, the nearest of the xterm-256 cube and
-//! grey ramp, 24-bit as is, or no colour at all.
+//! grey ramp, 24-bit as is, or no colour at all; and how deep the terminal's colours go
+//! (NO_COLOR, COLORTERM, TERM, `--color`).
 
-use super::theme::ColorDepth;
+use anyhow::{bail, Result};
 use ratatui::style::Color;
+
+/// How many colours the terminal takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColorDepth {
+    Mono,
+    Ansi16,
+    Ansi256,
+    TrueColor,
+}
+
+impl ColorDepth {
+    /// NO_COLOR wins, then COLORTERM, then TERM; `--color` overrides all of them.
+    pub fn detect(flag: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Result<ColorDepth> {
+        if let Some(f) = flag.filter(|f| *f != "auto") {
+            return Ok(match f {
+                "mono" | "none" | "never" => ColorDepth::Mono,
+                "16" => ColorDepth::Ansi16,
+                "256" => ColorDepth::Ansi256,
+                "truecolor" | "24bit" => ColorDepth::TrueColor,
+                other => bail!("--color must be auto, mono, 16, 256 or truecolor, not {other:?}"),
+            });
+        }
+        if env("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+            return Ok(ColorDepth::Mono);
+        }
+        if env("COLORTERM").is_some_and(|v| v == "truecolor" || v == "24bit") {
+            return Ok(ColorDepth::TrueColor);
+        }
+        let term = env("TERM").unwrap_or_default();
+        if term == "dumb" {
+            return Ok(ColorDepth::Mono);
+        }
+        // Only a terminal that says so gets indexed colours: TERM=xterm or linux get the 16.
+        Ok(if term.ends_with("256color") {
+            ColorDepth::Ansi256
+        } else {
+            ColorDepth::Ansi16
+        })
+    }
+}
 
 /// The 16 ANSI colours in index order, as ratatui names them (the wire backend sends them as
 /// SGR 30-37 / 90-97, which every colour terminal reads, the Linux console included).

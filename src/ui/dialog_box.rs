@@ -2,8 +2,8 @@
 //! by the dialog to that width, scrolled when they do not fit (the selection kept in view), and
 //! the keys that apply on its last row.
 
-use super::panes::span;
 use super::scroll::{position, Scroll};
+use super::spans::span;
 use super::theme::Theme;
 use ratatui::layout::Rect;
 use ratatui::text::Line;

@@ -2,9 +2,9 @@
 //! the pane it belongs to, the whole message with its numbers (wrapped), the tweak that
 //! addresses it, and for a raised one how long it has held. Scrolls; Esc or `f` closes.
 
-use super::app::App;
-use super::panes::span;
-use super::scroll::position;
+use super::judge::Judge;
+use super::scroll::{position, Scroll};
+use super::spans::span;
 use super::theme::Theme;
 use super::wrap::wrap;
 use crate::assess::Assessed;
@@ -29,11 +29,19 @@ pub struct Item<'a> {
     pub held: Option<String>,
 }
 
+/// Whose findings the list shows.
+pub struct Of<'a> {
+    pub judge: &'a Judge,
+    /// Stepping back or in replay: the findings of the sample in view, not the tracker's.
+    pub at_sample: bool,
+    pub replay: bool,
+}
+
 /// What the list holds. Live: the findings on the strip, then those that hold in this interval
 /// but have not held long enough to be raised. Stepping back or in replay: the findings of the
 /// interval in view, as the strip shows them there.
-pub fn sections<'a>(app: &'a App, d: &'a Assessed) -> Vec<Section<'a>> {
-    if app.view.is_some() {
+pub fn sections<'a>(of: &Of<'a>, d: &'a Assessed) -> Vec<Section<'a>> {
+    if of.at_sample {
         return vec![Section {
             heading: "at this sample (the rules that hold for its interval)".into(),
             items: d
@@ -48,8 +56,9 @@ pub fn sections<'a>(app: &'a App, d: &'a Assessed) -> Vec<Section<'a>> {
     }
     let raised = Section {
         heading: "on the strip".into(),
-        items: app
-            .active_findings
+        items: of
+            .judge
+            .active
             .iter()
             .map(|a| Item {
                 finding: &a.finding,
@@ -65,12 +74,12 @@ pub fn sections<'a>(app: &'a App, d: &'a Assessed) -> Vec<Section<'a>> {
     let pending = Section {
         heading: format!(
             "holding this interval, not raised yet (raised after {} samples in a row)",
-            app.thresholds.raise_after
+            of.judge.thresholds.raise_after
         ),
         items: d
             .findings
             .iter()
-            .filter(|f| !app.active_findings.iter().any(|a| a.finding.id == f.id))
+            .filter(|f| !of.judge.active.iter().any(|a| a.finding.id == f.id))
             .map(|f| Item {
                 finding: f,
                 held: None,
@@ -89,9 +98,9 @@ fn severity_style(s: Severity, t: &Theme) -> Style {
 }
 
 /// The list as lines `width` wide.
-pub fn lines(app: &App, d: &Assessed, t: &Theme, width: usize) -> Vec<Line<'static>> {
+pub fn lines(of: &Of, d: &Assessed, t: &Theme, width: usize) -> Vec<Line<'static>> {
     let mut out = Vec::new();
-    let secs = sections(app, d);
+    let secs = sections(of, d);
     if secs.iter().all(|s| s.items.is_empty()) {
         let why = if d.since_boot {
             "no findings: a since-boot report judges nothing (rates start with the next sample)"
@@ -113,7 +122,7 @@ pub fn lines(app: &App, d: &Assessed, t: &Theme, width: usize) -> Vec<Line<'stat
             out.push(Line::from(span(l, t.title)));
         }
         for item in &s.items {
-            item_lines(item, app.is_replay(), t, width, &mut out);
+            item_lines(item, of.replay, t, width, &mut out);
         }
     }
     out
@@ -151,15 +160,15 @@ fn item_lines(item: &Item, replay: bool, t: &Theme, width: usize, out: &mut Vec<
 
 /// The list in a box over the dashboard, the full width, between the header's first row and
 /// the footer (which keep saying where and what this is), as tall as it needs.
-pub fn draw(f: &mut Frame, area: Rect, app: &App, d: &Assessed, t: &Theme) {
+pub fn draw(f: &mut Frame, area: Rect, of: &Of, scroll: &Scroll, d: &Assessed, t: &Theme) {
     let inner_w = area.width.saturating_sub(2) as usize;
-    let all = lines(app, d, t, inner_w);
+    let all = lines(of, d, t, inner_w);
     let total = all.len();
     let room = area.height.saturating_sub(2);
     let h = room.min(total as u16 + 2);
     let r = Rect::new(area.x, area.y + 1, area.width, h);
     let page = h.saturating_sub(2) as usize;
-    let off = app.findings_scroll.window(total.saturating_sub(page), page);
+    let off = scroll.window(total.saturating_sub(page), page);
     let shown: Vec<Line<'static>> = all.into_iter().skip(off).take(page).collect();
     let title = if total > page {
         format!(

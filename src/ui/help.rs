@@ -1,31 +1,13 @@
 //! The `?` screen: one row per binding of the keymap table, or per group of bindings that
 //! share one (pairs and the pane keys, so that it fits in 80x24), in a box over the dashboard.
 
-use super::keymap::{Help, KEYMAP};
-use super::panes::span;
+use super::keymap::help_rows;
+use super::spans::span;
 use super::theme::Theme;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
-
-/// Help screen rows: keys and description, in table order; each binding says whether it has a
-/// row of its own or joins the one before (`keymap::Help`), so the whole screen fits in 80x24.
-pub fn help_rows(replay: bool) -> Vec<(String, &'static str)> {
-    let mut rows: Vec<(String, &'static str)> = Vec::new();
-    for bnd in KEYMAP.iter().filter(|bnd| bnd.mode.admits(replay)) {
-        let keys: Vec<String> = bnd.keys.iter().map(|k| k.label()).collect();
-        match (bnd.help, rows.last_mut()) {
-            (Help::Joins, Some(last)) => {
-                last.0.push(' ');
-                last.0.push_str(&keys.join(" "));
-            }
-            (Help::Row(text), _) => rows.push((keys.join(" "), text)),
-            (Help::Own | Help::Joins, _) => rows.push((keys.join(" "), bnd.description)),
-        }
-    }
-    rows
-}
 
 /// The box: a row per `help_rows` entry and a footnote, between borders (rows + 3 high).
 pub fn draw(f: &mut Frame, area: Rect, t: &Theme, replay: bool) {

@@ -8,20 +8,28 @@ pub mod dialog_box;
 pub mod filter;
 pub mod findings_list;
 pub mod help;
+pub mod history;
+#[cfg(test)]
+mod import_graph;
+pub mod judge;
 pub mod keymap;
 pub mod knob_menu;
 pub mod layout;
 pub mod oom;
 pub mod panes;
-mod prompt;
+pub mod prefs;
+pub mod prompt;
 pub mod render;
 pub mod ring;
 pub mod scroll;
 pub mod selfcost;
+pub mod session;
+pub mod spans;
 pub mod status;
 pub mod term;
 pub mod theme;
 pub mod timeline;
+pub mod timeline_bar;
 pub mod trend;
 pub mod tweak_dialog;
 pub mod wire;
@@ -158,11 +166,11 @@ pub fn replay_app(opts: &ReplayOptions) -> Result<App> {
         || opts.path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    app.privilege = format!("replay {name} · tweaks off");
-    app.speed = opts.speed;
-    app.jump = opts.look.jump;
+    app.session.privilege = format!("replay {name} · tweaks off");
+    app.time.speed = opts.speed;
+    app.time.jump = opts.look.jump;
     if let Some(w) = warnings.first() {
-        app.status = Some(if warnings.len() == 1 {
+        app.status.text = Some(if warnings.len() == 1 {
             w.clone()
         } else {
             format!(
@@ -207,10 +215,10 @@ pub fn run(opts: Options) -> Result<Ended> {
     need_terminal("perftop batch")?;
     let theme = opts.look.theme()?;
     let mut app = App::new(opts.interval, opts.keep);
-    app.record_dir = opts.record_dir.clone();
-    app.jump = opts.look.jump;
+    app.session.record_dir = opts.record_dir.clone();
+    app.time.jump = opts.look.jump;
     app.set_thresholds(opts.look.thresholds.clone());
-    app.privilege = if rustix::process::geteuid().is_root() {
+    app.session.privilege = if rustix::process::geteuid().is_root() {
         "root".into()
     } else {
         "user: tweaks need root".into()
@@ -220,7 +228,7 @@ pub fn run(opts: Options) -> Result<Ended> {
     tweak_ctx.read_only = opts.read_only;
     app.tweaks.ctx = Some(tweak_ctx);
     if !opts.root.is_live() {
-        app.root_label = Some(opts.root.base().display().to_string());
+        app.session.root_label = Some(opts.root.base().display().to_string());
     }
 
     let (tx, rx) = mpsc::channel::<Msg>();
@@ -255,12 +263,12 @@ fn event_loop(
     // Replay playback steps on its own clock; live mode only ever waits for messages.
     let mut next_step: Option<Instant> = None;
     loop {
-        next_step = match (app.next_tick(), next_step) {
+        next_step = match (app.time.next_tick(), next_step) {
             (Some(period), due) => Some(due.unwrap_or_else(|| Instant::now() + period)),
             (None, _) => None,
         };
         // Wake for the next playback step or for the footer message to go, whichever is first.
-        let wake = [next_step, app.status_age.deadline()]
+        let wake = [next_step, app.status.deadline()]
             .into_iter()
             .flatten()
             .min();
@@ -277,7 +285,7 @@ fn event_loop(
         };
         let mut redraw = false;
         let mut repaint = false;
-        if let (Some(period), Some(due)) = (app.next_tick(), next_step) {
+        if let (Some(period), Some(due)) = (app.time.next_tick(), next_step) {
             if Instant::now() >= due {
                 next_step = Some(Instant::now() + period);
                 redraw |= app.on_tick() != Effect::None;
@@ -288,20 +296,20 @@ fn event_loop(
             match msg {
                 Msg::Sample(s) => {
                     app.push_sample(*s);
-                    app.self_cost.update();
+                    app.session.self_cost.update();
                     redraw = true;
                 }
                 Msg::Input(Event::Key(k)) if k.kind != KeyEventKind::Release => {
                     let effect = app.key(k);
                     // The message a key leaves gets its full time on the footer.
-                    app.status_age.key(app.status.as_ref(), Instant::now());
+                    app.status.keyed(Instant::now());
                     match effect {
                         Effect::None => {}
                         Effect::Redraw => redraw = true,
                         Effect::Repaint => repaint = true,
                         Effect::Quit => return Ok(Ended::Quit),
                         Effect::IntervalChanged => {
-                            let _ = ctl.send(app.interval);
+                            let _ = ctl.send(app.time.interval);
                             redraw = true;
                         }
                         Effect::Suspend => {
@@ -316,7 +324,7 @@ fn event_loop(
                 Msg::Signal(sig) => return Ok(Ended::Signal(sig)),
             }
         }
-        redraw |= status::expire(app, Instant::now());
+        redraw |= app.expire_status(Instant::now());
         if repaint {
             self::repaint(terminal).context("repainting")?;
             redraw = true;

@@ -1,59 +1,85 @@
 //! The two typed prompts of the dashboard: `/` (the focused pane's row filter, applied as it
 //! is typed) and `b` (a time to go to). Keys go here while one is open.
 
-use super::app::{App, Effect};
+use super::filter::PaneFilters;
+use super::keymap::Effect;
 use crate::pane::Pane;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
-impl App {
-    /// The filter pane `p` shows: what is being typed for the focused pane, else its own.
-    pub fn filter_for(&self, p: Pane) -> &str {
-        if self.filter_editing && p == self.focus {
-            &self.filter
-        } else {
-            self.filters.get(p)
-        }
+/// The prompt open on the footer, with what has been typed.
+#[derive(Debug, Default)]
+pub struct Prompt {
+    /// The `/` prompt's text while it is typed (it filters the focused pane as you type);
+    /// Enter keeps it as that pane's filter.
+    pub filter: Option<String>,
+    /// The `b` prompt while it is being typed.
+    pub goto: Option<String>,
+}
+
+/// What a key typed into the `b` prompt asks for.
+pub enum GoTo {
+    /// The prompt's state changed (or not: `Effect::None`).
+    Typed(Effect),
+    /// Enter on a time: go there.
+    Go(String),
+}
+
+impl Prompt {
+    pub fn is_open(&self) -> bool {
+        self.filter.is_some() || self.goto.is_some()
     }
 
-    pub(super) fn filter_key(&mut self, ev: KeyEvent) -> Effect {
-        match ev.code {
-            KeyCode::Enter => {
-                self.filter_editing = false;
-                self.filters
-                    .set(self.focus, std::mem::take(&mut self.filter));
-            }
-            KeyCode::Esc => {
-                self.filter_editing = false;
-                self.filter.clear();
-                self.filters.clear(self.focus);
-            }
-            KeyCode::Backspace => {
-                self.filter.pop();
-            }
-            KeyCode::Char(c) if !c.is_control() && self.filter.len() < 64 => self.filter.push(c),
-            _ => return Effect::None,
-        }
-        Effect::Redraw
+    /// `/`: editing starts from the pane's kept filter, so a typo is one Backspace away.
+    pub fn open_filter(&mut self, kept: &str) {
+        self.filter = Some(kept.to_string());
     }
 
-    pub(super) fn goto_key(&mut self, ev: KeyEvent) -> Effect {
-        let Some(text) = self.goto_input.as_mut() else {
+    pub fn open_goto(&mut self) {
+        self.goto = Some(String::new());
+    }
+
+    /// A key while the `/` prompt is open: Enter keeps the text as `focus`'s filter in
+    /// `filters`, Esc clears that filter.
+    pub fn filter_key(&mut self, ev: KeyEvent, focus: Pane, filters: &mut PaneFilters) -> Effect {
+        let Some(text) = self.filter.as_mut() else {
             return Effect::None;
         };
         match ev.code {
             KeyCode::Enter => {
-                let text = self.goto_input.take().unwrap_or_default();
+                filters.set(focus, self.filter.take().unwrap_or_default());
+            }
+            KeyCode::Esc => {
+                self.filter = None;
+                filters.clear(focus);
+            }
+            KeyCode::Backspace => {
+                text.pop();
+            }
+            KeyCode::Char(c) if !c.is_control() && text.len() < 64 => text.push(c),
+            _ => return Effect::None,
+        }
+        Effect::Redraw
+    }
+
+    /// A key while the `b` prompt is open.
+    pub fn goto_key(&mut self, ev: KeyEvent) -> GoTo {
+        let Some(text) = self.goto.as_mut() else {
+            return GoTo::Typed(Effect::None);
+        };
+        match ev.code {
+            KeyCode::Enter => {
+                let text = self.goto.take().unwrap_or_default();
                 if !text.trim().is_empty() {
-                    self.goto_text(&text);
+                    return GoTo::Go(text);
                 }
             }
-            KeyCode::Esc => self.goto_input = None,
+            KeyCode::Esc => self.goto = None,
             KeyCode::Backspace => {
                 text.pop();
             }
             KeyCode::Char(c) if !c.is_control() && text.len() < 40 => text.push(c),
-            _ => return Effect::None,
+            _ => return GoTo::Typed(Effect::None),
         }
-        Effect::Redraw
+        GoTo::Typed(Effect::Redraw)
     }
 }

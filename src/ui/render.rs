@@ -4,7 +4,8 @@
 use super::app::App;
 use super::keymap::footer_hints;
 use super::layout;
-use super::panes::{self, span, View};
+use super::panes::{self, View};
+use super::spans::span;
 use super::theme::{GlyphSet, Theme};
 use crate::findings::Severity;
 use crate::pane::Pane;
@@ -62,10 +63,10 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
         f.render_widget(Paragraph::new(msg), area);
         return;
     }
-    let Some(d) = app.derived.as_ref() else {
+    let Some(d) = app.time.derived.as_ref() else {
         // Nothing to show yet: say why when there is a reason (a replay whose samples do not
         // decode), rather than waiting on a first sample that will never come.
-        let msg = match app.status.as_deref() {
+        let msg = match app.status.text.as_deref() {
             Some(why) => vec![
                 Line::from(span(format!("perftop: {why}"), theme.crit)),
                 Line::from(span("t / T step to another sample, q quits", theme.dim)),
@@ -89,17 +90,23 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
     let footer = footer(app, theme, width);
     let bottom_rows = findings.len() + footer.len();
     let avail = (area.height as usize).saturating_sub(rows.len() + bottom_rows);
+    let opts = app.pane_opts();
     let view = |width: usize, detail: bool, budget: Option<usize>| View {
         d,
-        app,
+        opts,
         theme,
         width,
         detail,
         budget,
     };
-    if app.zoom {
+    if app.prefs.zoom {
         let v = view(width, true, None);
-        rows.extend(super::zoom::lines(app.focus, &v, &app.zoom_scroll, avail));
+        rows.extend(super::zoom::lines(
+            app.prefs.focus,
+            &v,
+            &app.prefs.zoom_scroll,
+            avail,
+        ));
         pad(
             &mut rows,
             (area.height as usize).saturating_sub(bottom_rows),
@@ -130,10 +137,15 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
             Rect::new(area.x, y, area.width, bottom_rows as u16),
         );
     }
-    if app.findings_open {
-        super::findings_list::draw(f, area, app, d, theme);
+    if app.prefs.findings_open {
+        let list = super::findings_list::Of {
+            judge: &app.judge,
+            at_sample: app.time.view.is_some(),
+            replay: app.is_replay(),
+        };
+        super::findings_list::draw(f, area, &list, &app.prefs.findings_scroll, d, theme);
     }
-    if app.help {
+    if app.prefs.help {
         super::help::draw(f, area, theme, app.is_replay());
     }
     if let Some(dlg) = &app.tweaks.dialog {
@@ -167,7 +179,7 @@ fn column<'a>(
         &lens,
         &firsts,
         avail.saturating_sub(panes_here.len()),
-        v.app.focus,
+        v.opts.focus,
     );
     let mut lines = Vec::with_capacity(avail);
     for (((p, m), len), n) in panes_here.iter().zip(&models).zip(lens).zip(alloc) {
@@ -175,7 +187,7 @@ fn column<'a>(
         let hidden = len.saturating_sub(n);
         let (body, _) = cut(panes::body(*p, m, &view(w, false, Some(n))), n);
         let tag = (hidden > 0).then(|| format!("+{hidden}"));
-        lines.push(panes::title(*p, m, &v, v.app.focus == *p, tag));
+        lines.push(panes::title(*p, m, &v, v.opts.focus == *p, tag));
         lines.extend(body);
     }
     lines.truncate(avail);
@@ -206,7 +218,7 @@ fn header(
     tier: Tier,
 ) {
     let h = &d.host;
-    let mode = app.mode_label();
+    let mode = app.time.mode_label();
     let mode_style = if mode == "LIVE" { t.good } else { t.warn };
     let load = h.loadavg.map_or("-".into(), |l| {
         if tier == Tier::Full {
@@ -230,8 +242,9 @@ fn header(
         load,
         h.kernel.as_deref().unwrap_or("-"),
     );
-    let right = format!(" {} {:.2}s ", mode, app.interval.as_secs_f64());
+    let right = format!(" {} {:.2}s ", mode, app.time.interval.as_secs_f64());
     let rec = app
+        .session
         .recording
         .active()
         .map(|r| format!(" REC {}", crate::units::kb(Some(r.rec.bytes / 1024))));
@@ -253,7 +266,7 @@ fn header(
     }
     first.push(span(right, mode_style));
     rows.push(Line::from(first));
-    let travelling = app.is_replay() || app.view.is_some();
+    let travelling = app.is_replay() || app.time.view.is_some();
     if tier == Tier::Compact {
         if travelling {
             rows.push(timeline_row(app, t, width));
@@ -267,14 +280,18 @@ fn header(
             t.warn,
         ));
     }
-    second.push(span(t.glyphs.text(&app.privilege).into_owned(), t.dim));
-    if let (Some(cpu), Some(rss)) = (app.self_cost.cpu_pct, app.self_cost.rss_kb) {
+    second.push(span(
+        t.glyphs.text(&app.session.privilege).into_owned(),
+        t.dim,
+    ));
+    let cost = &app.session.self_cost;
+    if let (Some(cpu), Some(rss)) = (cost.cpu_pct, cost.rss_kb) {
         second.push(span(
             format!("  perftop {cpu:.2}% {}", crate::units::kb(Some(rss))),
             t.dim,
         ));
     }
-    if let Some(r) = &app.root_label {
+    if let Some(r) = &app.session.root_label {
         second.push(span(format!("  root {r}"), t.info));
     }
     if !h.vm_hints.is_empty() {
@@ -299,12 +316,13 @@ fn header(
 /// `14:30:12  14:05:30 ━━━━●────◆──╳── 15:05:30  1234/3600 j±1m`: where the view is in the
 /// history (the ring, or the recording with its gaps and tweak actions).
 fn timeline_row(app: &App, t: &Theme, width: usize) -> Line<'static> {
-    use super::timeline::{bar, Cell, Mark};
+    use super::history::Mark;
+    use super::timeline_bar::{bar, Cell};
     use crate::record::format_clock;
-    let h = &app.history;
+    let h = &app.time.history;
     let n = h.len();
     let (Some(i), Some(first), Some(last)) = (
-        app.view_index(),
+        app.time.view_index(),
         h.wall_ms(0),
         n.checked_sub(1).and_then(|l| h.wall_ms(l)),
     ) else {
@@ -321,7 +339,7 @@ fn timeline_row(app: &App, t: &Theme, width: usize) -> Line<'static> {
         .text(&format!(
             "  {}/{n} j±{}",
             i + 1,
-            duration(Some(app.jump.as_secs_f64()))
+            duration(Some(app.time.jump.as_secs_f64()))
         ))
         .into_owned();
     let fixed = left.len() + ends.0.len() + ends.1.len() + right.chars().count();
@@ -342,7 +360,7 @@ fn timeline_row(app: &App, t: &Theme, width: usize) -> Line<'static> {
         // One span per run of equal cells keeps the frame small.
         let mut run: Option<(Cell, String)> = None;
         let mut marks = h.marks();
-        marks.extend(app.oom.events.iter().map(|(t, _)| (*t, Mark::Oom)));
+        marks.extend(app.time.oom.events.iter().map(|(t, _)| (*t, Mark::Oom)));
         for c in bar(first, last, at, &marks, bar_w) {
             match &mut run {
                 Some((k, s)) if *k == c => s.push(glyph(c)),
@@ -363,8 +381,9 @@ fn timeline_row(app: &App, t: &Theme, width: usize) -> Line<'static> {
     Line::from(spans)
 }
 
-fn cell_style(c: super::timeline::Cell, t: &Theme) -> Style {
-    use super::timeline::{Cell, Mark};
+fn cell_style(c: super::timeline_bar::Cell, t: &Theme) -> Style {
+    use super::history::Mark;
+    use super::timeline_bar::Cell;
     match c {
         Cell::Played => t.info,
         Cell::Ahead => t.dim,
@@ -384,7 +403,7 @@ fn findings_strip(
     width: usize,
     max: usize,
 ) -> Vec<Line<'static>> {
-    let history = app.view.is_some();
+    let history = app.time.view.is_some();
     let active: Vec<crate::findings::ActiveFinding> = if history {
         d.findings
             .iter()
@@ -395,7 +414,7 @@ fn findings_strip(
             })
             .collect()
     } else {
-        app.active_findings.clone()
+        app.judge.active.clone()
     };
     // When some do not fit, the strip says which key lists them all.
     let hint = if active.len() > max { " (f)" } else { "" };
@@ -433,7 +452,7 @@ fn findings_strip(
 /// The key hints and the status message: one row, or two when the message does not fit one
 /// (the hints then make room until the message goes, see `status`).
 fn footer(app: &App, t: &Theme, width: usize) -> Vec<Line<'static>> {
-    if let Some(text) = &app.goto_input {
+    if let Some(text) = &app.prompt.goto {
         return vec![Line::from(vec![
             span("go to: ", t.title),
             span(format!("{text}_"), t.selection),
@@ -443,16 +462,20 @@ fn footer(app: &App, t: &Theme, width: usize) -> Vec<Line<'static>> {
             ),
         ])];
     }
-    if app.filter_editing {
+    if let Some(filter) = &app.prompt.filter {
         return vec![Line::from(vec![
             span("filter: ", t.title),
-            span(format!("{}_", app.filter), t.selection),
+            span(format!("{filter}_"), t.selection),
             span("  Enter keeps, Esc clears", t.dim),
         ])];
     }
     let mut spans = Vec::new();
     let mut used = 0;
-    let status = app.status.as_deref().map(|s| t.glyphs.text(s).into_owned());
+    let status = app
+        .status
+        .text
+        .as_deref()
+        .map(|s| t.glyphs.text(s).into_owned());
     if let Some(s) = status.as_ref().filter(|s| s.chars().count() > width) {
         return super::status::wrap(s, width, super::status::MAX_ROWS)
             .into_iter()

@@ -1,9 +1,9 @@
-//! The footer's message (`app.status`): how long it stays and how it fits. A message stays
+//! The footer's message (`app.status`), which every part's keys and moves may leave: how long it
+//! stays and how it fits. A message stays
 //! `SHOW_FOR` after it appears (or after the key that left it there), then goes, so the key
 //! hints come back; one too long for the row is wrapped onto a second row instead of being cut.
 //! Times come from the caller (the event loop's clock), so tests move time without sleeping.
 
-use super::app::App;
 use std::time::{Duration, Instant};
 
 /// How long a message stays on the footer.
@@ -14,19 +14,19 @@ pub const MAX_ROWS: usize = 2;
 
 /// The message on screen and when its time started.
 #[derive(Debug, Default)]
-pub struct StatusAge {
+struct StatusAge {
     shown: Option<(String, Instant)>,
 }
 
 impl StatusAge {
     /// After a key: the message the key left (new or the same text again) starts its time.
-    pub fn key(&mut self, status: Option<&String>, now: Instant) {
+    fn key(&mut self, status: Option<&String>, now: Instant) {
         self.shown = status.map(|s| (s.clone(), now));
     }
 
     /// After anything else (a sample, a replay step): a message not seen before starts its
     /// time; one already on screen keeps its start.
-    pub fn observe(&mut self, status: Option<&String>, now: Instant) {
+    fn observe(&mut self, status: Option<&String>, now: Instant) {
         match (status, &self.shown) {
             (Some(s), Some((seen, _))) if s == seen => {}
             (Some(s), _) => self.shown = Some((s.clone(), now)),
@@ -35,22 +35,46 @@ impl StatusAge {
     }
 
     /// When the message on screen is due to go.
-    pub fn deadline(&self) -> Option<Instant> {
+    fn deadline(&self) -> Option<Instant> {
         self.shown.as_ref().map(|(_, t)| *t + SHOW_FOR)
     }
 }
 
-/// Takes the message off the footer once its time is up; true when it did (redraw). Not while
-/// no sample is on screen: there the message is the screen's only content (why nothing shows).
-pub fn expire(app: &mut App, now: Instant) -> bool {
-    app.status_age.observe(app.status.as_ref(), now);
-    let due = app.status_age.deadline().is_some_and(|d| now >= d);
-    if due && app.derived.is_some() {
-        app.status = None;
-        app.status_age.shown = None;
-        return true;
+/// The footer's message and how long it has been there.
+#[derive(Debug, Default)]
+pub struct Status {
+    pub text: Option<String>,
+    age: StatusAge,
+}
+
+impl Status {
+    pub fn set(&mut self, s: String) {
+        self.text = Some(s);
     }
-    false
+
+    /// After a key: the message the key left gets its full time on the footer.
+    pub fn keyed(&mut self, now: Instant) {
+        self.age.key(self.text.as_ref(), now);
+    }
+
+    /// When the message on screen is due to go.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.age.deadline()
+    }
+
+    /// Takes the message off the footer once its time is up; true when it did (redraw). Not
+    /// while no sample is on screen (`showing` false): there the message is the screen's only
+    /// content (why nothing shows).
+    pub fn expire(&mut self, showing: bool, now: Instant) -> bool {
+        self.age.observe(self.text.as_ref(), now);
+        let due = self.age.deadline().is_some_and(|d| now >= d);
+        if due && showing {
+            self.text = None;
+            self.age.shown = None;
+            return true;
+        }
+        false
+    }
 }
 
 /// `s` in rows of at most `width` characters, broken at spaces where it can be, at most
@@ -115,36 +139,5 @@ mod tests {
         assert_eq!(wrap("abcdefghij", 4, 2), ["abcd", "efg~"]);
         assert_eq!(wrap("aa bb cc dd", 5, 2), ["aa bb", "cc dd"]);
         assert_eq!(wrap("aa bb cc dd ee", 5, 2), ["aa bb", "cc d~"]);
-    }
-
-    #[test]
-    fn a_message_goes_after_its_time_and_a_key_restarts_it() {
-        let t0 = Instant::now();
-        let mut app = App::new(Duration::from_secs(1), Duration::from_secs(60));
-        // Without a sample on screen the message is all there is: it stays.
-        app.status = Some("cannot show sample 3".into());
-        assert!(!expire(&mut app, t0));
-        assert!(!expire(&mut app, t0 + SHOW_FOR * 2));
-        assert!(app.status.is_some());
-
-        app.push_sample(crate::sample::Sample::default());
-        assert!(app.derived.is_some());
-        app.status = Some("sort: by name".into());
-        assert!(!expire(&mut app, t0));
-        assert_eq!(app.status_age.deadline(), Some(t0 + SHOW_FOR));
-        assert!(!expire(&mut app, t0 + Duration::from_secs(4)));
-        assert_eq!(app.status.as_deref(), Some("sort: by name"));
-        // The same text again by a key: its time starts again.
-        app.status_age
-            .key(app.status.as_ref(), t0 + Duration::from_secs(4));
-        assert!(!expire(&mut app, t0 + Duration::from_secs(6)));
-        assert!(expire(&mut app, t0 + Duration::from_secs(9)));
-        assert_eq!(app.status, None);
-        assert_eq!(app.status_age.deadline(), None);
-        // A new message from a sample (not a key) starts its own time when first seen.
-        app.status = Some("recording stopped: disk full".into());
-        assert!(!expire(&mut app, t0 + Duration::from_secs(20)));
-        assert!(!expire(&mut app, t0 + Duration::from_secs(24)));
-        assert!(expire(&mut app, t0 + Duration::from_secs(25)));
     }
 }

@@ -2,6 +2,7 @@
 //! colour depth (NO_COLOR, COLORTERM, TERM, `--color`) and glyph sets (unicode, tty, ascii).
 
 use super::colors::reduce;
+pub use super::colors::ColorDepth;
 use anyhow::{bail, Context, Result};
 use ratatui::style::{Color, Modifier, Style};
 use serde::Deserialize;
@@ -18,45 +19,6 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ),
     ("console16", include_str!("../../themes/console16.toml")),
 ];
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ColorDepth {
-    Mono,
-    Ansi16,
-    Ansi256,
-    TrueColor,
-}
-
-impl ColorDepth {
-    /// NO_COLOR wins, then COLORTERM, then TERM; `--color` overrides all of them.
-    pub fn detect(flag: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Result<ColorDepth> {
-        if let Some(f) = flag.filter(|f| *f != "auto") {
-            return Ok(match f {
-                "mono" | "none" | "never" => ColorDepth::Mono,
-                "16" => ColorDepth::Ansi16,
-                "256" => ColorDepth::Ansi256,
-                "truecolor" | "24bit" => ColorDepth::TrueColor,
-                other => bail!("--color must be auto, mono, 16, 256 or truecolor, not {other:?}"),
-            });
-        }
-        if env("NO_COLOR").is_some_and(|v| !v.is_empty()) {
-            return Ok(ColorDepth::Mono);
-        }
-        if env("COLORTERM").is_some_and(|v| v == "truecolor" || v == "24bit") {
-            return Ok(ColorDepth::TrueColor);
-        }
-        let term = env("TERM").unwrap_or_default();
-        if term == "dumb" {
-            return Ok(ColorDepth::Mono);
-        }
-        // Only a terminal that says so gets indexed colours: TERM=xterm or linux get the 16.
-        Ok(if term.ends_with("256color") {
-            ColorDepth::Ansi256
-        } else {
-            ColorDepth::Ansi16
-        })
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GlyphSet {

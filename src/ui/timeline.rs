@@ -1,54 +1,28 @@
-//! Where the screen is in time: the history behind the view (the live ring or a recording), the
-//! moves over it that live pause and replay share (step, jump to a time, jump by a duration,
-//! oldest/newest) as `App` methods, replay playback at a speed, and the timeline bar's contents.
+//! Time travel: where the screen is in time. Owns the history behind the view (the live ring or a
+//! recording), the cursor over it, live pause, replay playback at a speed, the sampling interval,
+//! and what the sample in view shows (derived and judged, with the sparklines' trend points and
+//! the OOM kills). The moves that live pause and replay share (step, jump to a time, jump by a
+//! duration, oldest/newest) are its methods; the judge and the footer are passed in.
 
-use super::app::{App, Effect};
-use super::keymap::Action;
-use super::ring::SampleRing;
+use super::history::History;
+use super::judge::Judge;
+use super::keymap::{Action, Effect};
+use super::oom::OomLog;
+use super::status::Status;
+use super::trend::TrendPoint;
 use crate::assess::Assessed;
-use crate::findings::Thresholds;
-use crate::record::{walk, Decoder, EventKind, Recording};
 use crate::sample::Sample;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
-/// A recording opened for replay, with its decoder state (keyframe dictionary) kept between
-/// moves so stepping decodes at most one delta.
-pub struct Replayed {
-    pub rec: Recording,
-    pub(super) dec: Decoder,
-    /// What the header calls it (the path given on the command line).
-    pub label: String,
-    /// Disk baselines learned along the recording, so replay judges as `dump` does.
-    pub baselines: walk::Baselines,
-}
+pub const INTERVALS_MS: [u64; 9] = [250, 500, 1000, 2000, 3000, 5000, 10_000, 30_000, 60_000];
 
-impl Replayed {
-    /// The interval ending at sample `i` with its findings, as `perftop dump` prints them.
-    pub fn assess_at(&mut self, i: usize, t: &Thresholds) -> Result<Assessed, String> {
-        self.baselines
-            .assess_at(&self.rec, &mut self.dec, i, t)
-            .map_err(|e| format!("{e:#}"))
-    }
-}
-
-/// The samples the view moves over.
-// One per process, and the live ring is used on every sample: no point boxing it.
-#[allow(clippy::large_enum_variant)]
-pub enum History {
-    Live(SampleRing),
-    Replay(Box<Replayed>),
-}
-
-/// A mark on the timeline bar.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mark {
-    /// Recorder stopped and started again (or died): no rates across it.
-    Gap,
-    /// A tweak applied or undone.
-    Action,
-    /// The kernel killed a process for memory in the interval ending here.
-    Oom,
-}
+/// Trend points kept for sparklines.
+const TRENDS: usize = 512;
+/// Replay: derive at most this many earlier samples for the sparklines after a jump...
+const BACKFILL: usize = 120;
+/// ...and spend at most this long doing it, so big hosts stay responsive.
+const BACKFILL_BUDGET: Duration = Duration::from_millis(30);
 
 /// Replay speeds for `[` and `]`: a day at 1024x takes 84 s.
 pub const SPEEDS: [f64; 13] = [
@@ -65,157 +39,199 @@ pub struct Playback {
 /// Redraw often enough to look smooth at high speed, never faster than this.
 const MIN_TICK: Duration = Duration::from_millis(100);
 
-impl History {
-    pub fn replay(rec: Recording, label: String) -> History {
-        History::Replay(Box::new(Replayed {
-            rec,
-            dec: Decoder::default(),
-            label,
-            baselines: walk::Baselines::default(),
-        }))
+pub struct Timeline {
+    /// The samples the view moves over: the live ring, or a recording in replay.
+    pub history: History,
+    /// Index into `history` while stepping back or replaying; `None` follows the newest sample.
+    pub view: Option<usize>,
+    pub paused: bool,
+    /// Replay playback (`None`: stopped on the sample in view).
+    pub playing: Option<Playback>,
+    pub speed: f64,
+    /// `j`/`J` jump by this much.
+    pub jump: Duration,
+    /// The sampling interval (live; `+`/`-` change it), or the recording's typical one.
+    pub interval: Duration,
+    /// The sample in view, derived and judged.
+    pub derived: Option<Assessed>,
+    pub trends: VecDeque<TrendPoint>,
+    /// OOM kills of the session (live) or the recording (replay), with their times.
+    pub oom: OomLog,
+    /// Replay: trend points of the samples derived so far, by index.
+    trend_cache: BTreeMap<usize, TrendPoint>,
+}
+
+impl Timeline {
+    pub fn new(history: History, interval: Duration) -> Timeline {
+        Timeline {
+            history,
+            view: None,
+            paused: false,
+            playing: None,
+            speed: 1.0,
+            jump: Duration::from_secs(60),
+            interval,
+            derived: None,
+            trends: VecDeque::new(),
+            oom: OomLog::default(),
+            trend_cache: BTreeMap::new(),
+        }
     }
 
     pub fn is_replay(&self) -> bool {
-        matches!(self, History::Replay(_))
+        self.history.is_replay()
     }
 
-    pub fn len(&self) -> usize {
-        match self {
-            History::Live(r) => r.len(),
-            History::Replay(r) => r.rec.len(),
+    /// Index of the sample on screen.
+    pub fn view_index(&self) -> Option<usize> {
+        match self.view {
+            Some(i) => Some(i),
+            None => self.history.len().checked_sub(1),
         }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub fn wall_ms(&self, i: usize) -> Option<i64> {
-        match self {
-            History::Live(r) => r.wall_ms(i),
-            History::Replay(r) => r.rec.samples.get(i).map(|s| s.wall_ms),
-        }
-    }
-
-    /// The first sample the view may show. A trimmed live ring's first sample lost its
-    /// predecessor, so it could only show since-boot averages; a recording's first sample is
-    /// shown (labelled since-boot), as is any sample after a gap.
-    pub fn first_index(&self) -> usize {
-        match self {
-            History::Live(r) => usize::from(r.dropped > 0 && r.len() > 1),
-            History::Replay(_) => 0,
-        }
-    }
-
-    /// Sample `i`, decoded; `None` when it is not there or cannot be decoded (replay reports
-    /// why through `sample_err`).
-    pub fn sample(&mut self, i: usize) -> Result<Sample, String> {
-        match self {
-            History::Live(r) => r.get(i).ok_or_else(|| format!("sample {i} is gone")),
-            History::Replay(r) => r
-                .rec
-                .decode(i, &mut r.dec)
-                .map_err(|e| format!("sample {i}: {e:#}")),
-        }
-    }
-
-    /// The sample decoding sample `i` starts from: its keyframe in a recording (a format-2 step
-    /// decodes its chain from there), `i` itself in the live ring.
-    pub fn chain_start(&self, i: usize) -> usize {
-        match self {
-            History::Live(_) => i,
-            History::Replay(r) => r.rec.samples.get(i).map_or(i, |s| s.key.min(i)),
-        }
-    }
-
-    /// True when sample `i` may be derived against sample `i - 1` (no recorder stop between).
-    pub fn has_prev(&self, i: usize) -> bool {
-        i > 0
-            && match self {
-                History::Live(_) => true,
-                History::Replay(r) => walk::prev_of(&r.rec, i).is_some(),
-            }
-    }
-
-    /// Index of the last sample at or before `wall_ms` (the first when all are later).
-    pub fn seek(&self, wall_ms: i64) -> usize {
-        match self {
-            History::Live(r) => r.seek(wall_ms),
-            History::Replay(r) => r.rec.seek(wall_ms),
-        }
-    }
-
-    /// Gap and action marks with their times (replay only; the live ring has none).
-    pub fn marks(&self) -> Vec<(i64, Mark)> {
-        match self {
-            History::Live(_) => Vec::new(),
-            History::Replay(r) => r
-                .rec
-                .events
-                .iter()
-                .filter_map(|e| match &e.kind {
-                    EventKind::Action(_) => Some((e.wall_ms, Mark::Action)),
-                    EventKind::Gap(_) if e.breaks_interval() && e.before > 0 => {
-                        Some((e.wall_ms, Mark::Gap))
-                    }
-                    EventKind::Gap(_) => None,
-                })
-                .collect(),
-        }
-    }
-
-    /// The markers placed before sample `i`, in words (for the status line when landing there).
-    pub fn notes_before(&self, i: usize) -> Vec<String> {
-        let History::Replay(r) = self else {
-            return Vec::new();
+    /// Adds a new live sample, judged by `judge` (whose tracker follows the live sequence even
+    /// while the view is paused on the past). While paused or stepping back the view stays where
+    /// it is.
+    pub fn push_live(&mut self, s: Sample, judge: &mut Judge) {
+        let History::Live(ring) = &mut self.history else {
+            return;
         };
-        r.rec
-            .events
-            .iter()
-            .filter(|e| e.before == i)
-            .filter_map(|e| match &e.kind {
-                EventKind::Action(a) => Some(format!(
-                    "{} {} {} -> {}",
-                    a.kind,
-                    a.name,
-                    a.from.as_deref().unwrap_or("?"),
-                    a.to.as_deref().unwrap_or("?")
-                )),
-                EventKind::Gap(g) if i > 0 && e.breaks_interval() => Some(format!(
-                    "gap: recorder {}{}",
-                    g.reason,
-                    g.detail
-                        .as_deref()
-                        .map(|d| format!(" ({d})"))
-                        .unwrap_or_default()
-                )),
-                EventKind::Gap(_) => None,
-            })
-            .collect()
+        let prev = ring.take_newest();
+        let dropped = ring.push(s);
+        judge.remember_baselines(ring.len());
+        if dropped > 0 {
+            if let Some(v) = self.view.as_mut() {
+                *v = v.saturating_sub(dropped).max(1);
+            }
+        }
+        let Some(cur) = ring.newest() else {
+            return;
+        };
+        let latest = judge.next(prev.as_ref(), cur);
+        self.oom.record(&latest);
+        if !self.paused {
+            self.view = None;
+            self.trends.push_back(TrendPoint::of(&latest));
+            self.derived = Some(latest);
+            while self.trends.len() > TRENDS {
+                self.trends.pop_front();
+            }
+        }
     }
 
-    /// The typical spacing of samples, for the header and playback ticks.
-    pub fn typical_interval(&self) -> Option<Duration> {
-        let n = self.len();
-        if n < 2 {
+    /// New thresholds: replay judges every sample again (live goes on with the new tracker).
+    pub fn rejudge(&mut self, judge: &Judge, status: &mut Status) {
+        if let History::Replay(r) = &mut self.history {
+            r.baselines.clear();
+            self.trend_cache.clear();
+            self.recompute(judge, status);
+        }
+    }
+
+    /// Derives and judges the sample in view again.
+    pub fn recompute(&mut self, judge: &Judge, status: &mut Status) {
+        let Some(i) = self.view_index() else {
+            self.derived = None;
+            return;
+        };
+        match judge.assess_at(&mut self.history, i) {
+            Ok(d) => {
+                if self.is_replay() {
+                    self.trend_cache.insert(i, TrendPoint::of(&d));
+                    self.fill_trends(i);
+                }
+                self.derived = Some(d);
+            }
+            Err(e) => status.set(format!("cannot show {e}")),
+        }
+    }
+
+    /// Replay: sparklines for the samples up to `i`, deriving earlier ones not seen yet (within
+    /// a time budget; what is left shows as a shorter line).
+    fn fill_trends(&mut self, i: usize) {
+        let started = std::time::Instant::now();
+        let lo = i.saturating_sub(BACKFILL);
+        // Nearest first, but each chain of a recording forward from its keyframe: one sample at
+        // a time backwards would decode the chain again for every sample.
+        let mut order = Vec::with_capacity(i - lo);
+        let mut hi = i;
+        while hi > lo {
+            let start = self.history.chain_start(hi - 1).clamp(lo, hi - 1);
+            order.extend(start..hi);
+            hi = start;
+        }
+        for j in order {
+            if started.elapsed() > BACKFILL_BUDGET {
+                break;
+            }
+            if self.trend_cache.contains_key(&j) {
+                continue;
+            }
+            match self.history.derive_at(j) {
+                Ok(d) => {
+                    self.trend_cache.insert(j, TrendPoint::of(&d));
+                }
+                Err(_) => break,
+            }
+        }
+        // A day at 1 s is 86,400 points of ~40 bytes; keep the cache to a few MB anyway.
+        while self.trend_cache.len() > 100_000 {
+            // Drop the point farthest from where the view is.
+            let lo = self.trend_cache.first_key_value().map_or(i, |(k, _)| *k);
+            let hi = self.trend_cache.last_key_value().map_or(i, |(k, _)| *k);
+            if i.saturating_sub(lo) > hi.saturating_sub(i) {
+                self.trend_cache.pop_first();
+            } else {
+                self.trend_cache.pop_last();
+            }
+        }
+        self.trends = self
+            .trend_cache
+            .range(..=i)
+            .rev()
+            .take(TRENDS)
+            .map(|(_, p)| *p)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+    }
+
+    /// Live `space`: pause on the sample in view, or follow the newest again.
+    pub fn toggle_pause(&mut self, judge: &Judge, status: &mut Status) {
+        self.paused = !self.paused;
+        if !self.paused {
+            self.view = None;
+            self.recompute(judge, status);
+        }
+    }
+
+    /// `+`/`-`: the next sampling interval up or down `INTERVALS_MS`; `None` at either end.
+    pub fn step_interval(&mut self, up: bool) -> Option<String> {
+        let ms = self.interval.as_millis() as u64;
+        let pos = INTERVALS_MS.iter().position(|&x| x >= ms).unwrap_or(2);
+        let next = if up {
+            INTERVALS_MS.get(pos + 1).copied().unwrap_or(ms)
+        } else if pos > 0 {
+            INTERVALS_MS[pos - 1]
+        } else {
+            ms
+        };
+        if next == ms {
             return None;
         }
-        // Median of up to 64 spacings from the middle: robust to gaps and a restart.
-        let mid = n / 2;
-        let lo = mid.saturating_sub(32).max(1);
-        let hi = (mid + 32).min(n);
-        let mut d: Vec<i64> = (lo..hi)
-            .filter_map(|i| Some(self.wall_ms(i)? - self.wall_ms(i - 1)?))
-            .filter(|&d| d > 0)
-            .collect();
-        d.sort_unstable();
-        let m = *d.get(d.len() / 2)?;
-        Some(Duration::from_millis(m as u64))
+        self.interval = Duration::from_millis(next);
+        Some(format!("interval {:.2} s", next as f64 / 1000.0))
     }
-}
 
-/// Time travel: the moves over the history that the keys make, live and in replay.
-impl App {
+    /// `[`/`]`: replay speed down or up; playback goes on from the sample in view.
+    pub fn change_speed(&mut self, faster: bool) -> String {
+        self.speed = next_speed(self.speed, faster);
+        self.reanchor();
+        format!("speed {}", speed_label(self.speed))
+    }
+
     /// "LIVE", "PAUSED", "HISTORY -12s", "REPLAY 4x" or "REPLAY PAUSED".
     pub fn mode_label(&self) -> String {
         if self.is_replay() {
@@ -246,7 +262,7 @@ impl App {
     }
 
     /// Replay playback: moves to where the recording's clock has got to.
-    pub fn on_tick(&mut self) -> Effect {
+    pub fn on_tick(&mut self, judge: &Judge, status: &mut Status) -> Effect {
         let Some(p) = self.playing else {
             return Effect::None;
         };
@@ -258,19 +274,19 @@ impl App {
         let target = target.max((cur + 1).min(last));
         if target == cur {
             self.playing = None;
-            self.status = Some("end of recording".into());
+            status.set("end of recording".into());
             return Effect::Redraw;
         }
-        self.move_to(target);
+        self.move_to(target, judge, status);
         if target == last {
             self.playing = None;
-            self.status = Some("end of recording".into());
+            status.set("end of recording".into());
         }
         Effect::Redraw
     }
 
     /// `b`: a typed time, in the forms `perftop dump --from` takes.
-    pub fn goto_text(&mut self, text: &str) {
+    pub fn goto_text(&mut self, text: &str, judge: &Judge, status: &mut Status) {
         let (Some(first), Some(last)) = (
             self.history.wall_ms(0),
             self.history
@@ -278,16 +294,16 @@ impl App {
                 .checked_sub(1)
                 .and_then(|l| self.history.wall_ms(l)),
         ) else {
-            self.status = Some("no samples yet".into());
+            status.set("no samples yet".into());
             return;
         };
         // Up to one interval either side counts as the edge: "10m ago" on a ten-minute
         // recording means its start, whatever the milliseconds say.
         let slack = (self.interval.as_millis() as i64).max(1000);
         match crate::record::parse_time(text, first, last) {
-            Err(e) => self.status = Some(format!("{e:#}")),
+            Err(e) => status.set(format!("{e:#}")),
             Ok(t) if t < first - slack || t > last + slack => {
-                self.status = Some(format!(
+                status.set(format!(
                     "{} is outside {} .. {} (UTC)",
                     crate::record::format_clock(t),
                     crate::record::format_clock(first),
@@ -296,24 +312,24 @@ impl App {
             }
             Ok(t) => {
                 let i = self.history.seek(t).max(self.history.first_index());
-                self.jump_to(i);
+                self.jump_to(i, judge, status);
             }
         }
     }
 
-    pub(super) fn play_pause(&mut self) {
+    pub fn play_pause(&mut self, status: &mut Status) {
         if self.playing.take().is_some() {
             return;
         }
         let last = self.history.len().saturating_sub(1);
         if self.view_index().unwrap_or(0) >= last {
-            self.status = Some("at the end of the recording: Home or b to go back".into());
+            status.set("at the end of the recording: Home or b to go back".into());
             return;
         }
         self.reanchor_from_now();
     }
 
-    pub(super) fn reanchor_from_now(&mut self) {
+    pub fn reanchor_from_now(&mut self) {
         let at = self
             .view_index()
             .and_then(|i| self.history.wall_ms(i))
@@ -325,14 +341,14 @@ impl App {
     }
 
     /// After a jump or a speed change, playback continues from the sample in view.
-    pub(super) fn reanchor(&mut self) {
+    pub fn reanchor(&mut self) {
         if self.playing.is_some() {
             self.reanchor_from_now();
         }
     }
 
     /// Puts sample `i` on screen (clamped to what exists) and derives it.
-    pub(super) fn move_to(&mut self, i: usize) {
+    pub fn move_to(&mut self, i: usize, judge: &Judge, status: &mut Status) {
         let len = self.history.len();
         if len == 0 {
             return;
@@ -347,13 +363,13 @@ impl App {
             self.paused = true;
             self.view = Some(i);
         }
-        self.recompute();
+        self.recompute(judge, status);
     }
 
     /// A jump (b, j, J): moves, keeps playback going from there, and says what lies there.
-    pub(super) fn jump_to(&mut self, i: usize) {
+    pub fn jump_to(&mut self, i: usize, judge: &Judge, status: &mut Status) {
         let from = self.view_index().unwrap_or(0);
-        self.move_to(i);
+        self.move_to(i, judge, status);
         self.reanchor();
         let to = self.view_index().unwrap_or(0);
         let mut notes = Vec::new();
@@ -365,10 +381,10 @@ impl App {
         for k in lo..=hi {
             notes.extend(self.history.notes_before(k));
         }
-        self.status = Some(notes.join("; "));
+        status.set(notes.join("; "));
     }
 
-    pub(super) fn jump_by(&mut self, forward: bool) {
+    pub fn jump_by(&mut self, forward: bool, judge: &Judge, status: &mut Status) {
         let Some(cur) = self.view_index() else { return };
         let Some(now) = self.history.wall_ms(cur) else {
             return;
@@ -377,7 +393,7 @@ impl App {
         let last = self.history.len() - 1;
         let target = if forward {
             if cur == last {
-                self.status = Some(if self.is_replay() {
+                status.set(if self.is_replay() {
                     "at the last sample".into()
                 } else {
                     "already at the newest sample".into()
@@ -395,10 +411,10 @@ impl App {
         } else {
             self.history.seek(now - step).min(cur.saturating_sub(1))
         };
-        self.jump_to(target);
+        self.jump_to(target, judge, status);
     }
 
-    pub(super) fn step(&mut self, a: Action) {
+    pub fn step(&mut self, a: Action, judge: &Judge, status: &mut Status) {
         let Some(cur) = self.view_index() else { return };
         let last = self.history.len() - 1;
         let first = self.history.first_index();
@@ -414,7 +430,7 @@ impl App {
                 _ => last,
             };
             if target == cur {
-                self.status = Some(
+                status.set(
                     if a == Action::StepBack {
                         "first sample"
                     } else {
@@ -423,7 +439,7 @@ impl App {
                     .into(),
                 );
             }
-            self.jump_to(target);
+            self.jump_to(target, judge, status);
             return;
         }
         let target = match a {
@@ -440,9 +456,9 @@ impl App {
             self.view = Some(target);
         }
         if target == cur && a == Action::StepBack {
-            self.status = Some("oldest sample in memory".into());
+            status.set("oldest sample in memory".into());
         }
-        self.recompute();
+        self.recompute(judge, status);
     }
 }
 
@@ -475,47 +491,6 @@ pub fn speed_label(speed: f64) -> String {
     }
 }
 
-/// One column of the timeline bar.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cell {
-    Played,
-    Ahead,
-    Cursor,
-    Mark(Mark),
-}
-
-/// The bar's cells for `width` columns over `first..=last`, with the cursor at `at`. A column
-/// holding a mark shows it (an OOM kill wins over a gap, a gap over an action); the cursor wins
-/// over all so the position is never hidden.
-pub fn bar(first: i64, last: i64, at: i64, marks: &[(i64, Mark)], width: usize) -> Vec<Cell> {
-    if width == 0 {
-        return Vec::new();
-    }
-    let span = (last - first).max(1) as f64;
-    let col = |t: i64| -> usize {
-        let f = (t - first) as f64 / span;
-        ((f * (width - 1) as f64).round().max(0.0) as usize).min(width - 1)
-    };
-    let cur = col(at);
-    let mut cells: Vec<Cell> = (0..width)
-        .map(|c| if c < cur { Cell::Played } else { Cell::Ahead })
-        .collect();
-    let rank = |c: Cell| match c {
-        Cell::Mark(Mark::Oom) => 3,
-        Cell::Mark(Mark::Gap) => 2,
-        Cell::Mark(Mark::Action) => 1,
-        _ => 0,
-    };
-    for &(t, m) in marks {
-        let c = col(t);
-        if rank(Cell::Mark(m)) > rank(cells[c]) {
-            cells[c] = Cell::Mark(m);
-        }
-    }
-    cells[cur] = Cell::Cursor;
-    cells
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -535,24 +510,5 @@ mod tests {
         assert_eq!(tick(Duration::from_secs(1), 64.0), MIN_TICK);
         assert_eq!(speed_label(0.25), "0.25x");
         assert_eq!(speed_label(16.0), "16x");
-    }
-
-    #[test]
-    fn bar_places_cursor_and_marks() {
-        // 0..=100 over 11 columns: one column per 10 ms.
-        let marks = [(30, Mark::Action), (30, Mark::Gap), (80, Mark::Action)];
-        let b = bar(0, 100, 50, &marks, 11);
-        assert_eq!(b[0], Cell::Played);
-        assert_eq!(b[3], Cell::Mark(Mark::Gap), "a gap wins over an action");
-        assert_eq!(b[5], Cell::Cursor);
-        assert_eq!(b[6], Cell::Ahead);
-        assert_eq!(b[8], Cell::Mark(Mark::Action));
-        // The cursor is never hidden by a mark, and a single-sample recording still draws.
-        assert_eq!(bar(0, 100, 80, &marks, 11)[8], Cell::Cursor);
-        assert_eq!(
-            bar(5, 5, 5, &[], 3),
-            vec![Cell::Cursor, Cell::Ahead, Cell::Ahead]
-        );
-        assert!(bar(0, 1, 0, &[], 0).is_empty());
     }
 }

@@ -16,7 +16,7 @@ use std::time::Duration;
 /// An app that has seen a fixture's t0 and t1 samples (so rates are real, not since-boot).
 pub fn app_for(name: &str) -> App {
     let mut app = App::new(Duration::from_secs(1), Duration::from_secs(600));
-    app.privilege = "root".into();
+    app.session.privilege = "root".into();
     for t in ["t0", "t1"] {
         let mut reader = Reader::new(Root::new(super::fixture(name).join(t)));
         app.push_sample(reader.sample());
@@ -27,7 +27,7 @@ pub fn app_for(name: &str) -> App {
 /// An app that has seen two ticks of a synthetic host written into `dir`.
 pub fn synth_app(dir: &Path, spec: &super::synth::SynthSpec) -> App {
     let mut app = App::new(Duration::from_secs(1), Duration::from_secs(60));
-    app.privilege = "root".into();
+    app.session.privilege = "root".into();
     for tick in 0..2 {
         super::synth::write_host(dir, spec, tick).expect("synth host");
         app.push_sample(Reader::new(Root::new(dir)).sample());

@@ -1,220 +1,24 @@
 //! The keymap as data: one table of (context, keys, action, description) drives key dispatch,
 //! the footer hints and the `?` help screen, so they cannot disagree.
 
-pub use super::help::help_rows;
-use super::scroll::Move;
-use crate::pane::Pane;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    Quit,
-    Help,
-    Pause,
-    FocusNext,
-    FocusPrev,
-    Focus(Pane),
-    Zoom,
-    Back,
-    IntervalUp,
-    IntervalDown,
-    Sort,
-    Filter,
-    HideIdle,
-    StepBack,
-    StepForward,
-    Oldest,
-    Latest,
-    Repaint,
-    Suspend,
-    /// Safe tweaks (src/tweak): toggle the governor to/from performance, the knob menu, undo.
-    GovernorToggle,
-    TweakMenu,
-    TweakUndo,
-    /// Time travel (live pause ring and replay): go to a typed time, jump by the jump step.
-    GoTo,
-    JumpForward,
-    JumpBack,
-    /// Replay speed down / up.
-    Slower,
-    Faster,
-    /// Start / stop recording the live stream to a file.
-    Record,
-    /// Scroll the zoomed pane or the findings list.
-    Scroll(Move),
-    /// Open / close the list of every finding.
-    Findings,
-}
-
-/// Where a binding applies. `Any` bindings work everywhere, including the help screen;
-/// `Scroll` bindings only where something scrolls (a zoomed pane, the findings list), and there
-/// they come first (`Home`/`End` scroll a zoomed pane rather than move in time).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Context {
-    Any,
-    Dashboard,
-    History,
-    Scroll,
-}
-
-/// What is on screen, for `lookup`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Screen {
-    Dashboard,
-    /// One pane zoomed: the scroll keys scroll it.
-    Zoomed,
-    /// The findings list: scroll keys, `f`/Esc close it, the global keys.
-    Findings,
-    /// The help screen: only the global keys.
-    Help,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Key {
-    Char(char),
-    Ctrl(char),
-    Tab,
-    BackTab,
-    Enter,
-    Esc,
-    Home,
-    End,
-    Up,
-    Down,
-    PageUp,
-    PageDown,
-}
-
-impl Key {
-    pub fn label(self) -> String {
-        match self {
-            Key::Char(' ') => "space".into(),
-            Key::Char(c) => c.to_string(),
-            Key::Ctrl(c) => format!("^{}", c.to_ascii_uppercase()),
-            Key::Tab => "Tab".into(),
-            Key::BackTab => "S-Tab".into(),
-            Key::Enter => "Enter".into(),
-            Key::Esc => "Esc".into(),
-            Key::Home => "Home".into(),
-            Key::End => "End".into(),
-            Key::Up => "Up".into(),
-            Key::Down => "Down".into(),
-            Key::PageUp => "PgUp".into(),
-            Key::PageDown => "PgDn".into(),
-        }
-    }
-
-    pub fn from_event(ev: &KeyEvent) -> Option<Key> {
-        let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
-        Some(match ev.code {
-            KeyCode::Char(c) if ctrl => Key::Ctrl(c.to_ascii_lowercase()),
-            KeyCode::Char(c) => Key::Char(c),
-            KeyCode::Tab => Key::Tab,
-            KeyCode::BackTab => Key::BackTab,
-            KeyCode::Enter => Key::Enter,
-            KeyCode::Esc => Key::Esc,
-            KeyCode::Home => Key::Home,
-            KeyCode::End => Key::End,
-            KeyCode::Up => Key::Up,
-            KeyCode::Down => Key::Down,
-            KeyCode::PageUp => Key::PageUp,
-            KeyCode::PageDown => Key::PageDown,
-            _ => return None,
-        })
-    }
-}
-
-/// Which dashboards a binding exists in: the live one, replay, or both.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Both,
-    Live,
-    Replay,
-}
-
-impl Mode {
-    pub fn admits(self, replay: bool) -> bool {
-        match self {
-            Mode::Both => true,
-            Mode::Live => !replay,
-            Mode::Replay => replay,
-        }
-    }
-}
-
-pub struct Binding {
-    pub context: Context,
-    pub mode: Mode,
-    pub keys: &'static [Key],
-    pub action: Action,
-    pub description: &'static str,
-    /// Short label for the footer; `None` keeps the binding out of the footer.
-    pub hint: Option<&'static str>,
-    /// Its row on the `?` screen.
-    pub help: Help,
-}
-
-/// A binding's row on the `?` screen, which must fit 80x24: pairs (t/T, j/J, Home/End) and the
-/// pane keys share a row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Help {
-    /// A row of its own, saying `description`.
-    Own,
-    /// A row of its own saying this, for itself and the bindings that join it.
-    Row(&'static str),
-    /// Its keys join the row before it.
-    Joins,
-}
-
-const fn b(
-    context: Context,
-    keys: &'static [Key],
-    action: Action,
-    description: &'static str,
-    hint: Option<&'static str>,
-) -> Binding {
-    Binding {
-        context,
-        mode: Mode::Both,
-        keys,
-        action,
-        description,
-        hint,
-        help: Help::Own,
-    }
-}
-
-/// A help row shared with the bindings that `joins` it.
-const fn row(text: &'static str, mut x: Binding) -> Binding {
-    x.help = Help::Row(text);
-    x
-}
-
-/// Keys that join the help row before them.
-const fn joins(mut x: Binding) -> Binding {
-    x.help = Help::Joins;
-    x
-}
-
-/// The help row of the pane keys (a test keeps the count equal to `PANES`).
-pub const FOCUS_ROW: &str = "focus a pane (8 numbered on their titles)";
-
-/// Only in the live dashboard (tweaks, the sampling interval, recording).
-const fn live(mut x: Binding) -> Binding {
-    x.mode = Mode::Live;
-    x
-}
-
-/// Only in replay.
-const fn replay(mut x: Binding) -> Binding {
-    x.mode = Mode::Replay;
-    x
-}
-
+mod binding;
 mod table;
 
+pub use binding::*;
 pub use table::KEYMAP;
 use Context::{Any, Scroll};
+
+/// What the event loop must do after a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    None,
+    Redraw,
+    /// Clear the terminal and draw everything again (Ctrl-L, resume).
+    Repaint,
+    Suspend,
+    Quit,
+    IntervalChanged,
+}
 
 /// The action bound to `key` on `screen` (`Any` bindings match everywhere), live or replay.
 pub fn lookup(key: Key, screen: Screen, replay: bool) -> Option<Action> {
@@ -246,9 +50,28 @@ pub fn footer_hints(replay: bool) -> Vec<(String, &'static str)> {
         .collect()
 }
 
+/// Help screen rows: keys and description, in table order; each binding says whether it has a
+/// row of its own or joins the one before (`keymap::Help`), so the whole screen fits in 80x24.
+pub fn help_rows(replay: bool) -> Vec<(String, &'static str)> {
+    let mut rows: Vec<(String, &'static str)> = Vec::new();
+    for bnd in KEYMAP.iter().filter(|bnd| bnd.mode.admits(replay)) {
+        let keys: Vec<String> = bnd.keys.iter().map(|k| k.label()).collect();
+        match (bnd.help, rows.last_mut()) {
+            (Help::Joins, Some(last)) => {
+                last.0.push(' ');
+                last.0.push_str(&keys.join(" "));
+            }
+            (Help::Row(text), _) => rows.push((keys.join(" "), text)),
+            (Help::Own | Help::Joins, _) => rows.push((keys.join(" "), bnd.description)),
+        }
+    }
+    rows
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ui::scroll::Move;
     use Context::{Dashboard, History};
     use Key::*;
 

@@ -1,7 +1,7 @@
 //! The keymap table: every key perftop answers to, in the live dashboard and in replay, with
 //! its context, footer hint and help row.
 
-use super::{b, joins, live, replay, row, Action, Binding, Context::*, Key::*, FOCUS_ROW};
+use super::binding::{b, joins, live, replay, row, Action, Binding, Context::*, Key::*, FOCUS_ROW};
 use crate::pane::Pane;
 use crate::ui::scroll::Move;
 

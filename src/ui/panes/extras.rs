@@ -1,8 +1,9 @@
 //! What only the screen draws: headline sparklines of recent samples, the per-node heat strip
 //! of a big host's CPUs, and the dirty gauge in block glyphs.
 
-use super::{note, span, View};
+use super::view::View;
 use crate::pane::Pane;
+use crate::ui::spans::{note, span};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
@@ -25,7 +26,7 @@ pub fn headline_trend(p: Pane, v: &View) -> Vec<Span<'static>> {
         return Vec::new();
     }
     let t = v.theme;
-    let trends = &v.app.trends;
+    let trends = &v.opts.trends;
     let (vals, style): (Vec<Option<f64>>, Style) = match p {
         Pane::Cpu => (trends.iter().map(|p| p.busy_pct).collect(), t.info),
         Pane::Dirty => (

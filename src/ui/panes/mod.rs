@@ -3,30 +3,18 @@
 //! CPU heat strip, the dirty gauge in block glyphs) in `extras`.
 
 mod extras;
+mod view;
 
-use super::app::{App, SortKey};
+use super::spans::{note, span};
 use super::theme::Theme;
-use crate::derive::Derived;
 use crate::units::fit;
-use crate::view::model::{busiest, Block, Cells, Column, Level, Order, PaneView, Row, Table};
+use crate::view::model::{busiest, Block, Cells, Column, Order, PaneView, Row, Table};
 use crate::view::{Ctx, Pane};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 pub use extras::sparkline;
-
-/// What a pane needs to draw itself.
-pub struct View<'a> {
-    pub d: &'a Derived,
-    pub app: &'a App,
-    pub theme: &'a Theme,
-    pub width: usize,
-    /// Zoomed: every row and the extra columns.
-    pub detail: bool,
-    /// Rows the layout gives this pane's body, when fewer than it holds: tables then show the
-    /// busiest rows that fit (and the CPU pane a heat strip of every CPU above them).
-    pub budget: Option<usize>,
-}
+pub use view::{Opts, View};
 
 /// CPUs from which a cut CPU table shows the heat strip: below it, rows say more than a strip.
 const STRIP_FROM: usize = 5;
@@ -34,46 +22,16 @@ const STRIP_FROM: usize = 5;
 /// them.
 const GROUPS_AFTER: usize = 4;
 
-impl View<'_> {
-    /// Row filter from `/`, the pane's own (see `ui::filter::matches`).
-    pub fn keep(&self, p: Pane, row: &Row) -> bool {
-        super::filter::matches(row, self.app.filter_for(p))
-    }
-
-    pub fn by_name(&self) -> bool {
-        self.app.sort == SortKey::Name
-    }
-
-    fn style(&self, l: Level) -> Style {
-        let t = self.theme;
-        match l {
-            Level::Text => t.text,
-            Level::Dim => t.dim,
-            Level::Info => t.info,
-            Level::Good => t.good,
-            Level::Warn => t.warn,
-            Level::Crit => t.crit,
-        }
-    }
-
-    fn spans(&self, cells: &Cells) -> Vec<Span<'static>> {
-        cells
-            .iter()
-            .map(|c| span(c.text.clone(), self.style(c.level)))
-            .collect()
-    }
-}
-
 /// The pane's model for this view (zoomed or not). Built once per pane per frame: the title
 /// and the body, at any row budget, are laid out from the same one.
 pub fn model(p: Pane, v: &View) -> PaneView {
-    let oom = v.app.oom.since(v.d.host.wall_ms);
+    let oom = v.opts.oom.since(v.d.host.wall_ms);
     crate::view::pane(
         p,
         v.d,
-        &Ctx::new(&v.app.thresholds, v.detail)
+        &Ctx::new(v.opts.thresholds, v.detail)
             .with_oom(Some(oom))
-            .with_proc_sort(v.app.proc_sort),
+            .with_proc_sort(v.opts.proc_sort),
     )
 }
 
@@ -87,7 +45,7 @@ pub fn title(p: Pane, m: &PaneView, v: &View, focused: bool, tag: Option<String>
         span(label, if focused { t.focus } else { t.title }),
         span(" ", Style::default()),
     ];
-    let filter = v.app.filter_for(p);
+    let filter = v.opts.filter_for(p);
     if !filter.is_empty() {
         spans.push(span(format!("/{filter}"), t.selection));
         spans.push(span(" ", Style::default()));
@@ -253,10 +211,10 @@ fn table_len(p: Pane, t: &Table, v: &View) -> usize {
         return usize::from(t.empty.is_some());
     }
     let matched: Vec<&Row> = t.rows.iter().filter(|r| v.keep(p, r)).collect();
-    if matched.is_empty() && !v.app.filter_for(p).is_empty() {
+    if matched.is_empty() && !v.opts.filter_for(p).is_empty() {
         return 2;
     }
-    let shown = if v.app.hide_idle {
+    let shown = if v.opts.hide_idle {
         matched.iter().filter(|r| !r.quiet).count()
     } else {
         matched.len()
@@ -299,7 +257,7 @@ fn table(
         row_line(&cols, cells, v.width)
     };
     let matched: Vec<&Row> = t.rows.iter().filter(|r| v.keep(p, r)).collect();
-    let filter = v.app.filter_for(p);
+    let filter = v.opts.filter_for(p);
     if matched.is_empty() && !filter.is_empty() {
         lines.push(header_line(&cols, v.width, th));
         lines.push(note(
@@ -309,7 +267,7 @@ fn table(
         return None;
     }
     let mut list = matched.clone();
-    if v.app.hide_idle {
+    if v.opts.hide_idle {
         list.retain(|r| !r.quiet);
     }
     let idle = matched.len() - list.len();
@@ -404,13 +362,4 @@ pub fn row_line(cols: &[Column], cells: Vec<(String, Style)>, width: usize) -> L
             .map(|(i, ((text, style), c))| Span::styled(cell(&text, c, i == 0), style))
             .collect::<Vec<_>>(),
     )
-}
-
-/// A dimmed note line ("+12 hidden", reasons for unknown values).
-pub fn note(text: impl Into<String>, theme: &Theme) -> Line<'static> {
-    Line::from(Span::styled(text.into(), theme.dim))
-}
-
-pub fn span(text: impl Into<String>, style: Style) -> Span<'static> {
-    Span::styled(text.into(), style)
 }
