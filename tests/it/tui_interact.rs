@@ -1,6 +1,6 @@
 //! The dashboard's interactive parts on a test terminal (TestBackend + insta): the findings list
 //! (`f`), a zoomed pane scrolled on a many-CPU host, live and in replay, and the per-pane `/`
-//! filter. Tweak dialogs are in `tweak_tui.rs`.
+//! filter. Tweak dialogs are in `tweak_tui`.
 
 use crate::support;
 

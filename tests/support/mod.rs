@@ -167,12 +167,12 @@ pub fn interrupt_rows(text: &str) -> (Vec<u32>, std::collections::BTreeMap<Strin
 /// Who is in the window that `writing` and `counting_reads` guard (see there).
 struct Writes {
     writing: usize,
-    counting: bool,
+    counting: usize,
 }
 
 static WRITES: std::sync::Mutex<Writes> = std::sync::Mutex::new(Writes {
     writing: 0,
-    counting: false,
+    counting: 0,
 });
 static WRITES_CHANGED: std::sync::Condvar = std::sync::Condvar::new();
 
@@ -196,7 +196,7 @@ pub struct Writing(());
 /// Waits until no test is counting reads, then lets this one write.
 pub fn writing() -> Writing {
     let mut s = writes_state();
-    while s.counting {
+    while s.counting > 0 {
         s = wait_writes(s);
     }
     s.writing += 1;
@@ -214,22 +214,23 @@ impl Drop for Writing {
 /// held): perftop counts its own kernel writes per process (`perftop::root::note_write`) and
 /// every reader in the process reads every setting and every turn again on its next sample,
 /// so a tweak applied by a test in another thread would make this test's reader read off its
-/// turn. One counting test at a time, and no writer while it runs.
+/// turn. Counting tests run beside each other (each has its own reader), never beside a
+/// writer.
 pub struct CountingReads(());
 
-/// Waits until no test writes through perftop or counts reads, then holds both off.
+/// Waits until no test writes through perftop, then holds writers off.
 pub fn counting_reads() -> CountingReads {
     let mut s = writes_state();
-    while s.counting || s.writing > 0 {
+    while s.writing > 0 {
         s = wait_writes(s);
     }
-    s.counting = true;
+    s.counting += 1;
     CountingReads(())
 }
 
 impl Drop for CountingReads {
     fn drop(&mut self) {
-        writes_state().counting = false;
+        writes_state().counting -= 1;
         WRITES_CHANGED.notify_all();
     }
 }
