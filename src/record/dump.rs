@@ -9,7 +9,7 @@
 //! * openmetrics: one gauge family per numeric field (`perftop_<pane>_<field>_<unit>`, in base units: see `unit`), entity ids and
 //!   names as labels (empty strings are not labels), timestamps in seconds, each family and each
 //!   series contiguous, `# EOF` at the end — loadable with
-//!   `promtool tsdb create-blocks-from openmetrics` (checked by `cargo test --test record` when
+//!   `promtool tsdb create-blocks-from openmetrics` (checked by `cargo test --test it record::` when
 //!   promtool is installed). An interval whose wall clock stepped back is left out (a series'
 //!   timestamps must increase).
 //!

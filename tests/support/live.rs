@@ -1,5 +1,5 @@
-//! Harness of the live truth suite (`tests/live_truth.rs`): one lock so checks never overlap,
-//! perftop recordings and reference tools started over the same window, kernel-state guards,
+//! Harness of the live truth suite (`tests/live/live_truth/mod.rs`; its checks never overlap:
+//! each takes `support::machine()`): perftop recordings and reference tools started over the same window, kernel-state guards,
 //! parsers for the reference tools' output, and the comparison table.
 //!
 //! Every comparison prints one table row to the process's stderr (libtest captures
@@ -10,15 +10,8 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard, Once};
+use std::sync::Once;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-/// The live checks drive load and kernel state; two at once would disturb each other.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-pub fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 pub fn have(tool: &str) -> bool {
     Command::new("sh")
@@ -50,12 +43,6 @@ pub fn ready(test: &str, tools: &[&str]) -> bool {
     true
 }
 
-pub fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"))
-}
-
 pub fn wall_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -68,8 +55,8 @@ static HEADER: Once = Once::new();
 
 fn write_row(line: &str) {
     let _ = std::io::stderr().write_all(line.as_bytes());
-    let path = target_dir().join("live-truth.md");
-    let _ = std::fs::create_dir_all(target_dir());
+    let path = super::target_dir().join("live-truth.md");
+    let _ = std::fs::create_dir_all(super::target_dir());
     if let Ok(mut f) = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

@@ -5,8 +5,8 @@
 //! `skip` and returns. libtest captures `eprintln!`, so the line is written to the process's
 //! stderr directly (it shows in `cargo test` output even when the test passes) and appended to
 //! `target/test-skips.txt`, which `.ci/run` counts and prints at the end.
-#![allow(dead_code)]
-
+pub mod live;
+pub mod real;
 pub mod screen;
 pub mod synth;
 pub mod tmux;
@@ -23,6 +23,17 @@ pub fn fixture(name: &str) -> PathBuf {
         .join("tests/fixtures")
         .join(name)
 }
+
+/// The hand-made fixture roots, each with two captures one interval apart (`t0`, `t1`) and
+/// its values worked out by hand in `tests/it/fixture_roots/`. The damaged `bad` and the real
+/// hosts' captures (`real/...`) are apart: each test adds the ones it covers.
+pub const FIXTURES: [&str; 5] = [
+    "vm-2cpu",
+    "intel-pstate",
+    "acpi-shared",
+    "numa-2node-memless",
+    "wrap",
+];
 
 /// One sample of a fixture root's `t0` or `t1` tree.
 pub fn read(name: &str, when: &str) -> Sample {
@@ -58,12 +69,21 @@ pub fn synth_samples(ticks: impl Iterator<Item = u64>) -> Vec<Sample> {
         .collect()
 }
 
+/// The committed v1 recording, which every later perftop must replay.
+pub fn golden() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/recording-v1.ptrec")
+}
+
+/// Cargo's target directory: `target/` or `$CARGO_TARGET_DIR`.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"))
+}
+
 /// Where skips are counted: `target/test-skips.txt` (or `$CARGO_TARGET_DIR/test-skips.txt`).
 pub fn skips_file() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
-    target.join("test-skips.txt")
+    target_dir().join("test-skips.txt")
 }
 
 /// Says `SKIP <test>: <why>` where a person running the tests sees it, and counts it.
@@ -81,6 +101,15 @@ pub fn skip(test: &str, why: &str) {
     {
         let _ = f.write_all(line.as_bytes());
     }
+}
+
+/// The tests that drive this machine (load, kernel state, a process-wide limit) or measure
+/// it take this one lock, so two of them never run at once: the tests of `tests/live/`.
+static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Waits until no other test drives or measures the machine, and holds it off until dropped.
+pub fn machine() -> std::sync::MutexGuard<'static, ()> {
+    MACHINE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// True when the tests run as root (the live suite drives kernel state).
@@ -133,4 +162,75 @@ pub fn interrupt_rows(text: &str) -> (Vec<u32>, std::collections::BTreeMap<Strin
         }
     }
     (cpus, rows)
+}
+
+/// Who is in the window that `writing` and `counting_reads` guard (see there).
+struct Writes {
+    writing: usize,
+    counting: usize,
+}
+
+static WRITES: std::sync::Mutex<Writes> = std::sync::Mutex::new(Writes {
+    writing: 0,
+    counting: 0,
+});
+static WRITES_CHANGED: std::sync::Condvar = std::sync::Condvar::new();
+
+fn writes_state() -> std::sync::MutexGuard<'static, Writes> {
+    WRITES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn wait_writes(
+    state: std::sync::MutexGuard<'static, Writes>,
+) -> std::sync::MutexGuard<'static, Writes> {
+    WRITES_CHANGED
+        .wait(state)
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+/// Held by a test that writes kernel files through perftop in this process (a tweak applied,
+/// undone or rolled back with `FsWriter`, a key that applies one): see `counting_reads`. Any
+/// number of writers at once, and one test may hold several (no deadlock on a second host).
+pub struct Writing(());
+
+/// Waits until no test is counting reads, then lets this one write.
+pub fn writing() -> Writing {
+    let mut s = writes_state();
+    while s.counting > 0 {
+        s = wait_writes(s);
+    }
+    s.writing += 1;
+    Writing(())
+}
+
+impl Drop for Writing {
+    fn drop(&mut self) {
+        writes_state().writing -= 1;
+        WRITES_CHANGED.notify_all();
+    }
+}
+
+/// Held by a test that checks which sample reads what (turns, the settings tier, settings
+/// held): perftop counts its own kernel writes per process (`perftop::root::note_write`) and
+/// every reader in the process reads every setting and every turn again on its next sample,
+/// so a tweak applied by a test in another thread would make this test's reader read off its
+/// turn. Counting tests run beside each other (each has its own reader), never beside a
+/// writer.
+pub struct CountingReads(());
+
+/// Waits until no test writes through perftop, then holds writers off.
+pub fn counting_reads() -> CountingReads {
+    let mut s = writes_state();
+    while s.writing > 0 {
+        s = wait_writes(s);
+    }
+    s.counting += 1;
+    CountingReads(())
+}
+
+impl Drop for CountingReads {
+    fn drop(&mut self) {
+        writes_state().counting -= 1;
+        WRITES_CHANGED.notify_all();
+    }
 }

@@ -1,8 +1,6 @@
 //! Reading a real-host capture (`tests/fixtures/real/<host>`) with the tests' own few lines of
 //! parsing, never perftop's: raw `/proc` files, and the reference tools' output beside them.
 
-#![allow(dead_code)] // each test crate uses its own subset
-
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -6,6 +6,7 @@ use perftop::source::Reader;
 use perftop::ui::app::{App, Effect};
 use perftop::ui::render;
 use perftop::ui::theme::{ColorDepth, GlyphSet, Theme};
+use perftop::ui::{Look, ReplayOptions};
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -55,6 +56,29 @@ pub fn text(buf: &Buffer) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The pane titles as the screen shows them (`1 CPU power`), from the one pane list.
+pub fn titles() -> Vec<String> {
+    perftop::view::PANES
+        .iter()
+        .map(|p| format!("{} {}", p.key(), p.title()))
+        .collect()
+}
+
+/// How the tests open a recording in the dashboard: from its start, at 1x, the dark theme,
+/// `b` jumps 60 s.
+pub fn replay_options(path: &Path) -> ReplayOptions {
+    ReplayOptions {
+        path: path.to_path_buf(),
+        at: None,
+        speed: 1.0,
+        look: Look {
+            theme: "dark".into(),
+            jump: Duration::from_secs(60),
+            ..Look::default()
+        },
+    }
 }
 
 /// The screen as monochrome text.

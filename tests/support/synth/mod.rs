@@ -45,7 +45,7 @@ macro_rules! put {
     ($s:expr, $($arg:tt)*) => {{ let _ = write!($s, $($arg)*); }};
 }
 
-// Visible to the test crate so `tests/synth.rs` can check the helpers it builds on.
+// Visible to the test crate so `tests/it/synth.rs` can check the helpers it builds on.
 pub(crate) mod cpu;
 pub(crate) mod io;
 pub(crate) mod memory;

@@ -1,0 +1,48 @@
+//! The integration tests that read fixture roots, synthetic hosts and recordings, run the CLI
+//! binary against them, and draw the dashboard into a test terminal: one test binary
+//! (`cargo test --test it`), one module per subject. The tests that drive this machine (load,
+//! kernel state, a process-wide file size limit) are in `tests/live/`, the real terminal ones
+//! in `tests/tmux/`; docs/testing.md says why each is apart.
+//!
+//! The tests here run in parallel threads of one process. Process-wide state they share:
+//! perftop's count of its own kernel writes (`root::note_write`), which every reader in the
+//! process sees; tests that write through perftop and tests that count what each sample reads
+//! take `support::writes` (see there).
+
+// `pub`: each test crate uses its own part of the shared helpers, and the rest is not dead.
+#[path = "../support/mod.rs"]
+pub mod support;
+
+mod bad_input;
+mod baselines;
+mod cli;
+mod cut;
+mod derive_prop;
+mod escapes;
+mod fast_samples;
+mod findings;
+mod fixture_roots;
+mod iostat;
+mod irq_turns;
+mod net_health;
+mod outputs;
+mod parsers_prop;
+mod power;
+mod processes;
+mod real_capture;
+mod real_hosts;
+mod real_irq;
+mod record;
+mod record_damage;
+mod replay;
+mod scale;
+mod service;
+mod ship;
+mod storage;
+mod synth;
+mod tui;
+mod tui_interact;
+mod tui_sizes;
+mod tweak;
+mod tweak_safety;
+mod tweak_tui;

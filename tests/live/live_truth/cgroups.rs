@@ -1,0 +1,297 @@
+//! cgroups (v1, as on this VM): a CPU burner under a 0.2 CPU quota and a memory holder near
+//! its limit, in cgroups made for the test, against the kernel's own `cpuacct.usage`,
+//! `cpu.stat` and memory files read around perftop's window.
+//!
+//! cgroup v2 is checked on fixture trees only (`tests/fixtures/cgroups/v2`): here every
+//! controller is bound to a v1 hierarchy, so a cgroup2 mount could hold none of them.
+
+use super::live::{self, f, Recording, Table};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CPU: &str = "/sys/fs/cgroup/cpu";
+const CPUACCT: &str = "/sys/fs/cgroup/cpuacct";
+const MEMORY: &str = "/sys/fs/cgroup/memory";
+
+/// The test's cgroups and the processes in them: processes killed and the directories
+/// removed on every path (a cgroup with members cannot be removed; members leave it
+/// asynchronously after they die).
+#[derive(Default)]
+struct Groups {
+    dirs: Vec<PathBuf>,
+    procs: Vec<Child>,
+}
+
+impl Groups {
+    fn make(&mut self, dir: PathBuf) -> Result<PathBuf, String> {
+        std::fs::create_dir(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
+        self.dirs.push(dir.clone());
+        Ok(dir)
+    }
+
+    /// `cmd` run by `sh` after it joined every group of `dirs`.
+    fn run(&mut self, dirs: &[&Path], cmd: &str) {
+        let join: String = dirs
+            .iter()
+            .map(|d| format!("echo $$ > {} && ", d.join("cgroup.procs").display()))
+            .collect();
+        let child = Command::new("sh")
+            .arg("-c")
+            .arg(format!("{join}exec {cmd}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start a process in the cgroups");
+        self.procs.push(child);
+    }
+}
+
+impl Drop for Groups {
+    fn drop(&mut self) {
+        for c in &mut self.procs {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        for d in self.dirs.iter().rev() {
+            live::wait_until(Duration::from_secs(5), || std::fs::remove_dir(d).is_ok());
+        }
+    }
+}
+
+fn num(path: &Path) -> u64 {
+    live::read_trim(path)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("reading {}", path.display()))
+}
+
+/// A `key value` file (`cpu.stat`, `memory.oom_control`) as a map.
+fn kv(path: &Path) -> std::collections::BTreeMap<String, u64> {
+    live::kv(&path.display().to_string())
+}
+
+/// The group named `name` in one interval's JSON.
+fn group<'a>(fr: &'a Value, name: &str) -> Option<&'a Value> {
+    live::find(&fr["cgroups"], "name", name)
+}
+
+fn finding<'a>(fr: &'a Value, id: &str) -> Option<&'a Value> {
+    fr["findings"].as_array()?.iter().find(|x| x["id"] == id)
+}
+
+#[test]
+fn a_cpu_quota_and_a_memory_limit_show_per_cgroup() {
+    const T: &str = "a_cpu_quota_and_a_memory_limit_show_per_cgroup";
+    let _machine = crate::support::machine();
+    if !live::ready(T, &["perl"]) {
+        return;
+    }
+    let v1 = [CPU, CPUACCT, MEMORY]
+        .iter()
+        .all(|d| Path::new(d).join("cgroup.procs").exists());
+    if !v1 {
+        crate::support::skip(
+            T,
+            "no separate v1 cpu, cpuacct and memory hierarchies (v2 is checked on fixtures)",
+        );
+        return;
+    }
+    let pid = std::process::id();
+    let (cpu_name, mem_name) = (format!("perftop-cpu-{pid}"), format!("perftop-mem-{pid}"));
+    let mut g = Groups::default();
+    let made = (|| {
+        Ok::<_, String>((
+            g.make(Path::new(CPU).join(&cpu_name))?,
+            g.make(Path::new(CPUACCT).join(&cpu_name))?,
+            g.make(Path::new(MEMORY).join(&mem_name))?,
+        ))
+    })();
+    let (cpu, acct, mem) = match made {
+        Ok(dirs) => dirs,
+        Err(why) => {
+            crate::support::skip(T, &why);
+            return;
+        }
+    };
+    live::write_file(
+        &cpu.join("cpu.cfs_period_us").display().to_string(),
+        "100000",
+    );
+    live::write_file(&cpu.join("cpu.cfs_quota_us").display().to_string(), "20000");
+    g.run(&[&cpu, &acct], "sh -c 'while :; do :; done'");
+    // 48 MiB touched and held; then the limit is set so the group sits at 95% of it.
+    g.run(&[&mem], "perl -e '$x = \"x\" x (48 << 20); sleep 600'");
+    let usage = mem.join("memory.usage_in_bytes");
+    let settled = live::wait_until(Duration::from_secs(10), || num(&usage) > 48 << 20);
+    assert!(settled, "the holder never charged 48 MiB");
+    live::sleep_ms(300);
+    let limit = (num(&usage) as f64 / 0.95) as u64 / 4096 * 4096;
+    live::write_file(
+        &mem.join("memory.limit_in_bytes").display().to_string(),
+        &limit.to_string(),
+    );
+    live::sleep_ms(1000);
+
+    let before = (
+        num(&acct.join("cpuacct.usage")),
+        kv(&cpu.join("cpu.stat")),
+        kv(&mem.join("memory.oom_control")),
+        Instant::now(),
+    );
+    const N: u32 = 4;
+    let rec = Recording::start(1.0, N + 1);
+    // Halfway through, a second allocation that cannot fit: the OOM killer, in the group.
+    live::sleep_ms(2500);
+    g.run(&[&mem], "perl -e '$x = \"x\" x (64 << 20); sleep 600'");
+    let frames = rec.finish();
+    let after = (
+        num(&acct.join("cpuacct.usage")),
+        kv(&cpu.join("cpu.stat")),
+        kv(&mem.join("memory.oom_control")),
+        Instant::now(),
+    );
+    let mut t = Table::new(T);
+    assert_eq!(frames.len(), N as usize);
+    let bracket = after.3.duration_since(before.3).as_secs_f64();
+    let window: f64 = frames.iter().filter_map(|fr| f(fr, &["interval_s"])).sum();
+    let d = |k: &str| {
+        (after.1.get(k).copied().unwrap_or(0)).saturating_sub(before.1.get(k).copied().unwrap_or(0))
+            as f64
+    };
+
+    // The kernel's CPU% of the burner over the bracket; each interval within 3 points of it
+    // (periods are 100 ms: an interval's edges cut one, worth 2 points of a second).
+    let kernel_pct = after.0.saturating_sub(before.0) as f64 / 1e9 / bracket * 100.0;
+    t.close(
+        "kernel cpuacct.usage rate (load sanity, the quota)",
+        Some(kernel_pct),
+        20.0,
+        2.0,
+    );
+    for (i, fr) in frames.iter().enumerate() {
+        let c = group(fr, &cpu_name);
+        t.close(
+            &format!("[{i}] cpu_pct vs cpuacct.usage over the bracket"),
+            c.and_then(|c| f(c, &["cpu_pct"])),
+            kernel_pct,
+            3.0,
+        );
+        t.close(
+            &format!("[{i}] cpu_quota_cpus vs cfs_quota_us / cfs_period_us"),
+            c.and_then(|c| f(c, &["cpu_quota_cpus"])),
+            0.2,
+            0.0,
+        );
+        // A burner under its quota runs out of it in every period.
+        t.bracket(
+            &format!("[{i}] throttled_pct (every period)"),
+            c.and_then(|c| f(c, &["throttled_pct"])),
+            90.0,
+            100.0,
+            0.0,
+        );
+    }
+    // perftop's CPU time over its window cannot exceed the kernel's over the bracket around
+    // it, nor fall short of it by more than the quota allows in the slack (0.2 CPU), plus one
+    // period's 20 ms at each end.
+    let ours: Option<f64> = frames
+        .iter()
+        .map(|fr| Some(f(group(fr, &cpu_name)?, &["cpu_pct"])? / 100.0 * f(fr, &["interval_s"])?))
+        .sum();
+    let kernel_s = after.0.saturating_sub(before.0) as f64 / 1e9;
+    t.bracket(
+        "CPU seconds over the run vs cpuacct.usage",
+        ours,
+        kernel_s - (bracket - window).max(0.0) * 0.2,
+        kernel_s,
+        0.04,
+    );
+    // Throttled time: the kernel's rate over the bracket, perftop's mean over its window.
+    let thr_kernel = d("throttled_time") / 1e6 / bracket;
+    let thr_ours: Option<f64> = frames
+        .iter()
+        .map(|fr| {
+            Some(f(group(fr, &cpu_name)?, &["throttled_ms_per_s"])? * f(fr, &["interval_s"])?)
+        })
+        .sum::<Option<f64>>()
+        .map(|ms| ms / window);
+    t.rel(
+        "throttled ms/s vs cpu.stat throttled_time",
+        thr_ours,
+        thr_kernel,
+        0.05,
+        20.0,
+    );
+    t.holds(
+        "cpu.stat nr_throttled grew",
+        format!("{}", d("nr_throttled")),
+        format!("> {}", (bracket * 9.0) as u64),
+        d("nr_throttled") >= bracket * 9.0,
+    );
+    let named = frames.iter().all(|fr| {
+        finding(fr, "cgroup.throttled")
+            .and_then(|x| x["message"].as_str())
+            .is_some_and(|m| {
+                m.starts_with(&format!("{cpu_name} throttled")) && m.ends_with("of 0.2 CPU")
+            })
+    });
+    t.holds(
+        "cgroup.throttled names the group and its quota, every interval",
+        named.to_string(),
+        "true".into(),
+        named,
+    );
+
+    // Memory: at 95% of the limit before the kill (the kernel's own usage, read just before
+    // the recorder started, within 1 MiB of perftop's first interval).
+    let first = group(&frames[0], &mem_name);
+    t.close(
+        "[0] mem_kb vs memory.usage_in_bytes before",
+        first.and_then(|m| f(m, &["mem_kb"])),
+        (limit as f64 * 0.95) / 1024.0,
+        1024.0,
+    );
+    t.close(
+        "[0] mem_max_kb vs memory.limit_in_bytes",
+        first.and_then(|m| f(m, &["mem_max_kb"])),
+        (limit / 1024) as f64,
+        0.0,
+    );
+    let warned = finding(&frames[0], "cgroup.memory_high")
+        .and_then(|x| x["message"].as_str())
+        .is_some_and(|m| m.starts_with(&format!("{mem_name} uses")));
+    t.holds(
+        "[0] cgroup.memory_high names the group",
+        warned.to_string(),
+        "true".into(),
+        warned,
+    );
+    let kills: u64 = frames
+        .iter()
+        .filter_map(|fr| group(fr, &mem_name)?["oom_kills"].as_u64())
+        .sum();
+    let kernel_kills = after.2.get("oom_kill").copied().unwrap_or(0)
+        - before.2.get("oom_kill").copied().unwrap_or(0);
+    t.holds(
+        "oom_kills over the run vs memory.oom_control oom_kill",
+        kills.to_string(),
+        kernel_kills.to_string(),
+        kills == kernel_kills && kills >= 1,
+    );
+    let crit = frames.iter().any(|fr| {
+        finding(fr, "cgroup.memory_high").is_some_and(|x| {
+            x["severity"] == "crit"
+                && x["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("OOM kill"))
+        })
+    });
+    t.holds(
+        "cgroup.memory_high crit on the kill",
+        crit.to_string(),
+        "true".into(),
+        crit,
+    );
+    t.finish();
+}

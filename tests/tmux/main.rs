@@ -1,0 +1,13 @@
+//! End-to-end: the real `perftop` binary in a real terminal (tmux), driven by keys, resizes
+//! and signals, read back with `capture-pane` and, for the byte stream, `pipe-pane`. One test
+//! binary (`cargo test --test tmux`), apart from `tests/it/` because every check here waits on a
+//! terminal with a wall-clock deadline, and those are kept off a CPU that the other tests
+//! load (docs/testing.md). The harness is `support::tmux`; each test has its own tmux server.
+
+// `pub`: each test crate uses its own part of the shared helpers, and the rest is not dead.
+#[path = "../support/mod.rs"]
+pub mod support;
+
+mod terminal_bytes;
+mod tmux;
+mod tmux_interact;
