@@ -12,6 +12,7 @@ mod dirty;
 mod disk;
 mod filesystems;
 mod irq;
+mod kernel;
 mod memory;
 mod nic;
 mod power;
@@ -51,7 +52,7 @@ const fn rule(
 }
 
 /// Every rule, in evaluation order (the order findings are listed in).
-pub const RULES: [Rule; 32] = [
+pub const RULES: [Rule; 33] = [
     rule("dirty.background", Pane::Dirty, |d, t, _| {
         dirty::dirty_background(d, t)
     }),
@@ -117,6 +118,7 @@ pub const RULES: [Rule; 32] = [
     rule("memory.oom_kill", Pane::Pressure, |d, _, _| {
         pressure::oom_kill(d)
     }),
+    rule("kernel.events", Pane::Pressure, |d, _, _| kernel::events(d)),
     rule("memory.pressure", Pane::Pressure, |d, t, _| {
         pressure::memory_pressure(d, t)
     }),

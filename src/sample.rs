@@ -8,6 +8,7 @@ mod cgroups;
 mod devices;
 mod filesystems;
 mod interrupts;
+mod kernel;
 mod power;
 mod processes;
 mod storage;
@@ -19,6 +20,7 @@ pub use cgroups::{CgroupIo, CgroupPressure, CgroupSample, CgroupVersion, Cgroups
 pub use devices::{DiskSample, NetDevice, NetSample, SoftirqRow, Softirqs, SoftnetRow};
 pub use filesystems::{Filesystem, Filesystems, ReadAt, Sensor, Temperatures};
 pub use interrupts::{ArchRow, Interrupts, IrqLine, IrqTurn};
+pub use kernel::{KernelEvent, KernelEvents, OomVictim};
 pub use power::{PowerSample, RaplZone, Throttle, ThrottleRead, ThrottleScope, ThrottleTurn};
 pub use processes::{Processes, Task, TaskCounters};
 pub use storage::DiskStack;
@@ -83,6 +85,10 @@ pub struct Sample {
     pub filesystems: Option<Filesystems>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperatures: Option<Temperatures>,
+    /// Kernel log events that arrived during this sample (`/dev/kmsg`): `None` for a root
+    /// without `dev/kmsg` and in recordings made before perftop read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelEvents>,
     /// Files that exist but could not be read or parsed (missing optional files are not listed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<Problem>,

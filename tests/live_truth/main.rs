@@ -26,6 +26,7 @@ mod hugepages;
 mod irq;
 mod memory;
 mod net;
+mod oom;
 mod pressure;
 mod processes;
 mod storage;
