@@ -6,6 +6,7 @@
 //! hysteresis (see `FindingTracker`). Every number a rule uses lives in `Thresholds`, whose
 //! defaults are the "Findings thresholds" table of docs/findings.md and which a config file can override.
 
+mod blocked;
 mod cgroups;
 pub mod culprits;
 mod dirty;
@@ -52,7 +53,7 @@ const fn rule(
 }
 
 /// Every rule, in evaluation order (the order findings are listed in).
-pub const RULES: [Rule; 33] = [
+pub const RULES: [Rule; 34] = [
     rule("dirty.background", Pane::Dirty, |d, t, _| {
         dirty::dirty_background(d, t)
     }),
@@ -60,6 +61,7 @@ pub const RULES: [Rule; 33] = [
         dirty::dirty_throttled(d, t)
     }),
     rule("disk.stalled", Pane::Disks, |d, _, _| disk::stalled(d)),
+    rule("proc.blocked", Pane::Procs, |d, _, _| blocked::blocked(d)),
     rule("disk.saturated", Pane::Disks, disk::saturated),
     rule("fs.full", Pane::Disks, |d, t, _| filesystems::full(d, t)),
     rule("softirq.hotspot", Pane::Softirq, |d, t, _| {

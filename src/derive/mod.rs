@@ -150,6 +150,9 @@ pub struct HostMetrics {
     pub boot_flags: Option<Vec<String>>,
     /// The active tuned profile (null: none, or no tuned).
     pub tuned_profile: Option<String>,
+    /// Processes and threads created per second (`/proc/stat` `processes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forks_per_s: Option<f64>,
     /// Why kernel log events are unknown (not root, `dmesg_restrict`): never read as "none".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_events_unknown: Option<String>,
@@ -296,6 +299,10 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
     host.boot_flags = cur.host.boot_flags.clone();
     host.tuned_profile = cur.host.tuned_profile.clone();
     let power = power::derive_power(iv, prev, cur, &cpus);
+    host.forks_per_s = cur
+        .cpu
+        .forks
+        .and_then(|f| iv.rate(iv.d64(prev.and_then(|p| p.cpu.forks), f)));
     let kernel = cur.kernel.as_ref();
     host.kernel_events_unknown = kernel.and_then(|k| k.unknown.clone());
     host.kernel_messages_lost = kernel.map(|k| k.lost).filter(|n| *n > 0);

@@ -33,6 +33,13 @@ pub struct ProcessMetrics {
     /// The command line, `null` until read (it is read off the sampling thread: from the
     /// sample after a process is first kept), for kernel threads and old recordings.
     pub cmdline: Option<String>,
+    /// What a task in D waits in (`/proc/PID/wchan`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wchan: Option<String>,
+    /// How long a task in D has been in D on consecutive reads, in seconds (0 on the first
+    /// read it is in D); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocked_s: Option<f64>,
     /// The ranking key (see `activity`).
     #[serde(skip)]
     pub activity: f64,
@@ -121,6 +128,11 @@ pub fn derive_processes(
                 }
             };
             let mut m = metrics(t, base.as_ref(), iv, page_kb);
+            m.blocked_s = t
+                .blocked_since
+                .zip(read_at.uptime_s)
+                .map(|(since, now)| (now - since).max(0.0))
+                .filter(|s| s.is_finite());
             m.activity = activity(&m);
             m
         })
@@ -190,6 +202,8 @@ fn metrics(
         rss_growth_kb_per_s: rss_growth,
         cgroup: t.cgroup.clone(),
         cmdline: t.cmdline.clone(),
+        wchan: t.wchan.clone(),
+        blocked_s: None,
         activity: 0.0,
     }
 }

@@ -69,6 +69,15 @@ pub struct Task {
     /// `source::processes::cmdline`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cmdline: Option<String>,
+    /// What it waits in (`/proc/PID/wchan`: a kernel function such as `percpu_rwsem_wait`),
+    /// read for a task in D only; `None` otherwise, when the kernel says `0` (not root) and in
+    /// older recordings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wchan: Option<String>,
+    /// In D: when (seconds since boot, the pass's `uptime_s`) it was first read in D on
+    /// consecutive passes. Equal to the read's own time on the first pass it is in D.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_since: Option<f64>,
     /// The counters at the previous pass, for a process the previous pass did not keep (so
     /// its rates are known from the first sample it is kept in).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -16,6 +16,7 @@ mod live;
 #[path = "../support/mod.rs"]
 mod support;
 
+mod blocked;
 mod cgroups;
 mod cpu;
 mod dirty;

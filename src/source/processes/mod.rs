@@ -84,6 +84,8 @@ struct Prev {
     active: bool,
     /// When it was read.
     at: SampleTime,
+    /// In D since this uptime (seconds) on consecutive reads (`Task::blocked_since`).
+    d_since: Option<f64>,
 }
 
 impl ProcState {
@@ -309,6 +311,18 @@ pub fn read_processes(
                             .is_some_and(|l| l.wall_ms != p.at.wall_ms))
             })
             .map(|p| p.at.clone());
+        // In D on this read and the one before (the same process): blocked since then.
+        let d_since = match stat.state {
+            'D' => before
+                .and_then(|p| p.d_since)
+                .or(time.uptime_s)
+                .filter(|_| !carried),
+            _ => None,
+        };
+        let d_since = match (carried, before) {
+            (true, Some(p)) => p.d_since,
+            _ => d_since,
+        };
         let active = s.d_ticks > 0
             || s.d_io > 0
             || s.d_majflt > 0
@@ -317,6 +331,12 @@ pub fn read_processes(
         if keep[i] {
             let cgroup = cgroup_of(probe, &mut state.cgroups, pid, stat.start);
             let kernel = stat.flags & PF_KTHREAD != 0;
+            // What a blocked task waits in: one small read, for the few in D.
+            let wchan = (stat.state == 'D')
+                .then(|| probe.quiet_text(&format!("proc/{pid}"), "wchan"))
+                .flatten()
+                .map(|w| w.trim().to_string())
+                .filter(|w| !w.is_empty() && w != "0" && w.len() <= 128);
             let cmdline = if kernel {
                 None
             } else {
@@ -336,6 +356,8 @@ pub fn read_processes(
                 counters: c,
                 cgroup,
                 cmdline,
+                wchan,
+                blocked_since: d_since,
                 base,
                 base_time,
             });
@@ -351,6 +373,7 @@ pub fn read_processes(
             kept: keep[i],
             active,
             at,
+            d_since,
         };
         state.prev.insert(pid, read);
     }
