@@ -21,10 +21,8 @@ pub const MAX_CULPRITS: usize = 3;
 /// idle `cargo` at 1% is no cause of a 63% CPU pressure).
 pub const MIN_SHARE: f64 = 0.2;
 
-/// The live processes explain less than this share of the machine's number: the rest was
-/// done by tasks that started and ended between two reads...
-const EXPLAINED_SHARE: f64 = 0.5;
-/// ...when processes are created at least this fast (a sample keeps only the busiest
+/// What the live processes do not explain of the machine's number was done by tasks that
+/// started and ended between two reads, when processes are created at least this fast (a sample keeps only the busiest
 /// processes, so on a host of many small ones the kept ones explain little without a storm).
 const MIN_FORKS_PER_S: f64 = 10.0;
 
@@ -173,8 +171,8 @@ fn does_io_for_others(m: &ProcessMetrics) -> bool {
 
 /// The groups behind `metric` among the processes `which` admits: by command, and the
 /// cgroup that explains more than any one command; each at least the metric's floor and
-/// `MIN_SHARE` of the machine's figure; short-lived tasks when the live processes explain
-/// little of it (CPU and I/O).
+/// `MIN_SHARE` of the machine's figure; short-lived tasks for what the live processes do not
+/// explain of it (CPU and I/O), at the same share, in a fork storm.
 fn top(
     d: &Derived,
     (name, value, floor): Metric,
@@ -256,14 +254,19 @@ fn grouped(
         commands.retain(|c| c.cgroup.as_deref() != Some(*g));
     }
     out.extend(commands.into_iter().filter(|c| c.value >= bar));
-    out.truncate(MAX_CULPRITS);
+    // The unexplained rest is a group like the others: named at the same share.
     if let (Some(m), "cpu_pct" | "io_kb_per_s") = (machine, name) {
         let storm = d.host.forks_per_s.is_some_and(|f| f >= MIN_FORKS_PER_S);
-        if storm && live < EXPLAINED_SHARE * m && m - live >= bar {
-            out.truncate(MAX_CULPRITS - 1);
-            out.push(short_lived(d, name, m - live));
+        if storm && m - live >= bar {
+            let c = short_lived(d, name, m - live);
+            let at = out
+                .iter()
+                .position(|x| x.value < c.value)
+                .unwrap_or(out.len());
+            out.insert(at, c);
         }
     }
+    out.truncate(MAX_CULPRITS);
     out
 }
 

@@ -19,6 +19,7 @@ mod support;
 mod blocked;
 mod cgroups;
 mod cpu;
+mod culprits;
 mod dirty;
 mod disk;
 mod filesystems;
