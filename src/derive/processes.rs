@@ -30,6 +30,14 @@ pub struct ProcessMetrics {
     /// RSS growth over the interval (negative: shrinking).
     pub rss_growth_kb_per_s: Option<f64>,
     pub cgroup: Option<String>,
+    /// On cgroup v1, the memory, cpu and blkio controllers' own paths where they differ from
+    /// `cgroup` (absent otherwise): what a v1 group's findings match processes by.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_cgroup: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_cgroup: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blkio_cgroup: Option<String>,
     /// The command line, `null` until read (it is read off the sampling thread: from the
     /// sample after a process is first kept), for kernel threads and old recordings.
     pub cmdline: Option<String>,
@@ -201,6 +209,9 @@ fn metrics(
         rss_kb,
         rss_growth_kb_per_s: rss_growth,
         cgroup: t.cgroup.clone(),
+        memory_cgroup: t.memory_cgroup.clone(),
+        cpu_cgroup: t.cpu_cgroup.clone(),
+        blkio_cgroup: t.blkio_cgroup.clone(),
         cmdline: t.cmdline.clone(),
         wchan: t.wchan.clone(),
         blocked_s: None,

@@ -281,6 +281,7 @@ fn short_lived(d: &Derived, name: &str, unexplained: f64) -> Culprit {
         "cpu_pct" => m.cpu_pct.unwrap_or(0.0),
         _ => m.read_kb_per_s.unwrap_or(0.0) + m.write_kb_per_s.unwrap_or(0.0),
     };
+    let controller = if name == "cpu_pct" { "cpu" } else { "blkio" };
     let grown: Vec<(&str, f64)> = d
         .cgroups
         .iter()
@@ -289,7 +290,7 @@ fn short_lived(d: &Derived, name: &str, unexplained: f64) -> Culprit {
             let members: f64 = d
                 .processes
                 .iter()
-                .filter(|m| inside(m.cgroup.as_deref(), &g.path))
+                .filter(|m| inside(in_hierarchy(m, controller), &g.path))
                 .map(member_value)
                 .sum();
             Some((g.path.as_str(), group_value(g)? - members))
@@ -351,18 +352,41 @@ fn inside(of: Option<&str>, path: &str) -> bool {
     base.is_empty() || of == base || of.strip_prefix(base).is_some_and(|r| r.starts_with('/'))
 }
 
+/// The path a process has in the hierarchy a group's numbers come from: on v1 the cpu
+/// controller's, the memory controller's or the blkio controller's, where it has its own;
+/// else its one path.
+fn in_hierarchy<'a>(m: &'a ProcessMetrics, controller: &str) -> Option<&'a str> {
+    let own = match controller {
+        "cpu" => m.cpu_cgroup.as_deref(),
+        "memory" => m.memory_cgroup.as_deref(),
+        _ => m.blkio_cgroup.as_deref(),
+    };
+    own.or(m.cgroup.as_deref())
+}
+
 /// The processes behind a cgroup finding, inside the group at `path`: by CPU for a group
 /// held back by its CPU quota; for one at its memory limit, RSS growth first, then the
 /// largest RSS (what the limit is full of).
 pub(super) fn in_group(d: &Derived, path: &str, memory: bool) -> Vec<Culprit> {
-    let mine = |m: &ProcessMetrics| inside(m.cgroup.as_deref(), path);
-    if !memory {
-        return grouped(d, CPU, mine, false);
-    }
-    let mut v = grouped(d, GROWTH, mine, false);
-    for c in grouped(d, RSS, mine, false) {
-        if v.len() < MAX_CULPRITS && v.iter().all(|x| x.pid != c.pid) {
-            v.push(c);
+    let mine =
+        |m: &ProcessMetrics| inside(in_hierarchy(m, if memory { "memory" } else { "cpu" }), path);
+    let mut v = match memory {
+        false => grouped(d, CPU, mine, false),
+        true => {
+            let mut v = grouped(d, GROWTH, mine, false);
+            for c in grouped(d, RSS, mine, false) {
+                if v.len() < MAX_CULPRITS && v.iter().all(|x| x.pid != c.pid) {
+                    v.push(c);
+                }
+            }
+            v
+        }
+    };
+    // Each named with its path in the group's hierarchy (v1: not its name=systemd path).
+    let controller = if memory { "memory" } else { "cpu" };
+    for c in v.iter_mut().filter(|c| c.kind == "process") {
+        if let Some(m) = d.processes.iter().find(|m| m.pid == c.pid) {
+            c.cgroup = in_hierarchy(m, controller).map(str::to_string);
         }
     }
     v
@@ -501,6 +525,27 @@ mod tests {
         assert_eq!(c[0].cgroup.as_deref(), Some(g));
         let rest: Vec<&str> = c[1..].iter().map(|c| c.comm.as_str()).collect();
         assert_eq!(rest, ["backup"], "its own commands are not named again");
+    }
+
+    /// v1: a group in the memory hierarchy alone names the processes whose memory
+    /// controller's path is in it, with that path, whatever their name=systemd path.
+    #[test]
+    fn a_v1_memory_group_names_its_processes_by_the_memory_path() {
+        let mut p = proc(9, "perl", 0.0, "/user.slice/session-1.scope");
+        p.memory_cgroup = Some("/oomtest".into());
+        p.rss_kb = Some(50_000);
+        let d = host(
+            10.0,
+            vec![p, proc(10, "other", 0.0, "/user.slice/session-1.scope")],
+        );
+        let c = in_group(&d, "/oomtest", true);
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!((c[0].pid, c[0].cgroup.as_deref()), (9, Some("/oomtest")));
+        assert_eq!(
+            in_group(&d, "/oomtest", false),
+            Vec::new(),
+            "not in its cpu group"
+        );
     }
 
     /// The writeback flusher writes what others dirtied: the dirtier is named, never it.

@@ -64,6 +64,15 @@ pub struct Task {
     /// else `cpu` controller's), `None` when it could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cgroup: Option<String>,
+    /// On cgroup v1, the memory, cpu and blkio controllers' paths where they differ from
+    /// `cgroup` (a group made in one hierarchy alone); `None` where they are the same, on v2
+    /// and in older recordings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_cgroup: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_cgroup: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blkio_cgroup: Option<String>,
     /// The command line (arguments parted by spaces, at most 256 bytes), `None` until read,
     /// for kernel threads, and in recordings made before perftop read it (see
     /// `source::processes::cmdline`).

@@ -18,6 +18,7 @@ mod support;
 
 mod blocked;
 mod cgroups;
+mod cgroups_v1;
 mod cpu;
 mod culprits;
 mod dirty;

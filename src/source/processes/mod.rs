@@ -11,7 +11,7 @@ mod pass;
 mod pick;
 
 pub use cmdline::parse as parse_cmdline;
-pub use parse::{parse_cgroup, parse_io, parse_stat, Stat, PF_KTHREAD};
+pub use parse::{parse_cgroup, parse_cgroups, parse_io, parse_stat, CgroupPaths, Stat, PF_KTHREAD};
 pub use pass::idle_every;
 pub use pick::{IO_ALL_MAX, IO_TOP_CPU};
 
@@ -37,8 +37,8 @@ const UNEXPLAINED_TICKS_PER_S: f64 = 10.0;
 pub struct ProcState {
     /// Per pid: what it was when last read, and when.
     prev: HashMap<u32, Prev>,
-    /// Per pid: (start time, cgroup path) of the processes kept so far.
-    cgroups: HashMap<u32, (u64, Option<String>)>,
+    /// Per pid: (start time, cgroup paths) of the processes kept so far.
+    cgroups: HashMap<u32, (u64, CgroupPaths)>,
     /// The previous pass's time, and the host's busy ticks (`/proc/stat`) then.
     last: Option<SampleTime>,
     last_busy: Option<u64>,
@@ -329,7 +329,7 @@ pub fn read_processes(
             || s.rss_moved
             || matches!(stat.state, 'R' | 'D');
         if keep[i] {
-            let cgroup = cgroup_of(probe, &mut state.cgroups, pid, stat.start);
+            let cgroups = cgroup_of(probe, &mut state.cgroups, pid, stat.start);
             let kernel = stat.flags & PF_KTHREAD != 0;
             // What a blocked task waits in: one small read, for the few in D.
             let wchan = (stat.state == 'D')
@@ -354,7 +354,10 @@ pub fn read_processes(
                 threads: stat.threads,
                 cpu: stat.cpu,
                 counters: c,
-                cgroup,
+                cgroup: cgroups.main,
+                memory_cgroup: cgroups.memory,
+                cpu_cgroup: cgroups.cpu,
+                blkio_cgroup: cgroups.blkio,
                 cmdline,
                 wchan,
                 blocked_since: d_since,
@@ -596,22 +599,23 @@ fn per_second_of_life(v: u64, start: u64, now_ticks: Option<u64>) -> u64 {
     }
 }
 
-/// The cgroup path of a kept process, read once per process (and again with the static
-/// caches); `None` when it vanished or the file says nothing usable.
+/// The cgroup paths of a kept process, read once per process (and again with the static
+/// caches); none when it vanished or the file says nothing usable.
 fn cgroup_of(
     probe: &mut Probe,
-    cache: &mut HashMap<u32, (u64, Option<String>)>,
+    cache: &mut HashMap<u32, (u64, CgroupPaths)>,
     pid: u32,
     start: u64,
-) -> Option<String> {
-    if let Some((s, path)) = cache.get(&pid) {
+) -> CgroupPaths {
+    if let Some((s, paths)) = cache.get(&pid) {
         if *s == start {
-            return path.clone();
+            return paths.clone();
         }
     }
-    let path = probe
+    let paths = probe
         .quiet_text(&format!("proc/{pid}"), "cgroup")
-        .and_then(|t| parse_cgroup(&t));
-    cache.insert(pid, (start, path.clone()));
-    path
+        .map(|t| parse_cgroups(&t))
+        .unwrap_or_default();
+    cache.insert(pid, (start, paths.clone()));
+    paths
 }
