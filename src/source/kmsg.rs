@@ -309,6 +309,23 @@ mod tests {
         assert_eq!(a.events.len(), MAX_RECORDS);
     }
 
+    /// After EPIPE the gap in the sequence numbers is how many records were lost; a gap
+    /// without EPIPE (a fixture's own numbering) is not counted.
+    #[test]
+    fn lost_records_are_counted_from_the_sequence_numbers() {
+        let mut k = Kmsg::default();
+        let mut out = KernelEvents::default();
+        let mut epipe = false;
+        k.take(b"6,10,1,-;first", &mut out, &mut epipe);
+        epipe = true;
+        out.lost = 1;
+        k.take(b"6,25,2,-;after the overrun", &mut out, &mut epipe);
+        assert_eq!(out.lost, 14, "records 11..=24");
+        assert!(!epipe);
+        k.take(b"6,40,3,-;a gap without EPIPE", &mut out, &mut epipe);
+        assert_eq!(out.lost, 14);
+    }
+
     /// The live root's `/dev/kmsg`: as root it opens, and the first sample reports nothing
     /// from the boot log; without root (or with dmesg_restrict) it is unknown with a reason.
     #[test]
