@@ -27,6 +27,7 @@ mod tracker;
 pub use disk::disk_await;
 pub use filesystems::{fs_low_avail, fs_watched};
 pub use irq::{BaselineFrom, IrqBaselines};
+pub use kernel::victims as oom_victims;
 pub use thresholds::Thresholds;
 pub use tracker::{
     strip_lines, strip_rows, ActiveFinding, Baselines, DiskBaseline, FindingTracker,

@@ -36,3 +36,44 @@ pub(super) fn blocked(d: &Derived) -> Option<Hit> {
     h.culprits = named;
     Some(h)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::derive::ProcessMetrics;
+
+    fn task(pid: u32, comm: &str, state: &str, blocked_s: Option<f64>) -> ProcessMetrics {
+        ProcessMetrics {
+            pid,
+            comm: comm.into(),
+            state: state.into(),
+            blocked_s,
+            wchan: (state == "D").then(|| "percpu_rwsem_wait".to_string()),
+            ..ProcessMetrics::default()
+        }
+    }
+
+    /// Only tasks read in D on two passes or more (blocked_s > 0) count: one just entered D
+    /// (0 s) and a running one do not; the longest is first and gives the time.
+    #[test]
+    fn tasks_in_d_on_two_passes_are_named_longest_first() {
+        let mut d = crate::derive::derive(None, &crate::sample::Sample::default());
+        d.processes = vec![
+            task(1, "dd", "D", Some(2.0)),
+            task(2, "sync", "D", Some(4.2)),
+            task(3, "cat", "D", Some(0.0)),
+            task(4, "cc1", "R", None),
+        ];
+        let h = blocked(&d).expect("hit");
+        assert_eq!(
+            h.message,
+            "2 tasks blocked in D for 4 s: sync (wchan percpu_rwsem_wait), \
+             dd (wchan percpu_rwsem_wait)"
+        );
+        let pids: Vec<u32> = h.culprits.iter().map(|c| c.pid).collect();
+        assert_eq!(pids, [2, 1]);
+        d.processes.truncate(0);
+        d.processes.push(task(3, "cat", "D", Some(0.0)));
+        assert_eq!(blocked(&d), None, "one read in D is not yet blocked");
+    }
+}

@@ -7,7 +7,7 @@ use crate::derive::Derived;
 use crate::sample::OomVictim;
 
 /// `stress-ng-vm (pid 4242, anon 256M) in /perftop-oom, cgroup limit`, for each victim.
-pub(super) fn victims(list: &[OomVictim]) -> String {
+pub fn victims(list: &[OomVictim]) -> String {
     let one = |v: &OomVictim| {
         let anon = v
             .anon_rss_kb
