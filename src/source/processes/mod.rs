@@ -9,6 +9,8 @@ mod cmdline;
 mod parse;
 mod pass;
 mod pick;
+mod rates;
+mod who;
 
 pub use cmdline::parse as parse_cmdline;
 pub use parse::{parse_cgroup, parse_cgroups, parse_io, parse_stat, CgroupPaths, Stat, PF_KTHREAD};
@@ -19,6 +21,7 @@ use super::parse::dec;
 use super::Probe;
 use crate::sample::{Processes, SampleTime, Task, TaskCounters};
 use foldhash::HashMap;
+use rates::{own_scale, per_second_of_life, scaled};
 
 /// An idle process (no CPU, I/O, faults or RSS change, not R or D, not shown, when last
 /// read) is read every this many passes, in turns; an active one every pass. Its counters are
@@ -329,14 +332,9 @@ pub fn read_processes(
             || s.rss_moved
             || matches!(stat.state, 'R' | 'D');
         if keep[i] {
-            let cgroups = cgroup_of(probe, &mut state.cgroups, pid, stat.start);
+            let cgroups = who::cgroup_of(probe, &mut state.cgroups, pid, stat.start);
             let kernel = stat.flags & PF_KTHREAD != 0;
-            // What a blocked task waits in: one small read, for the few in D.
-            let wchan = (stat.state == 'D')
-                .then(|| probe.quiet_text(&format!("proc/{pid}"), "wchan"))
-                .flatten()
-                .map(|w| w.trim().to_string())
-                .filter(|w| !w.is_empty() && w != "0" && w.len() <= 128);
+            let wchan = who::wchan_of(probe, pid, stat.state);
             let cmdline = if kernel {
                 None
             } else {
@@ -553,24 +551,6 @@ fn carry(p: &Prev, pid: u32) -> Option<Seen> {
     })
 }
 
-/// What a delta over a process's own interval (since `at`) is over this pass's `secs`: 1
-/// for a process read last pass, less for one read in turns.
-fn own_scale(at: &SampleTime, now: &SampleTime, secs: f64) -> f64 {
-    match crate::derive::Interval::of_times(Some(at), now).secs {
-        Some(own) if own > secs => secs / own,
-        _ => 1.0,
-    }
-}
-
-/// `v` scaled, rounded up so that any growth stays growth.
-fn scaled(v: u64, scale: f64) -> u64 {
-    if scale >= 1.0 || v == 0 {
-        v
-    } else {
-        ((v as f64 * scale).ceil() as u64).max(1)
-    }
-}
-
 /// Counts one process of the pass by its state and kind.
 fn count(out: &mut Processes, stat: &Stat) {
     out.total += 1;
@@ -584,38 +564,4 @@ fn count(out: &mut Processes, stat: &Stat) {
         out.kernel_threads += 1;
     }
     out.threads += u64::from(stat.threads);
-}
-
-/// A process the previous pass did not see (the first pass, a new process, a reused pid)
-/// ranks by what it did per second of its life, as `ps` shows %CPU: a process younger than a
-/// second by all it did.
-fn per_second_of_life(v: u64, start: u64, now_ticks: Option<u64>) -> u64 {
-    match now_ticks {
-        Some(now) => {
-            let age = now.saturating_sub(start).max(100);
-            (u128::from(v) * 100 / u128::from(age)) as u64
-        }
-        None => v,
-    }
-}
-
-/// The cgroup paths of a kept process, read once per process (and again with the static
-/// caches); none when it vanished or the file says nothing usable.
-fn cgroup_of(
-    probe: &mut Probe,
-    cache: &mut HashMap<u32, (u64, CgroupPaths)>,
-    pid: u32,
-    start: u64,
-) -> CgroupPaths {
-    if let Some((s, paths)) = cache.get(&pid) {
-        if *s == start {
-            return paths.clone();
-        }
-    }
-    let paths = probe
-        .quiet_text(&format!("proc/{pid}"), "cgroup")
-        .map(|t| parse_cgroups(&t))
-        .unwrap_or_default();
-    cache.insert(pid, (start, paths.clone()));
-    paths
 }
