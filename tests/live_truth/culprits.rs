@@ -28,7 +28,7 @@ fn low_threshold(dir: &std::path::Path) -> std::path::PathBuf {
     p
 }
 
-/// The culprits of `cpu.pressure` in each frame that has the finding.
+/// The culprits of `cpu.pressure` in each frame that has the finding (the fork storm's).
 fn cpu_culprits(frames: &[Value]) -> Vec<Vec<Value>> {
     frames
         .iter()
@@ -91,35 +91,66 @@ fn stress_ng_workers_are_one_grouped_culprit() {
         "6".into(),
         workers == 6,
     );
-    let lists = cpu_culprits(&frames);
-    t.holds(
-        "intervals with cpu.pressure",
-        lists.len().to_string(),
-        ">= 3 of 4".into(),
-        lists.len() >= 3,
-    );
-    for (i, list) in lists.iter().enumerate() {
-        let first = list.first().cloned().unwrap_or(Value::Null);
+    // Judged where the workers explain a real share (>= 20%) of the CPU the machine used: on
+    // the shared VM another build can take most of it, and then naming it is right.
+    let mut judged = 0;
+    for (i, fr) in frames.iter().enumerate() {
+        let Some(list) = fr["findings"]
+            .as_array()
+            .and_then(|a| a.iter().find(|f| f["id"] == "cpu.pressure"))
+            .map(|f| f["culprits"].as_array().cloned().unwrap_or_default())
+        else {
+            continue;
+        };
+        let machine: f64 = fr["cpus"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| {
+                c["user_pct"].as_f64().unwrap_or(0.0) + c["system_pct"].as_f64().unwrap_or(0.0)
+            })
+            .sum();
+        let ours: f64 = fr["processes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| p["comm"] == "stress-ng-cpu")
+            .filter_map(|p| p["cpu_pct"].as_f64())
+            .sum();
+        if ours < 0.2 * machine {
+            t.note(
+                &format!("[{i}] stress-ng-cpu share"),
+                &format!("{ours:.0}% of {machine:.0}%"),
+                "under 20%: not judged",
+            );
+            continue;
+        }
+        judged += 1;
         let rows: Vec<&Value> = list
             .iter()
             .filter(|c| c["comm"] == "stress-ng-cpu")
             .collect();
+        let first = rows.first().copied().unwrap_or(&Value::Null);
         t.holds(
-            &format!("[{i}] first culprit"),
-            format!("{} {} x{}", first["kind"], first["comm"], first["tasks"]),
-            "command stress-ng-cpu x>=3".into(),
-            first["kind"] == "command"
-                && first["comm"] == "stress-ng-cpu"
+            &format!("[{i}] stress-ng-cpu culprit ({ours:.0}% of {machine:.0}%)"),
+            format!("{} x{} {}", first["kind"], first["tasks"], first["value"]),
+            "one command culprit, x>=3".into(),
+            rows.len() == 1
+                && first["kind"] == "command"
                 && first["tasks"]
                     .as_u64()
                     .is_some_and(|n| n >= 3 && n as usize <= workers),
         );
-        t.holds(
-            &format!("[{i}] stress-ng-cpu named once"),
-            rows.len().to_string(),
-            "1".into(),
-            rows.len() == 1,
+    }
+    if judged < 2 {
+        support::skip(
+            test,
+            &format!(
+                "other load left stress-ng under 20% of the CPU in {} of 4 intervals",
+                4 - judged
+            ),
         );
+        return;
     }
     t.finish();
 }
