@@ -6,12 +6,14 @@
 //! hysteresis (see `FindingTracker`). Every number a rule uses lives in `Thresholds`, whose
 //! defaults are the "Findings thresholds" table of docs/findings.md and which a config file can override.
 
+mod blocked;
 mod cgroups;
 pub mod culprits;
 mod dirty;
 mod disk;
 mod filesystems;
 mod irq;
+mod kernel;
 mod memory;
 mod nic;
 mod power;
@@ -27,6 +29,7 @@ mod tracker;
 pub use disk::disk_await;
 pub use filesystems::{fs_low_avail, fs_watched};
 pub use irq::{BaselineFrom, IrqBaselines};
+pub use kernel::victims as oom_victims;
 pub use thresholds::Thresholds;
 pub use tracker::{
     strip_lines, strip_rows, ActiveFinding, Baselines, DiskBaseline, FindingTracker,
@@ -67,7 +70,7 @@ const fn rule(
 pub const STRIP_KEYS: [&str; 3] = ["raise_after", "clear_after", "clear_factor"];
 
 /// Every rule, in evaluation order (the order findings are listed in).
-pub const RULES: [Rule; 32] = [
+pub const RULES: [Rule; 34] = [
     rule(
         "dirty.background",
         Pane::Dirty,
@@ -81,6 +84,9 @@ pub const RULES: [Rule; 32] = [
         |d, t, _| dirty::dirty_throttled(d, t),
     ),
     rule("disk.stalled", Pane::Disks, &[], |d, _, _| disk::stalled(d)),
+    rule("proc.blocked", Pane::Procs, &[], |d, _, _| {
+        blocked::blocked(d)
+    }),
     rule(
         "disk.saturated",
         Pane::Disks,
@@ -271,6 +277,12 @@ pub const RULES: [Rule; 32] = [
         Pane::Pressure,
         &["oom_kill_hold_s"],
         |d, _, _| pressure::oom_kill(d),
+    ),
+    rule(
+        "kernel.events",
+        Pane::Pressure,
+        &["oom_kill_hold_s"],
+        |d, _, _| kernel::events(d),
     ),
     rule(
         "memory.pressure",

@@ -31,7 +31,7 @@ pub const PANES: [Pane; 8] = [
 
 /// The top-level keys of the assessed JSON (`delta`, `dump --format json`), in output order.
 /// `host` and `findings` belong to no pane; the rest belong to exactly one.
-pub const JSON_KEYS: [&str; 19] = [
+pub const JSON_KEYS: [&str; 20] = [
     "host",
     "cpus",
     "policies",
@@ -50,6 +50,7 @@ pub const JSON_KEYS: [&str; 19] = [
     "cgroups",
     "temperatures",
     "filesystems",
+    "kernel_events",
     "findings",
 ];
 
@@ -161,7 +162,7 @@ impl Pane {
             Pane::Dirty => &["dirty"],
             Pane::Disks => &["disks", "filesystems"],
             Pane::Softirq => &["softirq_cpus", "irq_queues", "nics", "tcp", "interrupts"],
-            Pane::Pressure => &["memory", "pressure"],
+            Pane::Pressure => &["memory", "pressure", "kernel_events"],
             Pane::Procs => &["processes", "cgroups"],
         }
     }
@@ -277,10 +278,20 @@ mod tests {
         assert_eq!(keys_for("thp").ok(), Some(vec!["hugepages"]));
         assert_eq!(
             keys_for("mem").ok(),
-            Some(vec!["nodes", "hugepages", "dirty", "memory", "pressure"])
+            Some(vec![
+                "nodes",
+                "hugepages",
+                "dirty",
+                "memory",
+                "pressure",
+                "kernel_events"
+            ])
         );
         assert_eq!(keys_for("memory").ok(), Some(vec!["memory"]));
-        assert_eq!(keys_for("psi").ok(), Some(vec!["memory", "pressure"]));
+        assert_eq!(
+            keys_for("psi").ok(),
+            Some(vec!["memory", "pressure", "kernel_events"])
+        );
         assert_eq!(keys_for("irq_queues").ok(), Some(vec!["irq_queues"]));
         let e = keys_for("bogus")
             .err()

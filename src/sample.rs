@@ -8,6 +8,7 @@ mod cgroups;
 mod disk;
 mod filesystems;
 mod irq;
+mod kernel;
 mod net;
 mod power;
 mod processes;
@@ -21,6 +22,7 @@ pub use cgroups::{CgroupIo, CgroupPressure, CgroupSample, CgroupVersion, Cgroups
 pub use disk::DiskSample;
 pub use filesystems::{Filesystem, Filesystems, ReadAt, Sensor, Temperatures};
 pub use irq::{ArchRow, Interrupts, IrqLine, IrqTurn};
+pub use kernel::{KernelEvent, KernelEvents, OomVictim};
 pub use net::{NetDevice, NetSample, SoftirqRow, Softirqs, SoftnetRow};
 pub use power::{PowerSample, RaplZone, Throttle, ThrottleRead, ThrottleScope, ThrottleTurn};
 pub use processes::{Processes, Task, TaskCounters};
@@ -87,6 +89,10 @@ pub struct Sample {
     pub filesystems: Option<Filesystems>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperatures: Option<Temperatures>,
+    /// Kernel log events that arrived during this sample (`/dev/kmsg`): `None` for a root
+    /// without `dev/kmsg` and in recordings made before perftop read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelEvents>,
     /// Files that exist but could not be read or parsed (missing optional files are not listed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<Problem>,

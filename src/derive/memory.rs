@@ -135,6 +135,10 @@ pub struct MemoryMetrics {
     /// Per node: free memory against the zones' watermarks summed (`/proc/zoneinfo`); empty
     /// when zoneinfo was not read (older recordings, a root without it).
     pub watermarks: Vec<NodeWatermarks>,
+    /// The processes the OOM killer killed in this sample, from the kernel log (`/dev/kmsg`;
+    /// absent when none, unknown with `host.kernel_events_unknown`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub oom_victims: Vec<crate::sample::OomVictim>,
 }
 
 /// A node's free memory and its zones' watermarks (zones with managed pages), in kB. kswapd
@@ -184,6 +188,7 @@ pub fn derive_memory(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Memor
         page_kb_from,
         reclaim: super::pressure::derive_reclaim(iv, prev, cur, page_kb),
         watermarks: watermarks(cur, page_kb),
+        oom_victims: Vec::new(),
     }
 }
 

@@ -72,6 +72,11 @@ pub struct Derived {
     pub filesystems: Vec<FsMetrics>,
     /// TCP/UDP stack rates and socket gauges (null: not read, e.g. an older recording).
     pub tcp: Option<TcpMetrics>,
+    /// Kernel log events that arrived in this sample (`/dev/kmsg`): OOM kills, hung tasks,
+    /// block I/O errors, soft lockups, NIC link changes. Absent when none arrived; unknown
+    /// (and why) in `host.kernel_events_unknown`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernel_events: Vec<crate::sample::KernelEvent>,
 }
 
 /// The load averages as the decimals the kernel wrote (`2.7`, not `2.700000047683716`): the
@@ -145,6 +150,19 @@ pub struct HostMetrics {
     pub boot_flags: Option<Vec<String>>,
     /// The active tuned profile (null: none, or no tuned).
     pub tuned_profile: Option<String>,
+    /// Processes and threads created per second (`/proc/stat` `processes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forks_per_s: Option<f64>,
+    /// Why kernel log events are unknown (not root, `dmesg_restrict`): never read as "none".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_events_unknown: Option<String>,
+    /// Kernel log records overwritten before perftop read them (events may be missing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_messages_lost: Option<u64>,
+    /// The per-sample bound on kernel log records cut this sample's read (the rest comes
+    /// with the next sample).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub kernel_events_cut: bool,
 }
 
 /// What a table's rates run between: the previous sample's table over the sample's interval,
@@ -271,12 +289,22 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
     host.boot_flags = cur.host.boot_flags.clone();
     host.tuned_profile = cur.host.tuned_profile.clone();
     let power = power::derive_power(iv, prev, cur, &cpus);
+    host.forks_per_s = cur
+        .cpu
+        .forks
+        .and_then(|f| iv.rate(iv.d64(prev.and_then(|p| p.cpu.forks), f)));
+    let kernel = cur.kernel.as_ref();
+    host.kernel_events_unknown = kernel.and_then(|k| k.unknown.clone());
+    host.kernel_messages_lost = kernel.map(|k| k.lost).filter(|n| *n > 0);
+    host.kernel_events_cut = kernel.is_some_and(|k| k.cut);
+    let mut memory = memory::derive_memory(iv, prev, cur);
+    memory.oom_victims = kernel.map(|k| k.oom_victims.clone()).unwrap_or_default();
     Derived {
         power,
         interval_s: iv.secs,
         since_boot: iv.since_boot,
         host,
-        memory: memory::derive_memory(iv, prev, cur),
+        memory,
         nodes: memory::derive_nodes(iv, prev, cur),
         hugepages: memory::derive_hugepages(iv, prev, cur),
         dirty: memory::derive_dirty(iv, prev, cur),
@@ -293,6 +321,7 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
         cpus,
         policies,
         tcp: tcp::derive_tcp(iv, prev, cur),
+        kernel_events: kernel.map(|k| k.events.clone()).unwrap_or_default(),
     }
 }
 

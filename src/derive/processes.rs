@@ -30,9 +30,24 @@ pub struct ProcessMetrics {
     /// RSS growth over the interval (negative: shrinking).
     pub rss_growth_kb_per_s: Option<f64>,
     pub cgroup: Option<String>,
+    /// On cgroup v1, the memory, cpu and blkio controllers' own paths where they differ from
+    /// `cgroup` (absent otherwise): what a v1 group's findings match processes by.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_cgroup: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_cgroup: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blkio_cgroup: Option<String>,
     /// The command line, `null` until read (it is read off the sampling thread: from the
     /// sample after a process is first kept), for kernel threads and old recordings.
     pub cmdline: Option<String>,
+    /// What a task in D waits in (`/proc/PID/wchan`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wchan: Option<String>,
+    /// How long a task in D has been in D on consecutive reads, in seconds (0 on the first
+    /// read it is in D); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocked_s: Option<f64>,
     /// The ranking key (see `activity`).
     #[serde(skip)]
     pub activity: f64,
@@ -121,6 +136,11 @@ pub fn derive_processes(
                 }
             };
             let mut m = metrics(t, base.as_ref(), iv, page_kb);
+            m.blocked_s = t
+                .blocked_since
+                .zip(read_at.uptime_s)
+                .map(|(since, now)| (now - since).max(0.0))
+                .filter(|s| s.is_finite());
             m.activity = activity(&m);
             m
         })
@@ -189,7 +209,12 @@ fn metrics(
         rss_kb,
         rss_growth_kb_per_s: rss_growth,
         cgroup: t.cgroup.clone(),
+        memory_cgroup: t.memory_cgroup.clone(),
+        cpu_cgroup: t.cpu_cgroup.clone(),
+        blkio_cgroup: t.blkio_cgroup.clone(),
         cmdline: t.cmdline.clone(),
+        wchan: t.wchan.clone(),
+        blocked_s: None,
         activity: 0.0,
     }
 }

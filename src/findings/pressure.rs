@@ -5,7 +5,17 @@ use super::{raise, Hit, Severity, Thresholds};
 use crate::derive::Derived;
 
 pub(super) fn oom_kill(d: &Derived) -> Option<Hit> {
-    let n = d.memory.reclaim.oom_kills.filter(|n| *n > 0)?;
+    let victims = &d.memory.oom_victims;
+    // The counter, or the kernel log's victims when the counter is unknown (or lagged).
+    let n = d
+        .memory
+        .reclaim
+        .oom_kills
+        .unwrap_or(0)
+        .max(victims.len() as u64);
+    if n == 0 {
+        return None;
+    }
     let avail = d
         .memory
         .mem_available_kb
@@ -16,10 +26,18 @@ pub(super) fn oom_kill(d: &Derived) -> Option<Hit> {
     } else {
         format!("{n} processes")
     };
+    let named = super::kernel::victims(victims);
+    let who = match (named.is_empty(), d.host.kernel_events_unknown.is_some()) {
+        (false, _) => format!(": {named}"),
+        // The log could not be read (not root): say where the name is.
+        (true, true) => " (dmesg names it)".to_string(),
+        // Read, and no victim line arrived with the counter (it may come next sample).
+        (true, false) => String::new(),
+    };
     Some(raise(
         Severity::Crit,
         None,
-        format!("OOM killer: {what} killed{avail} (dmesg names it)"),
+        format!("OOM killer: {what} killed{avail}{who}"),
     ))
 }
 

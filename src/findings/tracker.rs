@@ -98,7 +98,7 @@ struct Track {
 
 /// Findings about an event, not a state: raised at once and kept on the strip for
 /// `oom_kill_hold_s` after the last sample they held in, so nobody misses one.
-const STICKY: [&str; 1] = ["memory.oom_kill"];
+const STICKY: [&str; 2] = ["memory.oom_kill", "kernel.events"];
 
 /// Findings over time, for the live and replay strip.
 ///

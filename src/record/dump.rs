@@ -109,6 +109,9 @@ impl Serialize for JsonPanes<'_> {
                 "cgroups" => m.serialize_entry(key, &d.cgroups)?,
                 "temperatures" => m.serialize_entry(key, &d.temperatures)?,
                 "filesystems" => m.serialize_entry(key, &d.filesystems)?,
+                "kernel_events" if !d.kernel_events.is_empty() => {
+                    m.serialize_entry(key, &d.kernel_events)?
+                }
                 "findings" => m.serialize_entry(key, &d.findings)?,
                 _ => {}
             }

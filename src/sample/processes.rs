@@ -64,11 +64,29 @@ pub struct Task {
     /// else `cpu` controller's), `None` when it could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cgroup: Option<String>,
+    /// On cgroup v1, the memory, cpu and blkio controllers' paths where they differ from
+    /// `cgroup` (a group made in one hierarchy alone); `None` where they are the same, on v2
+    /// and in older recordings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_cgroup: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_cgroup: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blkio_cgroup: Option<String>,
     /// The command line (arguments parted by spaces, at most 256 bytes), `None` until read,
     /// for kernel threads, and in recordings made before perftop read it (see
     /// `source::processes::cmdline`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cmdline: Option<String>,
+    /// What it waits in (`/proc/PID/wchan`: a kernel function such as `percpu_rwsem_wait`),
+    /// read for a task in D only; `None` otherwise, when the kernel says `0` (not root) and in
+    /// older recordings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wchan: Option<String>,
+    /// In D: when (seconds since boot, the pass's `uptime_s`) it was first read in D on
+    /// consecutive passes. Equal to the read's own time on the first pass it is in D.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_since: Option<f64>,
     /// The counters at the previous pass, for a process the previous pass did not keep (so
     /// its rates are known from the first sample it is kept in).
     #[serde(default, skip_serializing_if = "Option::is_none")]

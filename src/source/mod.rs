@@ -47,6 +47,7 @@ pub mod filesystems;
 pub mod host;
 pub mod irq;
 pub mod irq_turns;
+pub mod kmsg;
 pub mod kthreads;
 pub mod memory;
 pub mod net;
@@ -147,6 +148,8 @@ pub struct Reader {
     power: power::PowerState,
     cgroups: cgroups::CgroupCache,
     disks: disk::DiskCache,
+    /// The kernel log, open between samples (`kmsg`).
+    kmsg: kmsg::Kmsg,
     /// Filesystems and temperatures, read on their own thread (live root only).
     feed: Option<filesystems::Feed>,
 }
@@ -169,6 +172,7 @@ impl Reader {
             power: power::PowerState::default(),
             cgroups: cgroups::CgroupCache::default(),
             disks: disk::DiskCache::default(),
+            kmsg: kmsg::Kmsg::default(),
             // Started with the reader, so its first read overlaps the first sample's.
             feed: root
                 .is_live()
@@ -331,6 +335,7 @@ impl Reader {
         if let Some(p) = processes.as_mut() {
             processes::settle_first_cmdlines(probe, &mut self.procs, p);
         }
+        let kernel = self.kmsg.read(&probe.root);
         let (filesystems, temperatures) = match &mut self.feed {
             Some(feed) => {
                 if let Some(why) = feed.failed() {
@@ -356,6 +361,7 @@ impl Reader {
             cgroups,
             filesystems,
             temperatures,
+            kernel,
             problems: std::mem::take(&mut probe.problems),
         }
     }

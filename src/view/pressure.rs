@@ -203,8 +203,13 @@ fn oom_line(m: &MemoryMetrics, x: &Ctx, since_boot: bool) -> Cells {
         (false, true) => " since boot",
         (false, false) => " this interval",
     };
+    // This interval's victims as the kernel log names them (`/dev/kmsg`).
+    let victims = match m.oom_victims.is_empty() {
+        true => String::new(),
+        false => format!(": {}", crate::findings::oom_victims(&m.oom_victims)),
+    };
     vec![
-        cell(format!("  OOM kills {kills}{since}{last}"), lvl),
+        cell(format!("  OOM kills {kills}{since}{last}{victims}"), lvl),
         cell(
             format!(
                 "  majflt {}/s  refault {}/s  all scan {}/s",

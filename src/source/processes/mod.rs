@@ -9,9 +9,11 @@ mod cmdline;
 mod parse;
 mod pass;
 mod pick;
+mod rates;
+mod who;
 
 pub use cmdline::parse as parse_cmdline;
-pub use parse::{parse_cgroup, parse_io, parse_stat, Stat, PF_KTHREAD};
+pub use parse::{parse_cgroup, parse_cgroups, parse_io, parse_stat, CgroupPaths, Stat, PF_KTHREAD};
 pub use pass::idle_every;
 pub use pick::{IO_ALL_MAX, IO_TOP_CPU};
 
@@ -19,6 +21,7 @@ use super::parse::dec;
 use super::Probe;
 use crate::sample::{Processes, SampleTime, Task, TaskCounters};
 use foldhash::HashMap;
+use rates::{own_scale, per_second_of_life, scaled};
 
 /// An idle process (no CPU, I/O, faults or RSS change, not R or D, not shown, when last
 /// read) is read every this many passes, in turns; an active one every pass. Its counters are
@@ -37,8 +40,8 @@ const UNEXPLAINED_TICKS_PER_S: f64 = 10.0;
 pub struct ProcState {
     /// Per pid: what it was when last read, and when.
     prev: HashMap<u32, Prev>,
-    /// Per pid: (start time, cgroup path) of the processes kept so far.
-    cgroups: HashMap<u32, (u64, Option<String>)>,
+    /// Per pid: (start time, cgroup paths) of the processes kept so far.
+    cgroups: HashMap<u32, (u64, CgroupPaths)>,
     /// The previous pass's time, and the host's busy ticks (`/proc/stat`) then.
     last: Option<SampleTime>,
     last_busy: Option<u64>,
@@ -84,6 +87,8 @@ struct Prev {
     active: bool,
     /// When it was read.
     at: SampleTime,
+    /// In D since this uptime (seconds) on consecutive reads (`Task::blocked_since`).
+    d_since: Option<f64>,
 }
 
 impl ProcState {
@@ -309,14 +314,27 @@ pub fn read_processes(
                             .is_some_and(|l| l.wall_ms != p.at.wall_ms))
             })
             .map(|p| p.at.clone());
+        // In D on this read and the one before (the same process): blocked since then.
+        let d_since = match stat.state {
+            'D' => before
+                .and_then(|p| p.d_since)
+                .or(time.uptime_s)
+                .filter(|_| !carried),
+            _ => None,
+        };
+        let d_since = match (carried, before) {
+            (true, Some(p)) => p.d_since,
+            _ => d_since,
+        };
         let active = s.d_ticks > 0
             || s.d_io > 0
             || s.d_majflt > 0
             || s.rss_moved
             || matches!(stat.state, 'R' | 'D');
         if keep[i] {
-            let cgroup = cgroup_of(probe, &mut state.cgroups, pid, stat.start);
+            let cgroups = who::cgroup_of(probe, &mut state.cgroups, pid, stat.start);
             let kernel = stat.flags & PF_KTHREAD != 0;
+            let wchan = who::wchan_of(probe, pid, stat.state);
             let cmdline = if kernel {
                 None
             } else {
@@ -334,8 +352,13 @@ pub fn read_processes(
                 threads: stat.threads,
                 cpu: stat.cpu,
                 counters: c,
-                cgroup,
+                cgroup: cgroups.main,
+                memory_cgroup: cgroups.memory,
+                cpu_cgroup: cgroups.cpu,
+                blkio_cgroup: cgroups.blkio,
                 cmdline,
+                wchan,
+                blocked_since: d_since,
                 base,
                 base_time,
             });
@@ -351,6 +374,7 @@ pub fn read_processes(
             kept: keep[i],
             active,
             at,
+            d_since,
         };
         state.prev.insert(pid, read);
     }
@@ -527,24 +551,6 @@ fn carry(p: &Prev, pid: u32) -> Option<Seen> {
     })
 }
 
-/// What a delta over a process's own interval (since `at`) is over this pass's `secs`: 1
-/// for a process read last pass, less for one read in turns.
-fn own_scale(at: &SampleTime, now: &SampleTime, secs: f64) -> f64 {
-    match now.secs_since(at) {
-        Some(own) if own > secs => secs / own,
-        _ => 1.0,
-    }
-}
-
-/// `v` scaled, rounded up so that any growth stays growth.
-fn scaled(v: u64, scale: f64) -> u64 {
-    if scale >= 1.0 || v == 0 {
-        v
-    } else {
-        ((v as f64 * scale).ceil() as u64).max(1)
-    }
-}
-
 /// Counts one process of the pass by its state and kind.
 fn count(out: &mut Processes, stat: &Stat) {
     out.total += 1;
@@ -558,37 +564,4 @@ fn count(out: &mut Processes, stat: &Stat) {
         out.kernel_threads += 1;
     }
     out.threads += u64::from(stat.threads);
-}
-
-/// A process the previous pass did not see (the first pass, a new process, a reused pid)
-/// ranks by what it did per second of its life, as `ps` shows %CPU: a process younger than a
-/// second by all it did.
-fn per_second_of_life(v: u64, start: u64, now_ticks: Option<u64>) -> u64 {
-    match now_ticks {
-        Some(now) => {
-            let age = now.saturating_sub(start).max(100);
-            (u128::from(v) * 100 / u128::from(age)) as u64
-        }
-        None => v,
-    }
-}
-
-/// The cgroup path of a kept process, read once per process (and again with the static
-/// caches); `None` when it vanished or the file says nothing usable.
-fn cgroup_of(
-    probe: &mut Probe,
-    cache: &mut HashMap<u32, (u64, Option<String>)>,
-    pid: u32,
-    start: u64,
-) -> Option<String> {
-    if let Some((s, path)) = cache.get(&pid) {
-        if *s == start {
-            return path.clone();
-        }
-    }
-    let path = probe
-        .quiet_text(&format!("proc/{pid}"), "cgroup")
-        .and_then(|t| parse_cgroup(&t));
-    cache.insert(pid, (start, path.clone()));
-    path
 }

@@ -110,21 +110,48 @@ pub fn parse_io(text: &str) -> Option<(u64, u64)> {
     Some((read?, write?))
 }
 
-/// The cgroup path of a `/proc/PID/cgroup` text: v1's `name=systemd` hierarchy (on a hybrid
-/// host the unified one says only `/`), else v1 `memory`, else `cpu`, else the v2 line.
+/// A process's cgroups: the one path it is known by (the unified one on v2; on v1 the
+/// `name=systemd`, else `memory`, else `cpu` controller's) and, on v1, the memory, cpu and
+/// blkio controllers' own paths where they differ from it (a group made in the memory
+/// hierarchy alone, as `cgcreate` and docker on v1 make them).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CgroupPaths {
+    pub main: Option<String>,
+    pub memory: Option<String>,
+    pub cpu: Option<String>,
+    pub blkio: Option<String>,
+}
+
+/// The path a process is known by (`CgroupPaths::main`).
 pub fn parse_cgroup(text: &str) -> Option<String> {
+    parse_cgroups(text).main
+}
+
+/// `/proc/PID/cgroup`: `ID:CONTROLLERS:PATH` lines.
+pub fn parse_cgroups(text: &str) -> CgroupPaths {
     let mut best: Option<(u8, &str)> = None;
+    let (mut memory, mut cpu, mut blkio) = (None, None, None);
     for line in text.lines() {
         let mut parts = line.splitn(3, ':');
         let (Some(_id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
         else {
             continue;
         };
-        let rank = if controllers.split(',').any(|c| c == "name=systemd") {
+        let has = |c: &str| controllers.split(',').any(|x| x == c);
+        if has("memory") {
+            memory = Some(path);
+        }
+        if has("cpu") {
+            cpu = Some(path);
+        }
+        if has("blkio") {
+            blkio = Some(path);
+        }
+        let rank = if has("name=systemd") {
             0
-        } else if controllers.split(',').any(|c| c == "memory") {
+        } else if has("memory") {
             1
-        } else if controllers.split(',').any(|c| c == "cpu") {
+        } else if has("cpu") {
             2
         } else if controllers.is_empty() {
             3
@@ -135,7 +162,14 @@ pub fn parse_cgroup(text: &str) -> Option<String> {
             best = Some((rank, path));
         }
     }
-    best.map(|(_, p)| p.to_string())
+    let main = best.map(|(_, p)| p);
+    let own = |p: Option<&str>| p.filter(|p| Some(*p) != main).map(str::to_string);
+    CgroupPaths {
+        memory: own(memory),
+        cpu: own(cpu),
+        blkio: own(blkio),
+        main: main.map(str::to_string),
+    }
 }
 
 #[cfg(test)]
@@ -203,5 +237,19 @@ mod tests {
             Some("/a")
         );
         assert_eq!(parse_cgroup("garbage\n"), None);
+        // v1: a group made in the memory hierarchy alone (cgcreate -g memory:/oomtest).
+        let v1 = "11:blkio:/system.slice/x.service\n7:cpu,cpuacct:/user.slice\n\
+                  4:memory:/oomtest\n1:name=systemd:/user.slice/session-1.scope\n";
+        assert_eq!(
+            parse_cgroups(v1),
+            CgroupPaths {
+                main: Some("/user.slice/session-1.scope".into()),
+                memory: Some("/oomtest".into()),
+                cpu: Some("/user.slice".into()),
+                blkio: Some("/system.slice/x.service".into()),
+            }
+        );
+        let v2 = parse_cgroups("0::/a\n");
+        assert_eq!((v2.main.as_deref(), v2.memory), (Some("/a"), None));
     }
 }

@@ -14,8 +14,11 @@
 use crate::support;
 use crate::support::live;
 
+mod blocked;
 mod cgroups;
+mod cgroups_v1;
 mod cpu;
+mod culprits;
 mod dirty;
 mod disk;
 mod filesystems;
@@ -24,6 +27,7 @@ mod hugepages;
 mod irq;
 mod memory;
 mod net;
+mod oom;
 mod pressure;
 mod processes;
 mod storage;
