@@ -135,6 +135,50 @@ pub enum Command {
         #[arg(long, default_value_t = 80, value_parser = parse_width)]
         width: usize,
     },
+    /// What happened in a recording window: episodes, who, what is normal here, what was
+    /// done, and which episode led to which.
+    Explain {
+        /// The recording (default: the service's, /var/lib/perftop/perftop.ptrec).
+        path: Option<PathBuf>,
+        /// text (80 columns), markdown, json or html.
+        #[arg(long, default_value = "text")]
+        format: String,
+        /// Start time (same forms as dump --from; default: the first sample).
+        #[arg(long)]
+        from: Option<String>,
+        /// End time (same forms; default: the last sample).
+        #[arg(long)]
+        to: Option<String>,
+        /// Write the report here instead of stdout (a symbolic link there is refused).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Compare two recordings, or two windows of one: what moved beyond its noise, which
+    /// findings are new or gone.
+    Diff {
+        /// The first recording (A).
+        a: PathBuf,
+        /// The second recording (B; default: A again, with --b-from/--b-to).
+        b: Option<PathBuf>,
+        /// A's window start (same forms as dump --from).
+        #[arg(long)]
+        from: Option<String>,
+        /// A's window end.
+        #[arg(long)]
+        to: Option<String>,
+        /// B's window start.
+        #[arg(long)]
+        b_from: Option<String>,
+        /// B's window end.
+        #[arg(long)]
+        b_to: Option<String>,
+        /// text (80 columns) or json.
+        #[arg(long, default_value = "text")]
+        format: String,
+        /// Write the report here instead of stdout (a symbolic link there is refused).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// The dashboard over a recording: same panes, a timeline, play / step / jump.
     Replay {
         /// The recording (default: the service's, /var/lib/perftop/perftop.ptrec).
@@ -298,6 +342,42 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             width,
             &config.findings,
         ),
+        Some(Command::Explain {
+            path,
+            format,
+            from,
+            to,
+            output,
+        }) => mode::explain::run(
+            &recording_or_system(path)?,
+            &format,
+            from,
+            to,
+            output.as_deref(),
+            &config.findings,
+        ),
+        Some(Command::Diff {
+            a,
+            b,
+            from,
+            to,
+            b_from,
+            b_to,
+            format,
+            output,
+        }) => mode::diff::run(
+            &mode::diff::DiffArgs {
+                a,
+                b,
+                from,
+                to,
+                b_from,
+                b_to,
+                format,
+            },
+            output.as_deref(),
+            &config.findings,
+        ),
         Some(Command::Cut {
             input,
             from,
@@ -354,6 +434,8 @@ fn writes_to_stdout(c: &Option<Command>) -> bool {
                 | Command::Delta { .. }
                 | Command::Batch { .. }
                 | Command::Dump { .. }
+                | Command::Explain { output: None, .. }
+                | Command::Diff { output: None, .. }
                 | Command::Record {
                     print_unit: true,
                     ..
