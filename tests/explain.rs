@@ -149,6 +149,10 @@ fn write(samples: &[Sample], path: &std::path::Path) -> Recording {
 fn incident(io_in_mem: bool) -> (tempfile::TempDir, Recording) {
     let dir = tempfile::tempdir().expect("tempdir");
     let rec = write(&phased(io_in_mem), &dir.path().join("incident.ptrec"));
+    // docs/explain.md's example report is `perftop explain` of this file.
+    if let (true, Some(keep)) = (io_in_mem, std::env::var_os("PERFTOP_KEEP_INCIDENT")) {
+        std::fs::copy(dir.path().join("incident.ptrec"), keep).expect("keep incident");
+    }
     (dir, rec)
 }
 
@@ -385,4 +389,99 @@ fn diff_ranks_swap_and_pressure_first_and_finds_the_incident_only_in_b() {
     let v: serde_json::Value = serde_json::from_str(&explain::diff::json(&d)).expect("json");
     assert!(v["changes"][0]["a"]["median"].is_number());
     assert!(v["findings"]["only_b"].is_array());
+}
+
+/// The first of Debian's and others' names for a headless Chromium on PATH.
+fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| {
+            Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+}
+
+#[test]
+fn html_is_self_contained_and_renders_in_headless_chromium() {
+    let (dir, rec) = incident(true);
+    let r = explain::explain(&rec, None, None, &Thresholds::default(), 0).expect("explain");
+    let html = render::html::render(&r);
+    // Self-contained: no script, no external resource of any kind.
+    for bad in ["<script", "src=", "<link", "@import", "url(", "href=\"http"] {
+        assert!(!html.contains(bad), "html holds {bad}");
+    }
+    let charts = html.matches("<svg").count();
+    assert!(
+        charts > r.episodes.len(),
+        "a timeline and a chart per episode"
+    );
+    let Some(browser) = chromium() else {
+        support::skip(
+            "html_is_self_contained_and_renders_in_headless_chromium",
+            "no chromium on PATH (apt-get install chromium)",
+        );
+        return;
+    };
+    let file = dir.path().join("report.html");
+    std::fs::write(&file, &html).expect("write html");
+    let profile = dir.path().join("profile");
+    let out = Command::new("timeout")
+        .args([
+            "120",
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", file.display()))
+        .output()
+        .expect("run chromium");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // What the browser built: every episode's section, its charts with the threshold drawn,
+    // the episode shaded, and the line.
+    assert_eq!(
+        dom.matches("<section class=\"episode\"").count(),
+        r.episodes.len(),
+        "{dom}"
+    );
+    assert!(dom.contains("class=\"threshold\""), "no threshold line");
+    assert!(dom.contains("<rect class=\"episode\""), "no shaded episode");
+    assert!(dom.contains("<polyline class=\"series\""), "no series");
+    assert_eq!(dom.matches("<svg").count(), charts, "svg lost in parsing");
+    // And it paints: a screenshot of the page is written.
+    let png = dir.path().join("shot.png");
+    let out = Command::new("timeout")
+        .args([
+            "120",
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg("--window-size=800,1200")
+        .arg(format!("file://{}", file.display()))
+        .output()
+        .expect("run chromium");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&png).expect("screenshot");
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000,
+        "{} bytes",
+        bytes.len()
+    );
 }

@@ -70,6 +70,8 @@ pub struct Episode {
     pub tweaks: Vec<TweakHint>,
     /// Each rule's own line, worst first.
     pub lines: Vec<(String, Severity, String)>,
+    /// What else the data says of it (an OOM kill that ended it).
+    pub notes: Vec<String>,
 }
 
 /// A marker in the window: a tweak applied or undone, a recorder gap, an OOM kill.
@@ -261,6 +263,26 @@ pub fn explain(
     for i in 0..eps.len() {
         eps[i].links = causes::links(&eps, &rows, i);
     }
+    for e in eps
+        .iter_mut()
+        .filter(|e| families::FAMILIES[e.family].name == "memory")
+    {
+        // An OOM kill in the episode's last intervals (or the gap after) ended it.
+        let tail = rows[e.last_row.saturating_sub(episodes::GAP)].start_ms;
+        let after = rows
+            .get(e.last_row + episodes::GAP + 1)
+            .map_or(e.end_ms, |r| r.end_ms);
+        if let Some(k) = events
+            .iter()
+            .find(|v| v.kind == "oom_kill" && v.time_ms >= tail && v.time_ms <= after)
+        {
+            e.notes.push(format!(
+                "ended by an OOM kill at {} ({})",
+                format_rfc3339(k.time_ms),
+                k.text
+            ));
+        }
+    }
     Ok(Report {
         path: rec.path.display().to_string(),
         host,
@@ -377,5 +399,6 @@ fn finish(
         links: Vec::new(),
         tweaks,
         lines,
+        notes: Vec::new(),
     }
 }

@@ -266,6 +266,9 @@ pub fn render(r: &Report) -> String {
         for c in causes(e) {
             item("cause", &c);
         }
+        for n in &e.notes {
+            item("note", n);
+        }
         for t in &e.tweaks {
             item("tweak", &t.preview);
         }

@@ -53,6 +53,7 @@ pub fn value(r: &Report) -> Value {
                     "p95": num(n.p95),
                     "quiet_intervals": n.quiet,
                 })),
+                "notes": e.notes,
                 "tweaks": e.tweaks.iter().map(|t| json!({
                     "name": t.name, "preview": t.preview,
                 })).collect::<Vec<_>>(),

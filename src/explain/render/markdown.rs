@@ -58,6 +58,9 @@ pub fn render(r: &Report) -> String {
         for c in causes(e) {
             o.push_str(&format!("- **cause**: {}\n", md(&c)));
         }
+        for n in &e.notes {
+            o.push_str(&format!("- **note**: {}\n", md(n)));
+        }
         for t in &e.tweaks {
             o.push_str(&format!("- **tweak**: {}\n", md(&t.preview)));
         }

@@ -9,7 +9,7 @@ use crate::record::format_rfc3339;
 /// by `lead`'s width. Words longer than a line are cut.
 pub fn wrap(out: &mut String, lead: &str, text: &str, width: usize) {
     let indent = lead.chars().count();
-    let room = width.saturating_sub(indent).max(20);
+    let room = width.saturating_sub(indent).max(8);
     let mut line = String::new();
     let mut first = true;
     let mut flush = |line: &mut String, first: &mut bool| {
@@ -105,6 +105,9 @@ pub fn render(r: &Report, width: usize) -> String {
         }
         for c in causes(e) {
             wrap(&mut o, &format!("{pad}cause:    "), &c, w);
+        }
+        for n in &e.notes {
+            wrap(&mut o, &format!("{pad}note:     "), n, w);
         }
         for t in &e.tweaks {
             wrap(&mut o, &format!("{pad}tweak:    "), &t.preview, w);
