@@ -485,3 +485,34 @@ fn html_is_self_contained_and_renders_in_headless_chromium() {
         bytes.len()
     );
 }
+
+#[test]
+fn damaged_records_are_named_and_the_rest_explained() {
+    let (dir, _rec) = incident(true);
+    let path = dir.path().join("incident.ptrec");
+    let mut bytes = std::fs::read(&path).expect("read");
+    // Flip bytes in the first fifth (the quiet phase's records): a damaged record there.
+    let at = bytes.len() / 5;
+    for b in &mut bytes[at..at + 16] {
+        *b ^= 0x5a;
+    }
+    let bad = dir.path().join("damaged.ptrec");
+    std::fs::write(&bad, &bytes).expect("write");
+    let rec = Recording::open(&bad).expect("open damaged");
+    let r = explain::explain(&rec, None, None, &Thresholds::default(), 0).expect("explain");
+    assert!(!r.unreadable.is_empty(), "damage not reported");
+    let text = render::text::render(&r, 80);
+    assert!(text.contains("could not read:"), "{text}");
+    // The incident after the damage is still explained.
+    assert_eq!(episode(&r, "dirty").len(), 1, "{text}");
+    let out = perftop(&["explain", bad.to_str().expect("utf8")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).is_empty(),
+        "no warning on stderr"
+    );
+}

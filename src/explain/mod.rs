@@ -91,7 +91,8 @@ pub struct Report {
     /// The recording's span.
     pub span: (i64, i64),
     pub intervals: u64,
-    /// The intervals that could not be read (the walker's words).
+    /// What could not be read: the recording's damaged records (the reader's words, first),
+    /// then the samples in the window that did not decode (the walker's).
     pub unreadable: Vec<String>,
     /// Key metrics no interval of the window knew (an older perftop, no PSI, ...).
     pub unknown: Vec<&'static str>,
@@ -290,7 +291,7 @@ pub fn explain(
         to_ms: hi,
         span,
         intervals: n,
-        unreadable,
+        unreadable: rec.warnings.iter().cloned().chain(unreadable).collect(),
         unknown,
         episodes: eps,
         events,

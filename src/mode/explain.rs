@@ -19,7 +19,8 @@ pub fn run(
     let format: Format = format.parse()?;
     let rec = crate::record::open(path)?;
     let report = crate::explain::explain(&rec, from.as_deref(), to.as_deref(), thresholds, 0)?;
-    for u in &report.unreadable {
+    // The reader's warnings were said when the recording was opened.
+    for u in report.unreadable.iter().skip(rec.warnings.len()) {
         eprintln!("perftop: warning: {}", crate::safe::line(u));
     }
     emit(&render(&report, format), output)

@@ -106,7 +106,8 @@ fn chart(r: &Report, e: &Episode, m: usize) -> String {
         W - 10.0,
         L - 4.0,
         y(top / 1.1) + 4.0,
-        esc(&show(top / 1.1, metric.unit)),
+        // The unit is in the caption; the margin holds the number only.
+        esc(&show(top / 1.1, "")),
         H - 4.0,
         clock(r.from_ms),
         clock(r.to_ms)

@@ -85,7 +85,7 @@ pub fn peak(e: &Episode) -> Option<String> {
     let p = e.peak.as_ref()?;
     let unit = index(p.metric).map_or("", |m| METRICS[m].unit);
     Some(format!(
-        "peak {} {} at {}",
+        "{} {} at {}",
         p.metric,
         show(p.value, unit),
         clock(p.time_ms)
