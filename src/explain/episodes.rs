@@ -175,3 +175,71 @@ impl Builder {
         self.done
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::Finding;
+    use crate::pane::Pane;
+
+    fn interval(ids: &[&str]) -> Assessed {
+        Assessed {
+            derived: crate::derive::derive(None, &crate::sample::Sample::default()),
+            findings: ids
+                .iter()
+                .map(|id| Finding {
+                    id: id.to_string(),
+                    severity: Severity::Warn,
+                    message: format!("{id} held"),
+                    pane: Pane::Pressure,
+                    tweak: None,
+                    culprits: Vec::new(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Which rows each episode spans, for a run of intervals (`true`: `memory.swapping` held).
+    fn spans(held: &[bool]) -> Vec<(usize, usize)> {
+        let mut b = Builder::new();
+        for (row, h) in held.iter().enumerate() {
+            let ids: &[&str] = if *h { &["memory.swapping"] } else { &[] };
+            b.add(row, &interval(ids));
+        }
+        b.finish()
+            .iter()
+            .map(|e| (e.first_row, e.last_row))
+            .collect()
+    }
+
+    #[test]
+    fn gaps_of_up_to_two_intervals_do_not_split_an_episode() {
+        let (x, o) = (true, false);
+        // One and two intervals without it: one episode.
+        assert_eq!(spans(&[x, x, o, x, o, o, x, x]), vec![(0, 7)]);
+        // Three: two episodes, each ending at its last interval held.
+        assert_eq!(spans(&[x, x, o, o, o, x, o]), vec![(0, 1), (5, 5)]);
+    }
+
+    #[test]
+    fn related_findings_make_one_episode_and_others_their_own() {
+        let mut b = Builder::new();
+        b.add(0, &interval(&["memory.pressure"]));
+        b.add(1, &interval(&["memory.swapping", "io.pressure"]));
+        let eps = b.finish();
+        let names: Vec<(&str, Vec<String>)> = eps
+            .iter()
+            .map(|e| (FAMILIES[e.family].name, e.ids.clone()))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                (
+                    "memory",
+                    vec!["memory.pressure".to_string(), "memory.swapping".to_string()]
+                ),
+                ("io", vec!["io.pressure".to_string()]),
+            ]
+        );
+    }
+}
