@@ -102,7 +102,8 @@ pub struct Change {
     pub b: Option<Stats>,
     /// B's median over A's (`None`: A's is 0 or either is unknown).
     pub ratio: Option<f64>,
-    /// How many units of noise the median or the p95 moved (the larger).
+    /// How many units of noise the median or the p95 moved (the larger); the noise is the
+    /// smaller of the two sides' IQRs, at least 5% of the larger median and a floor per unit.
     pub score: f64,
 }
 
@@ -127,7 +128,8 @@ pub fn diff(a: Side, b: Side) -> Diff {
             let score = match (sa, sb) {
                 (Some(p), Some(q)) => {
                     let scale = p.median.abs().max(q.median.abs());
-                    let noise = p.iqr.max(q.iqr).max(0.05 * scale).max(floor(x.unit));
+                    // The quieter side's spread: an incident's own swings must not hide it.
+                    let noise = p.iqr.min(q.iqr).max(0.05 * scale).max(floor(x.unit));
                     (q.median - p.median).abs().max((q.p95 - p.p95).abs()) / noise
                 }
                 _ => 0.0,
@@ -236,29 +238,34 @@ pub fn text(d: &Diff) -> String {
         super::render::text::wrap(&mut o, "warning: ", &crate::safe::line(w), 80);
     }
     o.push_str(&format!(
-        "\n{:<30} {:>21} {:>21} {:>5}\n",
-        "metric (median / p95)", "A", "B", "noise"
+        "\n{:<30} {:>18} {:>18} {:>9}\n",
+        "metric (its unit in its name)", "A median / p95", "B median / p95", "x noise"
     ));
-    let cell = |s: &Option<Stats>, unit: &str| match s {
-        Some(s) => format!("{} / {}", show(s.median, unit), show(s.p95, unit)),
+    // Numbers only: the unit is in the metric's name, and the table stays 80 columns wide.
+    let cell = |s: &Option<Stats>| match s {
+        Some(s) => format!("{} / {}", show(s.median, ""), show(s.p95, "")),
         None => "unknown".to_string(),
     };
     let mut moved = 0;
     for c in d.changes.iter().filter(|c| c.score >= 1.0) {
         moved += 1;
-        let score = if c.score >= 1000.0 {
-            ">999x".to_string()
+        let score = if c.score >= 10_000.0 {
+            ">9999".to_string()
+        } else if c.score >= 10.0 {
+            format!("{:.0}", c.score)
         } else {
-            format!("{:.0}x", c.score)
+            format!("{:.1}", c.score)
         };
         let line = format!(
-            "{:<30} {:>21} {:>21} {:>5}",
+            "{:<30} {:>18} {:>18} {:>9}",
             c.metric,
-            cell(&c.a, c.unit),
-            cell(&c.b, c.unit),
+            cell(&c.a),
+            cell(&c.b),
             score
         );
-        super::render::text::wrap(&mut o, "", &line, 80);
+        // Cut, not wrapped: a row is one line.
+        o.extend(line.chars().take(80));
+        o.push('\n');
     }
     if moved == 0 {
         o.push_str("no metric moved beyond its noise\n");
