@@ -35,6 +35,7 @@
 //! - `view`: one model per pane
 //! - `text`: the plain-text report
 //! - `record`: recordings, dump, cut, the live recorder
+//! - `explain`: a recording window as a story (episodes, causes, baselines) and `diff`
 //! - `export`: the Prometheus feed
 //!
 //! Stage 4, acting on it:
@@ -52,6 +53,7 @@ pub mod cli;
 pub mod config;
 pub mod cpulist;
 pub mod derive;
+pub mod explain;
 pub mod export;
 pub mod findings;
 #[cfg(test)]

@@ -176,6 +176,54 @@ pub enum Command {
         #[command(flatten)]
         config: ConfigArg,
     },
+    /// What happened in a recording window: episodes, who, what is normal here, what was
+    /// done, and which episode led to which.
+    Explain {
+        /// The recording (default: the service's, /var/lib/perftop/perftop.ptrec).
+        path: Option<PathBuf>,
+        /// text (80 columns), markdown, json or html.
+        #[arg(long, default_value = "text")]
+        format: String,
+        /// Start time (same forms as dump --from; default: the first sample).
+        #[arg(long)]
+        from: Option<String>,
+        /// End time (same forms; default: the last sample).
+        #[arg(long)]
+        to: Option<String>,
+        /// Write the report here instead of stdout (a symbolic link there is refused).
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        config: ConfigArg,
+    },
+    /// Compare two recordings, or two windows of one: what moved beyond its noise, which
+    /// findings are new or gone.
+    Diff {
+        /// The first recording (A).
+        a: PathBuf,
+        /// The second recording (B; default: A again, with --b-from/--b-to).
+        b: Option<PathBuf>,
+        /// A's window start (same forms as dump --from).
+        #[arg(long)]
+        from: Option<String>,
+        /// A's window end.
+        #[arg(long)]
+        to: Option<String>,
+        /// B's window start.
+        #[arg(long)]
+        b_from: Option<String>,
+        /// B's window end.
+        #[arg(long)]
+        b_to: Option<String>,
+        /// text (80 columns) or json.
+        #[arg(long, default_value = "text")]
+        format: String,
+        /// Write the report here instead of stdout (a symbolic link there is refused).
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        config: ConfigArg,
+    },
     /// The dashboard over a recording: same panes, a timeline, play / step / jump.
     Replay {
         /// The recording (default: the service's, /var/lib/perftop/perftop.ptrec).

@@ -229,6 +229,44 @@ fn dispatch(command: Command, before: &mut Before) -> Result<ExitCode> {
             let rec = recording_or_system(path)?;
             mode::dump::run(&rec, &format, from, to, pane, width, &config.findings)
         }
+        Command::Explain {
+            path,
+            format,
+            from,
+            to,
+            output,
+            config,
+        } => {
+            let config = before.config(config)?;
+            before.all_taken()?;
+            let rec = recording_or_system(path)?;
+            let out = output.as_deref();
+            mode::explain::run(&rec, &format, from, to, out, &config.findings)
+        }
+        Command::Diff {
+            a,
+            b,
+            from,
+            to,
+            b_from,
+            b_to,
+            format,
+            output,
+            config,
+        } => {
+            let config = before.config(config)?;
+            before.all_taken()?;
+            let args = mode::diff::DiffArgs {
+                a,
+                b,
+                from,
+                to,
+                b_from,
+                b_to,
+                format,
+            };
+            mode::diff::run(&args, output.as_deref(), &config.findings)
+        }
         Command::Cut {
             input,
             from,
@@ -298,6 +336,8 @@ impl Command {
             Command::Batch { .. } => "batch",
             Command::Record { .. } => "record",
             Command::Dump { .. } => "dump",
+            Command::Explain { .. } => "explain",
+            Command::Diff { .. } => "diff",
             Command::Replay { .. } => "replay",
             Command::Cut { .. } => "cut",
             Command::Capture { .. } => "capture",
@@ -318,6 +358,8 @@ fn writes_to_stdout(c: &Option<Command>) -> bool {
                 | Command::Delta { .. }
                 | Command::Batch { .. }
                 | Command::Dump { .. }
+                | Command::Explain { output: None, .. }
+                | Command::Diff { output: None, .. }
                 | Command::Man
                 | Command::Completions { .. }
                 | Command::Record {

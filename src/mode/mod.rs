@@ -1,7 +1,8 @@
 //! Where every run mode starts, one file each: `live` (the dashboard, no subcommand), `replay`,
-//! `batch`, `snapshot`, `delta`, `record` (and `--print-unit`), `dump`, `cut`, `capture`,
-//! `export`, `tweak`, `man` and `completions`. Each does its start-up checks and drives the machinery of its stage
-//! (`ui`, `record`, `export`, `tweak`, `capture`), which has no entry points of its own.
+//! `batch`, `snapshot`, `delta`, `record` (and `--print-unit`), `dump`, `explain`, `diff`,
+//! `cut`, `capture`, `export`, `tweak`, `man` and `completions`. Each does its start-up checks
+//! and drives the machinery of its stage (`ui`, `record`, `explain`, `export`, `tweak`,
+//! `capture`), which has no entry points of its own.
 //!
 //! `cli` holds only the command line and the dispatch to these. What they share lives here:
 //! the root check, reading a sample with its problems on stderr, this process's own cost,
@@ -12,7 +13,9 @@ pub mod capture;
 pub mod completions;
 pub mod cut;
 pub mod delta;
+pub mod diff;
 pub mod dump;
+pub mod explain;
 pub mod export;
 pub mod live;
 pub mod man;

@@ -19,6 +19,7 @@ mod cli;
 mod cut;
 mod derive_prop;
 mod escapes;
+mod explain;
 mod fast_samples;
 mod findings;
 mod fixture_roots;

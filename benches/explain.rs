@@ -1,0 +1,131 @@
+//! `perftop explain` and `perftop diff` of a day at 1 s: wall time and peak RSS of the real
+//! binary (under `/usr/bin/time`) on a day-long 2-CPU recording (86,400 samples) with an
+//! incident every hour (five minutes of memory and I/O stall time, swapping), as the issue's
+//! budget asks: <= 3 s and <= 200 MB each.
+//!
+//! `cargo bench --bench explain`. Prints a plain table; no criterion statistics needed.
+
+// The synthetic-host generator is a test fixture (tests/support), not part of perftop.
+#[path = "../tests/support/synth/mod.rs"]
+mod synth;
+
+use perftop::record::writer::header_for;
+use perftop::record::Writer;
+use perftop::root::Root;
+use perftop::sample::{Pressure, PsiLine, PsiResource, Sample};
+use perftop::source::Reader;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use synth::{write_host, SynthSpec};
+
+const T0: i64 = 1_763_733_930_000;
+const DAY: usize = 86_400;
+/// Distinct host samples; the day cycles through them.
+const DISTINCT: u64 = 600;
+
+fn psi(some: u64, full: u64) -> Option<PsiResource> {
+    let line = |us| PsiLine {
+        total_us: us,
+        ..PsiLine::default()
+    };
+    Some(PsiResource {
+        some: Some(line(some)),
+        full: Some(line(full)),
+    })
+}
+
+/// The day's recording: synthetic samples with PSI and swap counters that grow steadily, and
+/// fast during the first five minutes of every hour.
+fn write_day(path: &std::path::Path) -> usize {
+    let spec = SynthSpec {
+        cpus: 2,
+        nodes: 1,
+        disks: 2,
+        queues: 2,
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut reader = Reader::new(Root::new(dir.path()));
+    let base: Vec<Sample> = (0..DISTINCT)
+        .map(|t| {
+            write_host(dir.path(), &spec, t).expect("synth");
+            reader.sample()
+        })
+        .collect();
+    let h = header_for(&base[0], Duration::from_secs(1), 0);
+    let mut w = Writer::new(Vec::with_capacity(64 << 20), &h).expect("header");
+    let (mut stall, mut swap) = (0u64, 0u64);
+    for i in 0..DAY {
+        let mut s = base[i % base.len()].clone();
+        s.time.wall_ms = T0 + i as i64 * 1000;
+        let incident = i % 3600 < 300;
+        stall += if incident { 400_000 } else { 1_000 };
+        swap += if incident { 5_000 } else { 0 };
+        s.pressure = Some(Pressure {
+            cpu: psi(stall / 8, 0),
+            memory: psi(stall, stall / 3),
+            io: psi(stall, stall / 2),
+            irq: None,
+        });
+        s.memory.vmstat.pswpout = Some(swap);
+        s.memory.vmstat.pswpin = Some(swap / 5);
+        w.sample(&s, i as u64).expect("sample");
+    }
+    let bytes = w.into_inner();
+    std::fs::write(path, &bytes).expect("write day");
+    bytes.len()
+}
+
+/// Runs perftop with `args` under `/usr/bin/time`: (seconds, peak RSS in MB).
+fn timed(args: &[&str]) -> Option<(f64, f64)> {
+    let out = Command::new("/usr/bin/time")
+        .args(["-f", "%e %M", env!("CARGO_BIN_EXE_perftop")])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        eprintln!(
+            "perftop {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return None;
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    let last = err.lines().last()?;
+    let mut it = last.split_whitespace();
+    let secs: f64 = it.next()?.parse().ok()?;
+    let kb: f64 = it.next()?.parse().ok()?;
+    Some((secs, kb / 1024.0))
+}
+
+fn main() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let day = dir.path().join("day.ptrec");
+    let bytes = write_day(&day);
+    let p = day.to_str().expect("utf8 path");
+    println!(
+        "day-long 2-CPU recording: {DAY} samples, {:.1} MB",
+        bytes as f64 / 1e6
+    );
+    println!("| command | wall | peak RSS |");
+    println!("|---|---|---|");
+    let runs: [(&str, Vec<&str>); 4] = [
+        ("explain (text)", vec!["explain", p]),
+        (
+            "explain --format json",
+            vec!["explain", p, "--format", "json"],
+        ),
+        (
+            "explain --format html",
+            vec!["explain", p, "--format", "html"],
+        ),
+        ("diff A A (two walks)", vec!["diff", p, p]),
+    ];
+    for (what, args) in runs {
+        match timed(&args) {
+            Some((s, mb)) => println!("| {what} | {s:.2} s | {mb:.0} MB |"),
+            None => println!("| {what} | failed (no /usr/bin/time?) | |"),
+        }
+    }
+}

@@ -1,0 +1,57 @@
+//! What is normal on this host: the median and 95th percentile of a metric over the quiet
+//! intervals of the window (those in which no warn or crit finding held).
+
+use super::Row;
+
+/// Median, p95 and how many quiet intervals knew the metric.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Normal {
+    pub median: f64,
+    pub p95: f64,
+    pub quiet: usize,
+}
+
+/// The `q` quantile (0..=1) of sorted values, nearest rank.
+pub fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    sorted.get(rank.clamp(1, sorted.len()) - 1).copied()
+}
+
+/// The known values of metric `m` over `rows` (those `keep` accepts), sorted.
+pub fn values(rows: &[Row], m: usize, keep: impl Fn(&Row) -> bool) -> Vec<f64> {
+    let mut v: Vec<f64> = rows
+        .iter()
+        .filter(|r| keep(r))
+        .map(|r| f64::from(r.vals[m]))
+        .filter(|v| v.is_finite())
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// Metric `m`'s normal over the quiet rows; `None` when no quiet interval knew it.
+pub fn normal(rows: &[Row], m: usize) -> Option<Normal> {
+    let v = values(rows, m, |r| !r.alarmed);
+    Some(Normal {
+        median: quantile(&v, 0.5)?,
+        p95: quantile(&v, 0.95)?,
+        quiet: v.len(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_quantiles() {
+        let v: Vec<f64> = (1..=20).map(f64::from).collect();
+        assert_eq!(quantile(&v, 0.5), Some(10.0));
+        assert_eq!(quantile(&v, 0.95), Some(19.0));
+        assert_eq!(quantile(&[3.0], 0.95), Some(3.0));
+        assert_eq!(quantile(&[], 0.5), None);
+    }
+}
