@@ -1,5 +1,6 @@
 //! What is normal on this host: the median and 95th percentile of a metric over the quiet
-//! intervals of the window (those in which no warn or crit finding held).
+//! intervals of the window (those in which no warn or crit finding held, nor any finding of
+//! the episode's own family: an info episode's own intervals are not its normal).
 
 use super::Row;
 
@@ -32,9 +33,10 @@ pub fn values(rows: &[Row], m: usize, keep: impl Fn(&Row) -> bool) -> Vec<f64> {
     v
 }
 
-/// Metric `m`'s normal over the quiet rows; `None` when no quiet interval knew it.
-pub fn normal(rows: &[Row], m: usize) -> Option<Normal> {
-    let v = values(rows, m, |r| !r.alarmed);
+/// Metric `m`'s normal over the rows quiet for family `fam`; `None` when no such interval knew
+/// it (the report then says the normal is unknown rather than quoting the episode itself).
+pub fn normal(rows: &[Row], m: usize, fam: usize) -> Option<Normal> {
+    let v = values(rows, m, |r| !r.alarmed && r.families & (1 << fam) == 0);
     Some(Normal {
         median: quantile(&v, 0.5)?,
         p95: quantile(&v, 0.95)?,
@@ -53,5 +55,27 @@ mod tests {
         assert_eq!(quantile(&v, 0.95), Some(19.0));
         assert_eq!(quantile(&[3.0], 0.95), Some(3.0));
         assert_eq!(quantile(&[], 0.5), None);
+    }
+
+    /// An episode's own intervals are never its normal, even when its findings are only
+    /// info (they are not "alarmed"): a window that is all episode has no normal.
+    #[test]
+    fn the_episodes_own_intervals_are_not_its_normal() {
+        let row = |v: f32, families: u32| Row {
+            end_ms: 0,
+            start_ms: 0,
+            vals: [v; crate::explain::metrics::METRICS.len()],
+            families,
+            alarmed: false,
+        };
+        let rows = [
+            row(1.0, 0),
+            row(2.0, 0),
+            row(90.0, 1 << 3),
+            row(95.0, 1 << 3),
+        ];
+        let n = normal(&rows, 0, 3).expect("two quiet rows");
+        assert_eq!((n.median, n.p95, n.quiet), (1.0, 2.0, 2));
+        assert_eq!(normal(&rows[2..], 0, 3), None);
     }
 }

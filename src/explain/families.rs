@@ -9,7 +9,7 @@ pub struct Family {
     pub rules: &'static [(&'static str, Option<&'static str>)],
 }
 
-pub const FAMILIES: [Family; 16] = [
+pub const FAMILIES: [Family; 17] = [
     Family {
         name: "memory",
         rules: &[
@@ -34,6 +34,8 @@ pub const FAMILIES: [Family; 16] = [
             ("disk.stalled", Some("disk.util_pct")),
             ("disk.queue_full", Some("disk.aqu_sz")),
             ("io.pressure", Some("io.psi_full_pct")),
+            // Tasks stuck in D are the I/O story's who (their wait channel names the lock).
+            ("proc.blocked", Some("io.psi_full_pct")),
             ("mpath.path_down", None),
             ("mpath.path_idle", None),
         ],
@@ -97,6 +99,10 @@ pub const FAMILIES: [Family; 16] = [
     Family {
         name: "pagetables",
         rules: &[("pagetables.large", None)],
+    },
+    Family {
+        name: "kernel",
+        rules: &[("kernel.events", None)],
     },
     Family {
         name: "irq",

@@ -353,7 +353,10 @@ fn finish(
                 value: f64::from(r.vals[m]),
             })
     });
-    let normal = key.and_then(|name| Some((name, baseline::normal(rows, metrics::index(name)?)?)));
+    let normal = key.and_then(|name| {
+        let m = metrics::index(name)?;
+        Some((name, baseline::normal(rows, m, e.family)?))
+    });
     let mut lines: Vec<(String, Severity, String)> = e
         .ids
         .iter()
