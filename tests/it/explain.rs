@@ -8,12 +8,10 @@ use crate::support;
 
 use perftop::explain::{self, render};
 use perftop::findings::Thresholds;
-use perftop::record::writer::header_for;
-use perftop::record::{Gap, Recording, Writer};
+use perftop::record::Recording;
 use perftop::sample::{Pressure, PsiLine, PsiResource, Sample};
 use std::process::Command;
 use std::sync::OnceLock;
-use std::time::Duration;
 use support::T0;
 
 /// Phase boundaries in ticks (seconds from T0): quiet, memory, dirty+disk, quiet.
@@ -127,21 +125,7 @@ fn make_phased(io_in_mem: bool) -> Vec<Sample> {
 }
 
 fn write(samples: &[Sample], path: &std::path::Path) -> Recording {
-    let h = header_for(&samples[0], Duration::from_secs(1), 0);
-    let mut w = Writer::new(Vec::new(), &h).expect("header");
-    w.gap(
-        &Gap {
-            reason: "start".into(),
-            detail: None,
-        },
-        T0,
-        0,
-    )
-    .expect("gap");
-    for (i, s) in samples.iter().enumerate() {
-        w.sample(s, i as u64 * 1_000_000_000).expect("sample");
-    }
-    std::fs::write(path, w.into_inner()).expect("write recording");
+    std::fs::write(path, support::encode_recording(samples)).expect("write recording");
     Recording::open(path).expect("open")
 }
 

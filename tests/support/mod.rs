@@ -44,6 +44,24 @@ pub fn read(name: &str, when: &str) -> Sample {
 /// 14:05:30 UTC): recordings made from them get the same timestamps and file names every run.
 pub const T0: i64 = 1_763_733_930_000;
 
+/// A one-segment recording of `samples`, one second apart on the monotonic clock, opened by a
+/// recorder-start marker at `T0`: the recording tests' and `explain`'s input.
+pub fn encode_recording(samples: &[Sample]) -> Vec<u8> {
+    use perftop::record::writer::header_for;
+    use perftop::record::{Gap, Writer};
+    let h = header_for(&samples[0], std::time::Duration::from_secs(1), 0);
+    let mut w = Writer::new(Vec::new(), &h).expect("header");
+    let start = Gap {
+        reason: "start".into(),
+        detail: None,
+    };
+    w.gap(&start, T0, 0).expect("gap");
+    for (i, s) in samples.iter().enumerate() {
+        w.sample(s, i as u64 * 1_000_000_000).expect("sample");
+    }
+    w.into_inner()
+}
+
 /// The small synthetic host of the recording and replay tests.
 pub fn small_host() -> synth::SynthSpec {
     synth::SynthSpec {

@@ -51,21 +51,7 @@ fn samples() -> &'static [Sample] {
 }
 
 fn encode(samples: &[Sample]) -> Vec<u8> {
-    let h = header_for(&samples[0], Duration::from_secs(1), 0);
-    let mut w = Writer::new(Vec::new(), &h).expect("header");
-    w.gap(
-        &Gap {
-            reason: "start".into(),
-            detail: None,
-        },
-        T0,
-        0,
-    )
-    .expect("gap");
-    for (i, s) in samples.iter().enumerate() {
-        w.sample(s, i as u64 * 1_000_000_000).expect("sample");
-    }
-    w.into_inner()
+    support::encode_recording(samples)
 }
 
 fn decode_all(rec: &Recording) -> Vec<Sample> {
