@@ -20,11 +20,14 @@ fn main() {
         git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "no git checkout".into());
     let target = std::env::var("TARGET").unwrap_or_else(|_| "unknown target".into());
     let features = std::env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
-    let linked = if features.split(',').any(|f| f == "crt-static") {
-        "static"
-    } else {
-        "dynamic"
-    };
+    // Rust's musl targets link statically unless told `-C target-feature=-crt-static`, and
+    // cargo does not list that default among the target features (seen: a static-pie musl
+    // build said "dynamic").
+    let musl = std::env::var("CARGO_CFG_TARGET_ENV").is_ok_and(|e| e == "musl");
+    let rustflags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    let statik = features.split(',').any(|f| f == "crt-static")
+        || (musl && !rustflags.contains("-crt-static"));
+    let linked = if statik { "static" } else { "dynamic" };
     println!("cargo:rustc-env=PERFTOP_BUILD={commit}, {target}, {linked}");
     // A new commit changes HEAD or the branch it names (a worktree's git dir is elsewhere).
     // Watching only files that exist: a missing one would rerun this on every build.
