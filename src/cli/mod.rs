@@ -107,14 +107,31 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         })
         .map(|ended| ExitCode::from(ended.exit_code()));
     };
-    if cli.record_dir.is_some() || cli.state_dir.is_some() || cli.keep != 600.0 {
+    if dashboard_only(&cli.record_dir, &cli.state_dir, cli.keep, &cli.display) {
         bail!(
-            "--record-dir, --state-dir and --keep are the live dashboard's; `perftop {}` does \
-             not take them",
+            "--record-dir, --state-dir, --keep and the display options before a command are \
+             the live dashboard's; `perftop {}` does not take them there",
             before.command
         );
     }
     dispatch(command, &mut before)
+}
+
+/// Whether a dashboard-only option was given before a command (`perftop --theme light dump`
+/// drew nothing in that theme; `replay` takes its display options after its name).
+fn dashboard_only(
+    record_dir: &Option<PathBuf>,
+    state_dir: &Option<PathBuf>,
+    keep: f64,
+    d: &DisplayArgs,
+) -> bool {
+    record_dir.is_some()
+        || state_dir.is_some()
+        || keep != 600.0
+        || d.theme.is_some()
+        || d.color.is_some()
+        || d.glyphs.is_some()
+        || d.jump != "1m"
 }
 
 fn dispatch(command: Command, before: &mut Before) -> Result<ExitCode> {
@@ -455,6 +472,20 @@ mod tests {
         assert_eq!(refused(&["tweak", "set", "k", "v", "--root", "/x"]), None);
         assert_eq!(refused(&["tweak", "--root", "/x", "set", "k", "v"]), None);
         assert_eq!(refused(&["--root", "/x", "tweak", "list"]), None);
+    }
+
+    /// Display options before a command are the dashboard's, refused there, never ignored.
+    #[test]
+    fn dashboard_options_before_a_command_are_refused() {
+        let given = |args: &[&str]| {
+            let c = parse(args).expect("parses");
+            dashboard_only(&c.record_dir, &c.state_dir, c.keep, &c.display)
+        };
+        assert!(given(&["--theme", "light", "dump", "r"]));
+        assert!(given(&["--glyphs", "ascii", "replay", "r"]));
+        assert!(given(&["--keep", "90", "batch"]));
+        assert!(!given(&["replay", "r", "--glyphs", "ascii"]));
+        assert!(!given(&["--root", "/x", "batch"]));
     }
 
     /// Every time option takes units, `--keep 10m` as `--jump 5m` did.
