@@ -3,6 +3,8 @@
 //! (held only in A, only in B, in both). Each side is one streamed walk, as `explain` does.
 
 use super::baseline::{quantile, values};
+use super::episodes::Builder;
+use super::families::FAMILIES;
 use super::metrics::{show, METRICS};
 use super::{walk_rows, window, Row};
 use crate::findings::Thresholds;
@@ -23,7 +25,16 @@ pub struct Side {
     pub unreadable: Vec<String>,
     /// Rule id → intervals it held in.
     pub findings: BTreeMap<String, u64>,
+    /// Episode family (`explain`'s) → how many episodes and the seconds they spanned.
+    pub episodes: BTreeMap<&'static str, Episodes>,
     rows: Vec<Row>,
+}
+
+/// The episodes of one family on one side of a diff.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Episodes {
+    pub count: u32,
+    pub seconds: f64,
 }
 
 /// A window of `rec` summed up for a diff.
@@ -37,15 +48,26 @@ pub fn side(
     let (lo, hi) = window(rec, from, to)?;
     let mut host = None;
     let mut findings: BTreeMap<String, u64> = BTreeMap::new();
-    let (rows, n, unreadable) = walk_rows(rec, (lo, hi), t, threads, &mut |_, a| {
+    // The same episode builder as `explain`, so "only in B" means what explain's list shows.
+    let mut builder = Builder::new();
+    let (rows, n, unreadable) = walk_rows(rec, (lo, hi), t, threads, &mut |row, a| {
         if host.is_none() {
             host.clone_from(&a.host.hostname);
         }
         for f in &a.findings {
             *findings.entry(f.id.clone()).or_default() += 1;
         }
-        0
+        builder.add(row, a)
     })?;
+    let mut episodes: BTreeMap<&'static str, Episodes> = BTreeMap::new();
+    for e in builder.finish() {
+        let (Some(first), Some(last)) = (rows.get(e.first_row), rows.get(e.last_row)) else {
+            continue;
+        };
+        let sum = episodes.entry(FAMILIES[e.family].name).or_default();
+        sum.count += 1;
+        sum.seconds += (last.end_ms - first.start_ms).max(0) as f64 / 1000.0;
+    }
     if n == 0 {
         bail!(
             "no intervals between {} and {} in {}",
@@ -62,6 +84,7 @@ pub fn side(
         intervals: n,
         unreadable,
         findings,
+        episodes,
         rows,
     })
 }
@@ -115,6 +138,10 @@ pub struct Diff {
     pub only_a: Vec<String>,
     pub only_b: Vec<String>,
     pub both: Vec<String>,
+    /// Episode families only in A, only in B, in both (by family name).
+    pub episodes_only_a: Vec<&'static str>,
+    pub episodes_only_b: Vec<&'static str>,
+    pub episodes_both: Vec<&'static str>,
     /// Said before the report: different hosts, unreadable intervals.
     pub warnings: Vec<String>,
 }
@@ -169,7 +196,22 @@ pub fn diff(a: Side, b: Side) -> Diff {
             .cloned()
             .collect()
     };
+    let ep_only = |x: &Side, y: &Side| -> Vec<&'static str> {
+        x.episodes
+            .keys()
+            .filter(|k| !y.episodes.contains_key(*k))
+            .copied()
+            .collect()
+    };
     Diff {
+        episodes_only_a: ep_only(&a, &b),
+        episodes_only_b: ep_only(&b, &a),
+        episodes_both: a
+            .episodes
+            .keys()
+            .filter(|k| b.episodes.contains_key(*k))
+            .copied()
+            .collect(),
         only_a: only(&a, &b),
         only_b: only(&b, &a),
         both: a
@@ -196,8 +238,26 @@ fn side_json(s: &Side) -> Value {
     })
 }
 
+fn ep_json(family: &str, s: &Side) -> Value {
+    let e = s.episodes.get(family).copied().unwrap_or_default();
+    json!({"family": family, "count": e.count, "seconds": num(e.seconds)})
+}
+
+/// A family's episodes on one side in words: `memory (2, 3m 10s)`.
+fn ep_text(family: &str, s: &Side) -> String {
+    let e = s.episodes.get(family).copied().unwrap_or_default();
+    let secs = e.seconds.round() as u64;
+    let span = if secs >= 60 {
+        format!("{}m {}s", secs / 60, secs % 60)
+    } else {
+        format!("{secs}s")
+    };
+    format!("{family} ({}, {span})", e.count)
+}
+
 /// `{"a","b","warnings","changes":[{"metric","a":{"median","p95"},"b":{...},"ratio","score"}],
-/// "findings":{"only_a","only_b","both"}}`, changes ranked first to last.
+/// "findings":{"only_a","only_b","both"},"episodes":{"only_a":[{"family","count","seconds"}],
+/// "only_b":[...],"both":[{"family","a","b"}]}}`, changes ranked first to last.
 pub fn json(d: &Diff) -> String {
     let st = |s: &Option<Stats>| {
         s.map(|s| json!({"median": num(s.median), "p95": num(s.p95), "iqr": num(s.iqr)}))
@@ -211,6 +271,13 @@ pub fn json(d: &Diff) -> String {
             "ratio": c.ratio.map(num), "score": num(c.score),
         })).collect::<Vec<_>>(),
         "findings": {"only_a": d.only_a, "only_b": d.only_b, "both": d.both},
+        "episodes": {
+            "only_a": d.episodes_only_a.iter().map(|f| ep_json(f, &d.a)).collect::<Vec<_>>(),
+            "only_b": d.episodes_only_b.iter().map(|f| ep_json(f, &d.b)).collect::<Vec<_>>(),
+            "both": d.episodes_both.iter().map(|f| json!({
+                "family": f, "a": ep_json(f, &d.a), "b": ep_json(f, &d.b),
+            })).collect::<Vec<_>>(),
+        },
     });
     let s = serde_json::to_string_pretty(&v).unwrap_or_else(|_| "{}".to_string()) + "\n";
     crate::safe::json(&s).into_owned()
@@ -281,6 +348,32 @@ pub fn text(d: &Diff) -> String {
         } else {
             ids.join(", ")
         };
+        super::render::text::wrap(&mut o, label, &list, 80);
+    }
+    let eps = |fams: &[&'static str], s: &Side| -> String {
+        if fams.is_empty() {
+            "none".to_string()
+        } else {
+            fams.iter()
+                .map(|f| ep_text(f, s))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    let both = if d.episodes_both.is_empty() {
+        "none".to_string()
+    } else {
+        d.episodes_both
+            .iter()
+            .map(|f| format!("{} -> {}", ep_text(f, &d.a), ep_text(f, &d.b)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for (label, list) in [
+        ("episodes only in A: ", eps(&d.episodes_only_a, &d.a)),
+        ("episodes only in B: ", eps(&d.episodes_only_b, &d.b)),
+        ("episodes in both:   ", both),
+    ] {
         super::render::text::wrap(&mut o, label, &list, 80);
     }
     o

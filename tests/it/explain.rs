@@ -374,11 +374,32 @@ fn diff_ranks_swap_and_pressure_first_and_finds_the_incident_only_in_b() {
         );
     }
     assert!(d.only_a.is_empty(), "{:?}", d.only_a);
+    // Episodes: the incident's families only in B, each as long as its phase (one sample a
+    // second; the phases are MEM..DIRTY and DIRTY..CALM), none in the quiet recording.
+    assert!(d.a.episodes.is_empty(), "{:?}", d.a.episodes);
+    assert!(d.episodes_only_a.is_empty() && d.episodes_both.is_empty());
+    for (fam, secs) in [("memory", DIRTY - MEM), ("dirty", CALM - DIRTY)] {
+        assert!(d.episodes_only_b.contains(&fam), "{:?}", d.episodes_only_b);
+        let e = d.b.episodes[fam];
+        assert_eq!(e.count, 1, "{fam}: {e:?}");
+        assert!(
+            (e.seconds - secs as f64).abs() <= 3.0,
+            "{fam} episode {} s, phase {secs} s",
+            e.seconds
+        );
+    }
     let text = explain::diff::text(&d);
+    assert!(text.contains("episodes only in B: "), "{text}");
     assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
     let v: serde_json::Value = serde_json::from_str(&explain::diff::json(&d)).expect("json");
     assert!(v["changes"][0]["a"]["median"].is_number());
     assert!(v["findings"]["only_b"].is_array());
+    let eb = &v["episodes"]["only_b"];
+    assert!(
+        eb.as_array()
+            .is_some_and(|l| l.iter().any(|e| e["family"] == "memory" && e["count"] == 1)),
+        "{eb}"
+    );
 }
 
 /// The first of Debian's and others' names for a headless Chromium on PATH.
