@@ -255,6 +255,11 @@ pub struct Recorded {
 }
 
 impl Recorded {
+    /// The recording file (for `perftop explain` and the other readers).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// `perftop [ARGS] dump --format json`: one derived JSON object per interval, with the
     /// findings the thresholds of `args` (`--config FILE`) give.
     pub fn dump(&self, args: &[&std::ffi::OsStr]) -> Vec<Value> {

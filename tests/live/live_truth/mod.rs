@@ -21,6 +21,7 @@ mod cpu;
 mod culprits;
 mod dirty;
 mod disk;
+mod explain_incident;
 mod filesystems;
 mod frozen;
 mod hugepages;

@@ -14,7 +14,7 @@ const MEMORY_V1: &str = "/sys/fs/cgroup/memory";
 const UNIFIED: &str = "/sys/fs/cgroup";
 
 /// A memory cgroup made for the test, removed on every path.
-struct Group(PathBuf);
+pub(super) struct Group(pub(super) PathBuf);
 
 impl Drop for Group {
     fn drop(&mut self) {
@@ -25,7 +25,7 @@ impl Drop for Group {
 }
 
 /// The memory cgroup's directory and how to cap it: v1's memory hierarchy, else v2's.
-fn make_group(name: &str) -> Result<(Group, &'static str), String> {
+pub(super) fn make_group(name: &str) -> Result<(Group, &'static str), String> {
     let (base, limit) = if std::path::Path::new(MEMORY_V1)
         .join("memory.limit_in_bytes")
         .exists()
