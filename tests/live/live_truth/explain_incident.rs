@@ -42,29 +42,11 @@ fn over_spans(reads: &[Read]) -> Vec<(i64, i64)> {
     spans
 }
 
+/// An RFC 3339 time of the report (`dump`'s format) in Unix ms, by perftop's own parser.
 fn ms(rfc: &Value) -> i64 {
     rfc.as_str()
-        .and_then(|s| chrono_free_parse(s))
+        .and_then(|s| perftop::record::parse_time(s, 0, 0).ok())
         .unwrap_or(i64::MIN)
-}
-
-/// `2026-11-26T19:01:02.345Z` → Unix ms (UTC), without a date crate: days from civil.
-fn chrono_free_parse(s: &str) -> Option<i64> {
-    let (date, time) = s.strip_suffix('Z')?.split_once('T')?;
-    let mut d = date.split('-').map(|x| x.parse::<i64>());
-    let (y, m, day) = (d.next()?.ok()?, d.next()?.ok()?, d.next()?.ok()?);
-    let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
-    let mut t = hms.split(':').map(|x| x.parse::<i64>());
-    let (h, mi, sec) = (t.next()?.ok()?, t.next()?.ok()?, t.next()?.ok()?);
-    let milli: i64 = format!("{frac:0<3}")[..3].parse().ok()?;
-    let y2 = if m <= 2 { y - 1 } else { y };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some((((days * 24 + h) * 60 + mi) * 60 + sec) * 1000 + milli)
 }
 
 #[test]
