@@ -24,6 +24,20 @@ pub fn num_fit(v: Option<f64>, dec: usize, width: usize) -> String {
     compact(v)
 }
 
+/// `v` for a column whose header holds the unit (`rkB/s`, `r/s`): decimals dropped until it
+/// fits in `width`, and never a suffix (`3.1M` under `wkB/s` read as 3.1 MB/s when it is
+/// 3.1 GB/s). A whole number wider than `width` comes back whole: the column is sized so that
+/// real values fit.
+pub fn plain_fit(v: Option<f64>, dec: usize, width: usize) -> String {
+    for d in (1..=dec).rev() {
+        let s = num(v, d);
+        if s.len() <= width {
+            return s;
+        }
+    }
+    num(v, 0)
+}
+
 /// A rate or count squeezed into ~5 characters: 999, 9.9k, 99.9k, 999k, 9.9M.
 pub fn compact(v: Option<f64>) -> String {
     let Some(x) = v.filter(|x| x.is_finite()) else {
@@ -133,6 +147,21 @@ mod tests {
         assert_eq!(num_fit(Some(640000.0), 1, 5), "640k");
         assert_eq!(num_fit(Some(1.25), 2, 6), "1.25");
         assert_eq!(num_fit(None, 2, 6), "-");
+    }
+
+    /// One convention per column: a unit in the header and plain numbers under it.
+    #[test]
+    fn a_column_with_its_unit_in_the_header_never_gets_a_suffix() {
+        // 3.1 GB/s under `wkB/s`: was `3.1M` from `num_fit`.
+        assert_eq!(plain_fit(Some(3_250_585.6), 0, 7), "3250586");
+        assert_eq!(plain_fit(Some(12_345_678.0), 1, 7), "12345678");
+        assert_eq!(plain_fit(Some(867_883.4), 1, 7), "867883");
+        assert_eq!(plain_fit(Some(12.34), 1, 7), "12.3");
+        assert_eq!(plain_fit(None, 1, 7), "-");
+        for v in [0.4, 9.9, 1e3, 2.5e5, 9.9e6, 1.2e9] {
+            let s = plain_fit(Some(v), 1, 6);
+            assert!(s.chars().all(|c| c.is_ascii_digit() || c == '.'), "{s}");
+        }
     }
 
     #[test]

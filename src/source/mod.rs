@@ -152,6 +152,10 @@ pub struct Reader {
     kmsg: kmsg::Kmsg,
     /// Filesystems and temperatures, read on their own thread (live root only).
     feed: Option<filesystems::Feed>,
+    /// Every process, while the dashboard shows them (`want_everyone`); never in a sample.
+    everyone: processes::everyone::FullState,
+    want: Option<std::sync::Arc<processes::everyone::Want>>,
+    full_list: Option<processes::everyone::Everyone>,
 }
 
 impl Reader {
@@ -178,7 +182,21 @@ impl Reader {
                 .is_live()
                 .then(|| filesystems::Feed::start(filesystems::PERIOD)),
             probe: Probe::new(root),
+            everyone: processes::everyone::FullState::default(),
+            want: None,
+            full_list: None,
         }
+    }
+
+    /// What the dashboard sets to have every process (and thread) listed after each pass
+    /// (`take_everyone`): the full list is read only while it is set.
+    pub fn want_everyone(&mut self) -> std::sync::Arc<processes::everyone::Want> {
+        self.want.get_or_insert_with(Default::default).clone()
+    }
+
+    /// The full list built by the last sample, if one was asked for and a pass ran.
+    pub fn take_everyone(&mut self) -> Option<processes::everyone::Everyone> {
+        self.full_list.take()
     }
 
     pub fn root(&self) -> &Root {
@@ -310,6 +328,24 @@ impl Reader {
         }
         memory.page_kb = Some(page_kb);
         memory.page_kb_from = Some(from);
+        match self.want.as_deref() {
+            Some(w) if w.on() && self.procs.passed => {
+                self.full_list = Some(processes::everyone::build(
+                    probe,
+                    &self.procs,
+                    &mut self.everyone,
+                    &time,
+                    page_kb,
+                    w.threads(),
+                ));
+            }
+            Some(w) if !w.on() => {
+                // Nothing shows it: its memory (and command line reader) go.
+                self.everyone = processes::everyone::FullState::default();
+                self.full_list = None;
+            }
+            _ => {}
+        }
         let disks = disk::read_disks(probe, &mut self.disks);
         let net = net::read_net(probe, cpu.online.as_ref(), irqs, &mut self.tcp_turns, &time);
         let pressure = Some(pressure::read_pressure(probe));

@@ -17,6 +17,9 @@ use super::status::Status;
 use super::timeline::Timeline;
 use super::tweak_dialog::TweakState;
 use crate::findings::Thresholds;
+use crate::pane::Pane;
+use crate::source::processes::everyone::{Everyone, Want};
+use std::sync::Arc;
 use crate::record::Recording;
 use crate::sample::Sample;
 use ratatui::crossterm::event::KeyEvent;
@@ -37,6 +40,10 @@ pub struct App {
     pub status: Status,
     /// Privilege, `--root`, perftop's own cost, the `R` recorder.
     pub session: Session,
+    /// Every process, as the sampler last listed it while something showed it
+    /// (`sync_want`); the sampler's switch for it (live only).
+    pub everyone: Option<Everyone>,
+    pub want: Option<Arc<Want>>,
 }
 
 impl App {
@@ -77,7 +84,42 @@ impl App {
             tweaks: Default::default(),
             status: Status::default(),
             session: Session::default(),
+            everyone: None,
+            want: None,
         }
+    }
+
+    /// Whether something on screen shows every process: the zoomed Processes pane, a
+    /// Processes filter (kept or being typed), or threads (`H`). Live only.
+    pub fn full_list_wanted(&self) -> bool {
+        let p = &self.prefs;
+        let procs = Pane::Procs;
+        let typing = self.prompt.filter.is_some() && p.focus == procs;
+        !self.is_replay()
+            && (p.threads
+                || (p.zoom && p.focus == procs)
+                || typing
+                || !p.filters.get(procs).is_empty())
+    }
+
+    /// Tells the sampler whether to list every process (and threads); forgets the last list
+    /// when nothing shows it, so a later zoom never shows a stale one.
+    pub fn sync_want(&mut self) {
+        let on = self.full_list_wanted();
+        if let Some(w) = &self.want {
+            w.set(on, self.prefs.threads);
+        }
+        if !on {
+            self.everyone = None;
+        }
+    }
+
+    /// The full list the panes show: wanted, and the screen on the newest live sample.
+    fn shown_everyone(&self) -> Option<&Everyone> {
+        let live_now = self.time.view.is_none();
+        self.everyone
+            .as_ref()
+            .filter(|_| live_now && self.full_list_wanted())
     }
 
     pub fn is_replay(&self) -> bool {
@@ -126,6 +168,7 @@ impl App {
             thresholds: &self.judge.thresholds,
             oom: &self.time.oom,
             trends: &self.time.trends,
+            everyone: self.shown_everyone(),
         }
     }
 
@@ -199,6 +242,7 @@ impl App {
                 .prompt
                 .open_filter(self.prefs.filters.get(self.prefs.focus)),
             Action::HideIdle => status.set(self.prefs.toggle_idle()),
+            Action::Threads => status.set(self.prefs.toggle_threads()),
             Action::StepBack | Action::Oldest | Action::StepForward | Action::Latest => {
                 self.time.step(a, judge, status);
             }

@@ -115,6 +115,8 @@ impl Ended {
 
 enum Msg {
     Sample(Box<Sample>),
+    /// Every process, after the sample it was listed with (only while the UI asks).
+    Everyone(Box<crate::source::processes::everyone::Everyone>),
     Input(Event),
     Signal(i32),
 }
@@ -233,8 +235,10 @@ pub fn run(opts: Options) -> Result<Ended> {
 
     let (tx, rx) = mpsc::channel::<Msg>();
     let (ctl_tx, ctl_rx) = mpsc::channel::<Duration>();
+    let mut reader = Reader::new(opts.root.clone());
+    app.want = Some(reader.want_everyone());
     spawn_sampler(
-        Reader::new(opts.root.clone()),
+        reader,
         opts.interval,
         tx.clone(),
         ctl_rx,
@@ -299,6 +303,7 @@ fn event_loop(
                     app.session.self_cost.update();
                     redraw = true;
                 }
+                Msg::Everyone(e) => app.everyone = Some(*e),
                 Msg::Input(Event::Key(k)) if k.kind != KeyEventKind::Release => {
                     let effect = app.key(k);
                     // The message a key leaves gets its full time on the footer.
@@ -325,6 +330,7 @@ fn event_loop(
             }
         }
         redraw |= app.expire_status(Instant::now());
+        app.sync_want();
         if repaint {
             self::repaint(terminal).context("repainting")?;
             redraw = true;
@@ -362,7 +368,16 @@ fn spawn_sampler(
         .spawn(move || {
             let mut clock = crate::sampler::Clock::new(interval).control(ctl);
             loop {
-                if tx.send(Msg::Sample(Box::new(reader.sample()))).is_err() || !clock.wait() {
+                let sample = Box::new(reader.sample());
+                if tx.send(Msg::Sample(sample)).is_err() {
+                    return;
+                }
+                if let Some(e) = reader.take_everyone() {
+                    if tx.send(Msg::Everyone(Box::new(e))).is_err() {
+                        return;
+                    }
+                }
+                if !clock.wait() {
                     return;
                 }
             }

@@ -30,6 +30,8 @@ pub struct Prefs {
     /// Each pane's kept `/` filter.
     pub filters: PaneFilters,
     pub hide_idle: bool,
+    /// `H`: the processes' full list with every thread.
+    pub threads: bool,
 }
 
 impl Default for Prefs {
@@ -45,6 +47,7 @@ impl Default for Prefs {
             proc_sort: ProcSort::default(),
             filters: PaneFilters::default(),
             hide_idle: true,
+            threads: false,
         }
     }
 }
@@ -126,6 +129,17 @@ impl Prefs {
             SortKey::Load => "sort: busiest first".into(),
             SortKey::Name => "sort: by name".into(),
         }
+    }
+
+    /// `H`: threads in the processes' full list, or not; says which.
+    pub fn toggle_threads(&mut self) -> String {
+        self.threads = !self.threads;
+        if self.threads {
+            "processes: every process and thread listed (H hides threads)"
+        } else {
+            "processes: threads hidden"
+        }
+        .into()
     }
 
     /// `h`: hide or show idle rows; says which.

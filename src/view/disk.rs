@@ -10,7 +10,7 @@ use super::model::{
 use super::Ctx;
 use crate::derive::{Derived, DiskMetrics};
 use crate::findings::{disk_await, fs_watched};
-use crate::units::{kb, num, num_fit};
+use crate::units::{kb, num, plain_fit};
 
 pub fn view(d: &Derived, x: &Ctx) -> PaneView {
     PaneView {
@@ -160,20 +160,20 @@ fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
         };
         let mut cells = vec![
             cell(label(m), name_level),
-            cell(num_fit(m.r_s, 1, 6), Level::Text),
-            cell(num_fit(m.w_s, 1, 6), Level::Text),
-            cell(num_fit(m.d_s, 1, 6), Level::Text),
-            cell(num_fit(m.rkb_s, 1, 7), Level::Text),
-            cell(num_fit(m.wkb_s, 1, 7), Level::Text),
+            cell(plain_fit(m.r_s, 1, 6), Level::Text),
+            cell(plain_fit(m.w_s, 1, 6), Level::Text),
+            cell(plain_fit(m.d_s, 1, 6), Level::Text),
+            cell(plain_fit(m.rkb_s, 1, 7), Level::Text),
+            cell(plain_fit(m.wkb_s, 1, 7), Level::Text),
             cell(
-                num_fit(m.r_await, 2, 7),
+                plain_fit(m.r_await, 2, 7),
                 l.await_ms(m.r_await, m.rotational),
             ),
             cell(
-                num_fit(m.w_await, 2, 7),
+                plain_fit(m.w_await, 2, 7),
                 l.await_ms(m.w_await, m.rotational),
             ),
-            cell(num_fit(m.aqu_sz, 2, 6), l.aqu_sz(m.aqu_sz)),
+            cell(plain_fit(m.aqu_sz, 2, 6), l.aqu_sz(m.aqu_sz)),
             if m.parallel && m.util.is_some() {
                 cell(format!("({util})"), Level::Dim)
             } else {
@@ -192,7 +192,7 @@ fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
             (m.f_s, 1),
             (m.f_await, 2),
         ] {
-            cells.push(cell(num_fit(v, dec, 7), Level::Text));
+            cells.push(cell(plain_fit(v, dec, 7), Level::Text));
         }
         cells.push(cell(
             m.inflight.map_or("-".into(), |v| v.to_string()),

@@ -6,6 +6,7 @@ pub mod cgroups;
 pub mod cpu;
 pub mod dirty;
 pub mod disk;
+pub mod everyone;
 pub mod huge;
 pub mod levels;
 pub mod model;
@@ -33,6 +34,8 @@ pub struct Ctx<'a> {
     pub oom: Option<OomSince>,
     /// What the processes table ranks by.
     pub proc_sort: processes::ProcSort,
+    /// Every process (the dashboard's full list), shown instead of the sample's kept ones.
+    pub everyone: Option<&'a crate::source::processes::everyone::Everyone>,
 }
 
 /// OOM kills since perftop started (live) or since the recording's first sample (replay), up
@@ -50,7 +53,16 @@ impl<'a> Ctx<'a> {
             detail,
             oom: None,
             proc_sort: processes::ProcSort::default(),
+            everyone: None,
         }
+    }
+
+    pub fn with_everyone(
+        mut self,
+        everyone: Option<&'a crate::source::processes::everyone::Everyone>,
+    ) -> Self {
+        self.everyone = everyone;
+        self
     }
 
     pub fn with_oom(mut self, oom: Option<OomSince>) -> Self {

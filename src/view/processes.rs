@@ -8,7 +8,7 @@ use super::model::{
 use super::Ctx;
 use crate::derive::{Derived, ProcessMetrics};
 use crate::safe;
-use crate::units::{compact, kb, num_fit};
+use crate::units::{compact, kb, num_fit, plain_fit};
 
 /// What the table ranks by (`s` on the focused pane cycles it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -20,6 +20,12 @@ pub enum ProcSort {
     Io,
     Faults,
     Rss,
+    /// Running, then blocked (D), zombie, sleeping, idle, stopped.
+    State,
+    /// Newest first.
+    Start,
+    /// By command line (or name), A to Z.
+    Command,
 }
 
 impl ProcSort {
@@ -29,7 +35,10 @@ impl ProcSort {
             ProcSort::Cpu => ProcSort::Io,
             ProcSort::Io => ProcSort::Faults,
             ProcSort::Faults => ProcSort::Rss,
-            ProcSort::Rss => ProcSort::Activity,
+            ProcSort::Rss => ProcSort::State,
+            ProcSort::State => ProcSort::Start,
+            ProcSort::Start => ProcSort::Command,
+            ProcSort::Command => ProcSort::Activity,
         }
     }
 
@@ -40,6 +49,9 @@ impl ProcSort {
             ProcSort::Io => "I/O",
             ProcSort::Faults => "major faults",
             ProcSort::Rss => "RSS",
+            ProcSort::State => "state",
+            ProcSort::Start => "start time",
+            ProcSort::Command => "command",
         }
     }
 
@@ -50,8 +62,37 @@ impl ProcSort {
             ProcSort::Io => io_kb(m).unwrap_or(0.0),
             ProcSort::Faults => m.major_faults_per_s.unwrap_or(0.0),
             ProcSort::Rss => m.rss_kb.unwrap_or(0) as f64,
+            ProcSort::State => state_rank(m.state.chars().next().unwrap_or(' ')),
+            // The kept rows carry no start time: a higher pid is (nearly always) newer.
+            ProcSort::Start => f64::from(m.pid),
+            // Set from the rows' order by command (`by_text`).
+            ProcSort::Command => 0.0,
         }
     }
+}
+
+/// Where a state sorts: running first, then blocked, zombie, sleeping, idle, stopped.
+pub fn state_rank(state: char) -> f64 {
+    match state {
+        'R' => 6.0,
+        'D' => 5.0,
+        'Z' => 4.0,
+        'S' => 3.0,
+        'I' => 2.0,
+        'T' | 't' => 1.0,
+        _ => 0.0,
+    }
+}
+
+/// Loads that order rows A to Z by `texts` (case-insensitive): the first the highest.
+pub fn by_text(texts: &[String]) -> Vec<f64> {
+    let mut idx: Vec<usize> = (0..texts.len()).collect();
+    idx.sort_by_cached_key(|&i| texts[i].to_lowercase());
+    let mut loads = vec![0.0; texts.len()];
+    for (rank, i) in idx.into_iter().enumerate() {
+        loads[i] = (texts.len() - rank) as f64;
+    }
+    loads
 }
 
 pub fn view(d: &Derived, x: &Ctx) -> PaneView {
@@ -145,6 +186,10 @@ fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
         out.push(Block::Alert(cell(why.to_string(), Level::Dim)));
         return out;
     };
+    if let Some(all) = x.everyone {
+        super::everyone::blocks(all, x, &mut out);
+        return out;
+    }
     out.push(Block::Table(table(d, x)));
     // The cgroups behind the processes: their CPU against quota, memory against limits.
     out.extend(super::cgroups::table(d, x));
@@ -180,8 +225,8 @@ fn table(d: &Derived, x: &Ctx) -> Table {
         lcol("COMM", 15),
         lcol("S", 1),
         col("CPU%", 5),
-        col("rkB/s", 6),
-        col("wkB/s", 6),
+        col("rkB/s", 7),
+        col("wkB/s", 7),
         col("mflt/s", 6),
         col("RSS", 5),
         xcol("PPID", 7),
@@ -193,7 +238,15 @@ fn table(d: &Derived, x: &Ctx) -> Table {
     ];
     let mut t = Table::new(cols, "processes", Order::Load);
     t.empty = Some("- (none busy, none resident)".into());
-    for m in &d.processes {
+    let by_command = (x.proc_sort == ProcSort::Command).then(|| {
+        let texts: Vec<String> = d
+            .processes
+            .iter()
+            .map(|m| m.cmdline.clone().unwrap_or_else(|| display_name(m)))
+            .collect();
+        by_text(&texts)
+    });
+    for (i, m) in d.processes.iter().enumerate() {
         let state_level = match m.state.as_str() {
             "D" => Level::Warn,
             "Z" => Level::Dim,
@@ -204,9 +257,9 @@ fn table(d: &Derived, x: &Ctx) -> Table {
             cell(display_name(m), Level::Text),
             cell(m.state.clone(), state_level),
             cell(num_fit(m.cpu_pct, 1, 5), Level::Text),
-            cell(num_fit(m.read_kb_per_s, 0, 6), Level::Text),
-            cell(num_fit(m.write_kb_per_s, 0, 6), Level::Text),
-            cell(num_fit(m.major_faults_per_s, 0, 6), Level::Text),
+            cell(plain_fit(m.read_kb_per_s, 0, 7), Level::Text),
+            cell(plain_fit(m.write_kb_per_s, 0, 7), Level::Text),
+            cell(plain_fit(m.major_faults_per_s, 0, 6), Level::Text),
             cell(kb(m.rss_kb), Level::Text),
             cell(m.ppid.to_string(), Level::Dim),
             cell(m.threads.to_string(), Level::Dim),
@@ -225,7 +278,10 @@ fn table(d: &Derived, x: &Ctx) -> Table {
                 Level::Dim,
             ),
         ];
-        let load = x.proc_sort.key(m);
+        let load = by_command
+            .as_ref()
+            .and_then(|l| l.get(i).copied())
+            .unwrap_or_else(|| x.proc_sort.key(m));
         t.rows.push(Row {
             // The filter matches the pid, the name, the cgroup (`/docker` keeps containers)
             // and the command line (`/-jar` keeps the JVMs).

@@ -10,6 +10,7 @@
 pub mod support;
 
 mod capture;
+mod everyone;
 mod export;
 mod live_truth;
 mod record_full;

@@ -10,4 +10,5 @@ pub mod support;
 
 mod terminal_bytes;
 mod tmux;
+mod tmux_everyone;
 mod tmux_interact;

@@ -85,6 +85,8 @@ pub struct Cmdlines {
     failed: Option<String>,
     /// The first pass has waited for its lines (`settle_first`).
     settled: bool,
+    /// Requests waiting at most (0: `QUEUE`); the full list asks for every process's.
+    queue: usize,
 }
 
 impl std::fmt::Debug for Cmdlines {
@@ -101,6 +103,15 @@ fn lock(m: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
 }
 
 impl Cmdlines {
+    /// A reader whose worker takes up to `queue` waiting requests (the full process list asks
+    /// for thousands at once, each answered once per process).
+    pub fn with_queue(queue: usize) -> Cmdlines {
+        Cmdlines {
+            queue,
+            ..Cmdlines::default()
+        }
+    }
+
     /// The command line of `key` if known now; on the live host asks the worker for it
     /// otherwise (the answer comes in a later sample). `root` is read in place when it is not
     /// the live host.
@@ -180,7 +191,8 @@ impl Cmdlines {
     }
 
     fn start(&mut self, root: &Root) {
-        let (tx, rx) = sync_channel::<Key>(QUEUE);
+        let queue = if self.queue == 0 { QUEUE } else { self.queue };
+        let (tx, rx) = sync_channel::<Key>(queue);
         let shared = self.shared.clone();
         let root = root.clone();
         // A small stack: the worker reads into a heap buffer and parses one line, and every

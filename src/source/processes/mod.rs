@@ -6,6 +6,7 @@
 //! too, which a process stuck in a page fault holds).
 
 mod cmdline;
+pub mod everyone;
 mod parse;
 mod pass;
 mod pick;

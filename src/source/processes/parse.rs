@@ -26,6 +26,8 @@ pub struct Stat {
     pub start: u64,
     pub rss_pages: u64,
     pub cpu: Option<u32>,
+    /// Nice value (`None`: garbled).
+    pub nice: Option<i8>,
 }
 
 impl Stat {
@@ -69,8 +71,9 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
     let child_ticks = dec(f.next()?)
         .unwrap_or(0)
         .saturating_add(dec(f.next()?).unwrap_or(0));
-    // priority nice: signed, not used.
-    let threads = u32::try_from(dec(f.nth(2)?)?).ok()?;
+    // priority (signed, not used), nice (-20..19).
+    let nice = f.nth(1)?.parse::<i8>().ok();
+    let threads = u32::try_from(dec(f.next()?)?).ok()?;
     // itrealvalue
     let start = dec(f.nth(1)?)?;
     // vsize
@@ -91,6 +94,7 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
         start,
         rss_pages,
         cpu,
+        nice,
     })
 }
 
@@ -179,7 +183,7 @@ mod tests {
     #[test]
     fn stat_fields_by_hand() {
         // A real 6.18 line of `cat` with a comm holding spaces and parentheses.
-        let line = "4242 (a b) (c)) S 1 4242 4242 0 -1 4194560 120 0 3 0 25 17 300 45 20 0 2 0 \
+        let line = "4242 (a b) (c)) S 1 4242 4242 0 -1 4194560 120 0 3 0 25 17 300 45 25 5 2 0 \
                     987654 5050368 321 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 \
                     0 0 0 0 0 0 0 0 0 0 0";
         let s = parse_stat(line).expect("parses");
@@ -195,10 +199,12 @@ mod tests {
         assert_eq!(s.start, 987_654);
         assert_eq!(s.rss_pages, 321);
         assert_eq!(s.cpu, Some(1));
+        assert_eq!(s.nice, Some(5));
         let kthread = "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 1 0 0 20 0 1 0 2 0 0 \
                        18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 0 0 0 0 0 0 0 0 0 \
                        0 0 0 0 0";
         let k = parse_stat(kthread).expect("parses");
+        assert_eq!(k.nice, Some(0));
         assert_ne!(k.flags & PF_KTHREAD, 0);
         assert_eq!(k.cpu, Some(0));
     }

@@ -20,6 +20,8 @@ pub enum Action {
     Sort,
     Filter,
     HideIdle,
+    /// `H`: threads in the processes' full list.
+    Threads,
     StepBack,
     StepForward,
     Oldest,

@@ -209,7 +209,7 @@ pub const KEYMAP: &[Binding] = &[
         Dashboard,
         &[Char('s')],
         Action::Sort,
-        "cycle sort (busiest/name; processes: CPU, I/O, faults, RSS)",
+        "cycle sort (busiest/name; processes: CPU, I/O, faults, RSS, state, start, command)",
         Some("sort"),
     ),
     b(
@@ -226,6 +226,13 @@ pub const KEYMAP: &[Binding] = &[
         "hide / show idle devices and CPUs",
         None,
     ),
+    live(b(
+        Dashboard,
+        &[Char('H')],
+        Action::Threads,
+        "processes: list every thread too (on the full list)",
+        None,
+    )),
     row(
         "step back / forward one sample (pauses)",
         b(

@@ -31,7 +31,8 @@ pub fn model(p: Pane, v: &View) -> PaneView {
         v.d,
         &Ctx::new(v.opts.thresholds, v.detail)
             .with_oom(Some(oom))
-            .with_proc_sort(v.opts.proc_sort),
+            .with_proc_sort(v.opts.proc_sort)
+            .with_everyone(v.opts.everyone),
     )
 }
 

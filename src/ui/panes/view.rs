@@ -32,6 +32,8 @@ pub struct Opts<'a> {
     pub oom: &'a OomLog,
     /// Trend points for the headline sparklines.
     pub trends: &'a VecDeque<TrendPoint>,
+    /// Every process, while something shows it (`App::full_list_wanted`).
+    pub everyone: Option<&'a crate::source::processes::everyone::Everyone>,
 }
 
 impl<'a> Opts<'a> {
