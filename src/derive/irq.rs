@@ -44,6 +44,12 @@ pub struct InterruptMetrics {
     /// Read in turns on a quiet host (`source::irq_turns`): the seconds between the table's
     /// two reads that its rates run over. `None`: over this sample's interval.
     pub table_secs: Option<f64>,
+    /// With `table_secs`: seconds from the table's last read to this sample (0: read in this
+    /// sample), so its rates run over `[time - table_age_s - table_secs, time - table_age_s]`;
+    /// above 0, this frame repeats an earlier frame's rates. A sum of rate x `interval_s` over
+    /// frames counts such a table twice (issue 41 item 13: the live bracket test did).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub table_age_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -194,6 +200,10 @@ pub fn derive_interrupts(
     };
     let (iv, prev_irqs, table_secs) = table_pair(iv, prev, irqs);
     m.table_secs = table_secs;
+    // `secs_since` is None under 1 ms: the table was read by this very sample.
+    m.table_age_s = table_secs
+        .and(irqs.turn.as_ref())
+        .map(|t| cur.time.secs_since(&t.at).unwrap_or(0.0));
     // Column of each CPU in the previous header: a CPU that was not there (just onlined) has
     // counts from before it went offline, so none of its rates is known this interval.
     let prev_col: HashMap<u32, usize> = prev_irqs

@@ -115,6 +115,9 @@ pub struct MemoryMetrics {
     pub mem_total_kb: Option<u64>,
     pub mem_free_kb: Option<u64>,
     pub mem_available_kb: Option<u64>,
+    /// Why `mem_available_kb` is unknown: a kernel before 3.14 prints no `MemAvailable`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mem_available_unknown: Option<String>,
     pub buffers_kb: Option<u64>,
     pub cached_kb: Option<u64>,
     pub swap_total_kb: Option<u64>,
@@ -174,6 +177,8 @@ pub fn derive_memory(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Memor
         mem_total_kb: mi.mem_total,
         mem_free_kb: mi.mem_free,
         mem_available_kb: mi.mem_available,
+        mem_available_unknown: (mi.mem_available.is_none() && mi.mem_total.is_some())
+            .then(|| "no MemAvailable in /proc/meminfo (Linux 3.14 added it)".into()),
         buffers_kb: mi.buffers,
         cached_kb: mi.cached,
         swap_total_kb: mi.swap_total,

@@ -33,6 +33,25 @@ pub struct PsiMetrics {
 }
 
 pub const PSI_NOT_ENABLED: &str = "PSI not enabled (boot with psi=1)";
+/// `(major, minor)` of a kernel release (`3.10.0-1160.el7.x86_64` gives (3, 10)).
+pub fn kernel_major_minor(release: &str) -> Option<(u32, u32)> {
+    let mut it = release.split(|c: char| !c.is_ascii_digit());
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+}
+
+/// Why there are no PSI files: a kernel before 4.18 has none (PSI came in 4.20; RHEL 8's 4.18
+/// carries it backported, off unless booted with `psi=1`), a later one was built or booted
+/// without it.
+pub fn psi_missing_reason(kernel: Option<&str>) -> String {
+    match kernel.and_then(kernel_major_minor) {
+        Some(v) if v < (4, 18) => format!(
+            "no /proc/pressure: Linux {}.{} predates PSI (4.20)",
+            v.0, v.1
+        ),
+        _ => PSI_NOT_ENABLED.into(),
+    }
+}
+
 pub const PSI_NOT_RECORDED: &str = "not in this recording (made before perftop read PSI)";
 
 pub fn derive_pressure(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> PressureMetrics {
@@ -57,7 +76,7 @@ pub fn derive_pressure(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Pre
     };
     let none = m.cpu.is_none() && m.memory.is_none() && m.io.is_none() && m.irq.is_none();
     PressureMetrics {
-        unknown: none.then(|| PSI_NOT_ENABLED.into()),
+        unknown: none.then(|| psi_missing_reason(cur.host.kernel.as_deref())),
         ..m
     }
 }

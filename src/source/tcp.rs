@@ -344,18 +344,86 @@ mod tests {
             settled,
             "the kernel's accept queues never showed every connection"
         );
-        let mut probe = Probe::new(Root::new("/"));
-        let found: Vec<(u16, u64)> = listeners(&mut probe)
-            .iter()
-            .filter(|l| l.addr == "127.0.0.1")
-            .map(|l| (l.port, l.queue))
-            .collect();
+        // The four fullest listeners of the whole host, by the kernel's own files read just
+        // before and just after perftop's read (another program's listener may come and go
+        // on a shared machine): judged when the two agree, retried when they do not.
+        let reference = || -> Vec<(u16, u64)> {
+            let mut all: Vec<(u16, u64)> = ["/proc/net/tcp", "/proc/net/tcp6"]
+                .iter()
+                .flat_map(|f| {
+                    std::fs::read_to_string(f)
+                        .unwrap_or_default()
+                        .lines()
+                        .map(str::to_string)
+                        .collect::<Vec<_>>()
+                })
+                .filter_map(|r| {
+                    let w: Vec<&str> = r.split_whitespace().collect();
+                    if w.get(3) != Some(&"0A") {
+                        return None;
+                    }
+                    let port = u16::from_str_radix(w.get(1)?.rsplit_once(':')?.1, 16).ok()?;
+                    let queue = u64::from_str_radix(w.get(4)?.split_once(':')?.1, 16).ok()?;
+                    (queue > 0).then_some((port, queue))
+                })
+                .collect();
+            all.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            all.truncate(LISTENERS_KEPT);
+            all
+        };
         let mut want: Vec<(u16, u64)> = [5, 21, 37, 53]
             .iter()
             .map(|&k| (socks[k].local_addr().expect("address").port(), 2))
             .collect();
         want.sort_unstable();
-        assert_eq!(found, want);
+        let mut seen = Vec::new();
+        for _ in 0..5 {
+            let before = reference();
+            let mut probe = Probe::new(Root::new("/"));
+            let found: Vec<(u16, u64)> = listeners(&mut probe)
+                .iter()
+                .map(|l| (l.port, l.queue))
+                .collect();
+            let after = reference();
+            if before == after {
+                // No other program's listener among the four fullest: they are this test's.
+                let ours = |p: u16| {
+                    socks
+                        .iter()
+                        .any(|l| l.local_addr().is_ok_and(|a| a.port() == p))
+                };
+                if before.iter().all(|x| ours(x.0)) {
+                    assert_eq!(before, want, "the reference reader");
+                }
+                assert_eq!(
+                    found, before,
+                    "perftop's four fullest listeners vs the kernel's files"
+                );
+                drop(clients);
+                return;
+            }
+            seen.push(format!("{before:?} then {after:?}"));
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        // Five rounds of foreign listeners changing under the read: say so where the skips
+        // are counted (`tests/support/mod.rs` `skip`, which a unit test cannot reach).
+        let line = format!(
+            "SKIP every_listener_on_the_live_host_is_read: too noisy to judge (other programs' listeners changed between reads: {})\n",
+            seen.join("; ")
+        );
+        eprint!("{line}");
+        let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+            || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target"),
+            std::path::PathBuf::from,
+        );
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(target.join("test-skips.txt"))
+        {
+            use std::io::Write;
+            let _ = f.write_all(line.as_bytes());
+        }
         drop(clients);
     }
 

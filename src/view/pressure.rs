@@ -120,6 +120,9 @@ fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
     }
     let m = &d.memory;
     out.push(Block::Line(memory_line(m)));
+    if let Some(why) = &m.mem_available_unknown {
+        out.push(Block::Note(format!("avail: - ({why})")));
+    }
     out.push(Block::Line(reclaim_line(m, x)));
     out.push(Block::Line(oom_line(m, x, d.since_boot)));
     if x.detail {

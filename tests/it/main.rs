@@ -26,6 +26,7 @@ mod fixture_roots;
 mod iostat;
 mod irq_turns;
 mod net_health;
+mod old_kernels;
 mod outputs;
 mod parsers_prop;
 mod power;

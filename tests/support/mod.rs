@@ -5,10 +5,12 @@
 //! `skip` and returns. libtest captures `eprintln!`, so the line is written to the process's
 //! stderr directly (it shows in `cargo test` output even when the test passes) and appended to
 //! `target/test-skips.txt`, which `.ci/run` counts and prints at the end.
+pub mod kernels;
 pub mod live;
 pub mod real;
 pub mod screen;
 pub mod synth;
+pub mod ticker;
 pub mod tmux;
 
 use perftop::root::Root;

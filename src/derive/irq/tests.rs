@@ -251,7 +251,10 @@ fn a_table_read_in_turns_rates_over_its_own_reads() {
     // 800 over the 8 s between the reads: 100/s (from the carried pair it would be 0/s).
     assert_eq!(m.lines[0].per_s, Some(100.0));
     assert_eq!(m.table_secs, Some(8.0));
+    // Carried to a sample 2 s after the read: the window ended 2 s before this frame.
+    assert_eq!(m.table_age_s, Some(2.0));
     // A recording's first sample: since boot, not a turn of 110 s.
     let first = derive(None, &b);
     assert_eq!(first.table_secs, None);
+    assert_eq!(first.table_age_s, None);
 }

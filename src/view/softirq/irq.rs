@@ -184,9 +184,14 @@ pub fn notes(d: &Derived) -> Vec<Block> {
         out.push(Block::Note(format!("interrupts per CPU: - ({why})")));
     }
     if let Some(secs) = m.table_secs {
-        // A quiet host reads /proc/interrupts in turns: its rates are its last two reads'.
+        // A quiet host reads /proc/interrupts in turns: its rates are its last two reads',
+        // which may have ended samples ago.
+        let when = match m.table_age_s {
+            Some(age) if age >= 0.5 => format!("{secs:.0} s ending {age:.0} s ago"),
+            _ => format!("the last {secs:.0} s"),
+        };
         out.push(Block::Note(format!(
-            "per CPU and per line: over the last {secs:.0} s (quiet host: read in turns)"
+            "per CPU and per line: over {when} (quiet host: read in turns)"
         )));
     }
     out.push(Block::Note(format!(
