@@ -32,7 +32,8 @@ pub use irq::{BaselineFrom, IrqBaselines};
 pub use kernel::victims as oom_victims;
 pub use thresholds::Thresholds;
 pub use tracker::{
-    strip_lines, strip_rows, ActiveFinding, Baselines, DiskBaseline, FindingTracker,
+    strip_lines, strip_rows, ActiveFinding, Baselines, Clearing, DiskBaseline, FindingTracker,
+    StripRow,
 };
 
 use crate::derive::Derived;

@@ -82,6 +82,20 @@ pub struct ActiveFinding {
     pub since_ms: i64,
     /// Samples it has been holding (including the ones before it was raised).
     pub samples: u32,
+    /// Raised, but the last sample(s) held not even at the relaxed thresholds: it is clearing.
+    /// `finding.message` is then the last one that held, so its numbers are stale; the strip
+    /// does not show them (a pane beside it would contradict them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clearing: Option<Clearing>,
+}
+
+/// A raised finding on its way out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Clearing {
+    /// More samples below the relaxed thresholds before it clears (>= 1).
+    pub left: u32,
+    /// Wall time (ms) of the last sample it held in, which `finding.message` describes.
+    pub last_held_ms: i64,
 }
 
 #[derive(Debug, Clone)]
@@ -199,6 +213,13 @@ impl FindingTracker {
                 finding: t.last.clone(),
                 since_ms: t.since_ms,
                 samples: t.samples,
+                // Sticky findings name an event, not a level: nothing of theirs goes stale.
+                clearing: (t.misses > 0 && !STICKY.contains(&t.last.id.as_str())).then(|| {
+                    Clearing {
+                        left: self.thresholds.clear_after.saturating_sub(t.misses).max(1),
+                        last_held_ms: t.last_ms,
+                    }
+                }),
             })
             .collect();
         sort_active(&mut out);
@@ -207,10 +228,12 @@ impl FindingTracker {
 }
 
 fn sort_active(v: &mut [ActiveFinding]) {
+    // Holding findings before clearing ones: the strip's first line is about now.
     v.sort_by(|a, b| {
-        b.finding
-            .severity
-            .cmp(&a.finding.severity)
+        a.clearing
+            .is_some()
+            .cmp(&b.clearing.is_some())
+            .then(b.finding.severity.cmp(&a.finding.severity))
             .then(a.since_ms.cmp(&b.since_ms))
             .then(a.finding.id.cmp(&b.finding.id))
     });
@@ -223,57 +246,79 @@ fn by(f: &Finding) -> String {
         .map_or(String::new(), |c| format!("; by {}", c.short()))
 }
 
+/// One row of the strip.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StripRow {
+    /// The finding's severity; `None` for the `+k more` row.
+    pub severity: Option<Severity>,
+    /// A clearing finding's row, drawn dimmed.
+    pub clearing: bool,
+    pub text: String,
+}
+
+/// `WARN message; by culprit`, or for a clearing finding `WARN clearing: id below its threshold
+/// now ...` with none of its stale numbers.
+fn row_text(a: &ActiveFinding, width: usize, suffix: &str) -> String {
+    let sev = a.finding.severity.as_str().to_uppercase();
+    if let Some(c) = a.clearing {
+        let text = format!(
+            "{sev} clearing: {} below its threshold now, off in {} sample{}",
+            a.finding.id,
+            c.left,
+            if c.left == 1 { "" } else { "s" }
+        );
+        let cut = fit(&text, width.saturating_sub(suffix.chars().count()));
+        return fit(&format!("{cut}{suffix}"), width);
+    }
+    let by = by(&a.finding);
+    let text = format!("{sev} {}", a.finding.message);
+    let tail = format!("{by}{suffix}");
+    let cut = fit(&text, width.saturating_sub(tail.chars().count()));
+    fit(&format!("{cut}{tail}"), width)
+}
+
 /// The findings strip as text: one line per finding (`CRIT message`), see [`strip_rows`].
 pub fn strip_lines(active: &[ActiveFinding], width: usize, max_lines: usize) -> Vec<String> {
     strip_rows(active, width, max_lines)
         .into_iter()
-        .map(|(_, line)| line)
+        .map(|r| r.text)
         .collect()
 }
 
 /// The findings strip: one row per finding (`CRIT message`) with its severity, most severe
-/// first, each cut to `width`; when they do not fit in `max_lines`, the last row says
-/// `+k more: ids` (no severity of its own). No findings give no rows (the caller decides whether
-/// to say "none").
-pub fn strip_rows(
-    active: &[ActiveFinding],
-    width: usize,
-    max_lines: usize,
-) -> Vec<(Option<Severity>, String)> {
+/// first (clearing ones last, without their stale numbers), each cut to `width`; when they do
+/// not fit in `max_lines`, the last row says `+k more: ids` (no severity of its own). No
+/// findings give no rows (the caller decides whether to say "none").
+pub fn strip_rows(active: &[ActiveFinding], width: usize, max_lines: usize) -> Vec<StripRow> {
     if width == 0 || max_lines == 0 {
         return Vec::new();
     }
     let mut v = active.to_vec();
     sort_active(&mut v);
+    let row = |a: &ActiveFinding, suffix: &str| StripRow {
+        severity: Some(a.finding.severity),
+        clearing: a.clearing.is_some(),
+        text: row_text(a, width, suffix),
+    };
     if max_lines == 1 && v.len() > 1 {
         // One line (80x24): the most severe message, never only a list of ids, then how many
         // more there are.
-        let a = &v[0];
-        let sev = a.finding.severity;
-        let more = format!("{} +{} more", by(&a.finding), v.len() - 1);
-        let text = format!("{} {}", sev.as_str().to_uppercase(), a.finding.message);
-        let cut = fit(&text, width.saturating_sub(more.chars().count()));
-        return vec![(Some(sev), fit(&format!("{cut}{more}"), width))];
+        return vec![row(&v[0], &format!(" +{} more", v.len() - 1))];
     }
     let shown = if v.len() > max_lines {
         max_lines - 1
     } else {
         v.len()
     };
-    let mut lines: Vec<(Option<Severity>, String)> = v[..shown]
-        .iter()
-        .map(|a| {
-            let sev = a.finding.severity;
-            let text = format!("{} {}", sev.as_str().to_uppercase(), a.finding.message);
-            let by = by(&a.finding);
-            let cut = fit(&text, width.saturating_sub(by.chars().count()));
-            (Some(sev), fit(&format!("{cut}{by}"), width))
-        })
-        .collect();
+    let mut lines: Vec<StripRow> = v[..shown].iter().map(|a| row(a, "")).collect();
     if shown < v.len() {
         let ids: Vec<&str> = v[shown..].iter().map(|a| a.finding.id.as_str()).collect();
         let text = format!("+{} more: {}", v.len() - shown, ids.join(", "));
-        lines.push((None, fit(&text, width)));
+        lines.push(StripRow {
+            severity: None,
+            clearing: false,
+            text: fit(&text, width),
+        });
     }
     lines
 }

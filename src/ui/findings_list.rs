@@ -27,6 +27,8 @@ pub struct Item<'a> {
     pub finding: &'a Finding,
     /// How long a raised finding has held (`held 5 samples since 14:05:30`).
     pub held: Option<String>,
+    /// A clearing finding: its message is from the last sample it held in, said as such.
+    pub clearing: Option<crate::findings::Clearing>,
 }
 
 /// Whose findings the list shows.
@@ -50,6 +52,7 @@ pub fn sections<'a>(of: &Of<'a>, d: &'a Assessed) -> Vec<Section<'a>> {
                 .map(|f| Item {
                     finding: f,
                     held: None,
+                    clearing: None,
                 })
                 .collect(),
         }];
@@ -68,6 +71,7 @@ pub fn sections<'a>(of: &Of<'a>, d: &'a Assessed) -> Vec<Section<'a>> {
                     if a.samples == 1 { "" } else { "s" },
                     crate::record::format_clock(a.since_ms)
                 )),
+                clearing: a.clearing,
             })
             .collect(),
     };
@@ -83,6 +87,7 @@ pub fn sections<'a>(of: &Of<'a>, d: &'a Assessed) -> Vec<Section<'a>> {
             .map(|f| Item {
                 finding: f,
                 held: None,
+                clearing: None,
             })
             .collect(),
     };
@@ -140,8 +145,26 @@ fn item_lines(item: &Item, replay: bool, t: &Theme, width: usize, out: &mut Vec<
         span(f.id.clone(), t.headline),
         span(format!("  {pane}"), t.dim),
     ]));
-    for l in wrap(&format!("     {}", f.message), width) {
-        out.push(Line::from(span(l, severity_style(f.severity, t))));
+    match item.clearing {
+        // Its numbers are the last sample it held in: said as such and dimmed, so they are
+        // not read as now's.
+        Some(c) => {
+            let text = format!(
+                "     clearing: below its threshold now, off in {} sample{}; when it last held ({}): {}",
+                c.left,
+                if c.left == 1 { "" } else { "s" },
+                crate::record::format_clock(c.last_held_ms),
+                f.message
+            );
+            for l in wrap(&text, width) {
+                out.push(Line::from(span(l, t.dim)));
+            }
+        }
+        None => {
+            for l in wrap(&format!("     {}", f.message), width) {
+                out.push(Line::from(span(l, severity_style(f.severity, t))));
+            }
+        }
     }
     let tweak = match &f.tweak {
         Some(k) if replay => format!("     tweak: {k}"),

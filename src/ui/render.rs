@@ -411,6 +411,7 @@ fn findings_strip(
                 finding: f.clone(),
                 since_ms: d.host.wall_ms,
                 samples: 1,
+                clearing: None,
             })
             .collect()
     } else {
@@ -429,8 +430,9 @@ fn findings_strip(
     let mut lines: Vec<Line<'static>> = lines
         .into_iter()
         .enumerate()
-        .map(|(i, (sev, l))| {
-            let style = match sev {
+        .map(|(i, row)| {
+            let style = match row.severity {
+                _ if row.clearing => t.dim,
                 Some(Severity::Crit) => t.crit,
                 Some(Severity::Warn) => t.warn,
                 _ => t.info,
@@ -440,7 +442,7 @@ fn findings_strip(
             } else {
                 " ".repeat(10)
             };
-            Line::from(vec![span(head, t.title), span(l, style)])
+            Line::from(vec![span(head, t.title), span(row.text, style)])
         })
         .collect();
     if let Some(last) = lines.last_mut() {

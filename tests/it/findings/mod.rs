@@ -10,6 +10,7 @@ use crate::support;
 
 mod binary;
 mod cgroups;
+mod clearing;
 mod cpu;
 mod dirty;
 mod disks;

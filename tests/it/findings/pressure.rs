@@ -5,7 +5,12 @@ use super::*;
 use perftop::sample::{Pressure, PsiLine, PsiResource};
 
 /// PSI totals for one resource so the interval's `some`/`full` shares are the given percents.
-fn psi(p: &mut Pair, which: fn(&mut Pressure) -> &mut Option<PsiResource>, some: f64, full: f64) {
+pub(super) fn psi(
+    p: &mut Pair,
+    which: fn(&mut Pressure) -> &mut Option<PsiResource>,
+    some: f64,
+    full: f64,
+) {
     let us = |pct: f64| (pct / 100.0 * p.secs * 1e6).round() as u64;
     let line = |total_us| PsiLine {
         avg10: 0.0,

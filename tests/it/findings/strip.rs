@@ -19,6 +19,7 @@ fn active(id: &str, sev: &str, since: i64, message: &str) -> ActiveFinding {
         },
         since_ms: since,
         samples: 3,
+        clearing: None,
     }
 }
 
