@@ -37,6 +37,7 @@
 //! - `record`: recordings, dump, cut, the live recorder
 //! - `explain`: a recording window as a story (episodes, causes, baselines) and `diff`
 //! - `export`: the Prometheus feed
+//! - `remote`: perftop on other hosts over `ssh` (the copy kept there, the link that streams)
 //!
 //! Stage 4, acting on it:
 //! - `tweak`: safe, reversible knobs under a journal
@@ -62,6 +63,7 @@ pub mod mode;
 pub mod pagesize;
 pub mod pane;
 pub mod record;
+pub mod remote;
 pub mod root;
 pub mod safe;
 pub mod sample;

@@ -269,6 +269,36 @@ pub enum Command {
         #[command(flatten)]
         interval: IntervalArg,
     },
+    /// The dashboard of other hosts over SSH (the system `ssh`; PERFTOP_SSH overrides it):
+    /// perftop copies itself to ~/.cache/perftop/ there when needed, samples there, draws here.
+    /// One host: its full dashboard. Several (up to 64): the fleet screen, Enter opens one.
+    Ssh {
+        /// [USER@]HOST[:PORT], one or more.
+        #[arg(required = true, num_args = 1..=64, value_name = "HOST")]
+        hosts: Vec<String>,
+        /// The remote perftop reads this directory instead of / (fixtures, demos).
+        #[arg(long, value_name = "DIR")]
+        remote_root: Option<String>,
+        /// Where R writes its recordings (here, not on the remote; default: the current
+        /// directory).
+        #[arg(long, value_name = "DIR")]
+        record_dir: Option<PathBuf>,
+        #[command(flatten)]
+        interval: IntervalArg,
+        #[command(flatten)]
+        config: ConfigArg,
+        #[command(flatten)]
+        display: DisplayArgs,
+    },
+    /// The remote end of `perftop ssh`: samples every interval and writes the recording
+    /// format's frames to stdout, until stdout or stdin is closed.
+    #[command(hide = true)]
+    Stream {
+        #[command(flatten)]
+        host: HostArg,
+        #[command(flatten)]
+        interval: IntervalArg,
+    },
     /// The live feed for Prometheus: every interval's metrics and findings to a node_exporter
     /// textfile and/or on /metrics (names as `dump --format openmetrics`).
     Export {

@@ -322,6 +322,31 @@ fn dispatch(command: Command, before: &mut Before) -> Result<ExitCode> {
             before.all_taken()?;
             mode::capture::capture(&root, &output, interval)
         }
+        Command::Stream { host, interval } => {
+            let (root, interval) = (before.root(host), before.interval(interval)?);
+            before.all_taken()?;
+            mode::stream::run(&root, interval)
+        }
+        Command::Ssh {
+            hosts,
+            remote_root,
+            record_dir,
+            interval,
+            config,
+            display,
+        } => {
+            let interval = before.interval(interval)?;
+            let config = before.config(config)?;
+            before.all_taken()?;
+            let opts = mode::ssh::SshOptions {
+                hosts,
+                remote_root,
+                interval,
+                look: look(display, &config)?,
+                record_dir: mode::live::record_dir(record_dir)?,
+            };
+            return mode::ssh::run(opts).map(|ended| ExitCode::from(ended.exit_code()));
+        }
         Command::Man => {
             before.all_taken()?;
             mode::man::write(Cli::command(), &mut std::io::stdout().lock())
@@ -359,6 +384,8 @@ impl Command {
             Command::Cut { .. } => "cut",
             Command::Capture { .. } => "capture",
             Command::Export { .. } => "export",
+            Command::Stream { .. } => "stream",
+            Command::Ssh { .. } => "ssh",
             Command::Man => "man",
             Command::Completions { .. } => "completions",
             Command::Tweak { .. } => "tweak",
@@ -378,6 +405,7 @@ fn writes_to_stdout(c: &Option<Command>) -> bool {
                 | Command::Explain { output: None, .. }
                 | Command::Diff { output: None, .. }
                 | Command::Man
+                | Command::Stream { .. }
                 | Command::Completions { .. }
                 | Command::Record {
                     print_unit: true,

@@ -22,7 +22,9 @@ pub mod man;
 pub mod record;
 pub mod replay;
 pub mod snapshot;
+pub mod ssh;
 pub mod stdout;
+pub mod stream;
 pub mod tweak;
 
 use crate::root::Root;

@@ -70,6 +70,7 @@ mod scan;
 pub mod service;
 mod source;
 mod step;
+pub mod stream;
 pub mod walk;
 pub mod writer;
 

@@ -117,6 +117,8 @@ enum Msg {
     Sample(Box<Sample>),
     /// Every process, after the sample it was listed with (only while the UI asks).
     Everyone(Box<crate::source::processes::everyone::Everyone>),
+    /// The state of the link samples come over (`perftop ssh`): None once they flow.
+    Link(Option<String>),
     Input(Event),
     Signal(i32),
 }
@@ -213,13 +215,62 @@ fn drive(
     result
 }
 
-pub fn run(opts: Options) -> Result<Ended> {
-    need_terminal("perftop batch")?;
-    let theme = opts.look.theme()?;
+/// The live app every live dashboard starts from: history, `R` directory, jump, thresholds.
+fn live_app(opts: &Options) -> App {
     let mut app = App::new(opts.interval, opts.keep);
     app.session.record_dir = opts.record_dir.clone();
     app.time.jump = opts.look.jump;
     app.set_thresholds(opts.look.thresholds.clone());
+    app
+}
+
+/// What feeds a dashboard whose samples come from elsewhere (`perftop ssh`): each call says
+/// whether the dashboard is still there to take it.
+#[derive(Clone)]
+pub struct Feed(Sender<Msg>);
+
+impl Feed {
+    pub fn sample(&self, s: Sample) -> bool {
+        self.0.send(Msg::Sample(Box::new(s))).is_ok()
+    }
+
+    /// `Some(text)`: the link is down (the header says `text`); `None`: samples flow again.
+    pub fn link(&self, state: Option<String>) -> bool {
+        self.0.send(Msg::Link(state)).is_ok()
+    }
+}
+
+/// The dashboard of a remote host: `start` is given the feed and starts what reads the host
+/// (its own threads). `host` names the host in the header; tweaks are refused with `no_tweaks`.
+pub fn run_fed(
+    opts: Options,
+    host: String,
+    no_tweaks: String,
+    start: impl FnOnce(Feed) -> Result<()>,
+) -> Result<Ended> {
+    need_terminal("ssh HOST perftop batch")?;
+    let theme = opts.look.theme()?;
+    let mut app = live_app(&opts);
+    app.session.privilege = format!("ssh {host}");
+    app.session.link = Some("connecting".into());
+    app.tweaks.off = Some(no_tweaks);
+    let (tx, rx) = mpsc::channel::<Msg>();
+    // The remote samples at its own interval: `+`/`-` change nothing there.
+    let (ctl_tx, _) = mpsc::channel::<Duration>();
+    start(Feed(tx.clone()))?;
+    spawn_input(tx.clone())?;
+    spawn_signals(tx)?;
+    let result = drive(&mut app, &theme, &rx, &ctl_tx);
+    if let Some(msg) = app.stop_recording() {
+        eprintln!("{}", crate::safe::text(&msg));
+    }
+    result
+}
+
+pub fn run(opts: Options) -> Result<Ended> {
+    need_terminal("perftop batch")?;
+    let theme = opts.look.theme()?;
+    let mut app = live_app(&opts);
     app.session.privilege = if rustix::process::geteuid().is_root() {
         "root".into()
     } else {
@@ -304,6 +355,10 @@ fn event_loop(
                     redraw = true;
                 }
                 Msg::Everyone(e) => app.everyone = Some(*e),
+                Msg::Link(state) => {
+                    app.session.link = state;
+                    redraw = true;
+                }
                 Msg::Input(Event::Key(k)) if k.kind != KeyEventKind::Release => {
                     let effect = app.key(k);
                     // The message a key leaves gets its full time on the footer.

@@ -294,6 +294,9 @@ fn header(
     if let Some(r) = &app.session.root_label {
         second.push(span(format!("  root {r}"), t.info));
     }
+    if let Some(l) = &app.session.link {
+        second.push(span(format!("  {l}"), t.crit));
+    }
     if !h.vm_hints.is_empty() {
         second.push(span(format!("  VM: {}", h.vm_hints.join(", ")), t.dim));
     }

@@ -11,6 +11,8 @@ pub struct Session {
     pub privilege: String,
     /// `--root DIR`, when used.
     pub root_label: Option<String>,
+    /// `perftop ssh`: the link's state while samples do not flow ("link lost at ...").
+    pub link: Option<String>,
     /// perftop's own CPU% and RSS (live mode only).
     pub self_cost: SelfCost,
     /// `R`: the live stream being recorded...
@@ -24,6 +26,7 @@ impl Default for Session {
         Session {
             privilege: String::new(),
             root_label: None,
+            link: None,
             self_cost: SelfCost::default(),
             recording: LiveRecorder::Off,
             record_dir: PathBuf::from("."),

@@ -80,6 +80,8 @@ pub struct TweakState {
     pub hold: Option<pmqos::LatencyHold>,
     /// The change just applied or undone, for the recording's timeline (taken by the App).
     pub done: Option<crate::record::Action>,
+    /// Why tweaks are off here, when it is not read-only or replay (`perftop ssh`).
+    pub off: Option<String>,
 }
 
 /// A change's lines in a preview: the file as the kernel names it (wrapped where long; it
@@ -159,7 +161,10 @@ impl TweakState {
     fn ctx(&self) -> Result<&Ctx, String> {
         match &self.ctx {
             Some(c) if !c.read_only => Ok(c),
-            _ => Err("tweaks are disabled here (read-only or replay)".into()),
+            _ => Err(self
+                .off
+                .clone()
+                .unwrap_or_else(|| "tweaks are disabled here (read-only or replay)".into())),
         }
     }
 

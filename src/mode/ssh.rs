@@ -1,0 +1,119 @@
+//! `perftop ssh HOST...`: the dashboard of other hosts, drawn here from the samples their own
+//! perftop streams over the system `ssh` (`remote`). One host: its full dashboard, fed by the
+//! link instead of the local sampler. Several: the fleet screen.
+//!
+//! Tweaks are not sent over the link: the dashboard refuses them and says how to make them on
+//! the host itself (`perftop tweak` there keeps its own journal, preview and undo).
+
+use crate::record::stream::Got;
+use crate::remote::install::{self, Copy};
+use crate::remote::link::{self, LinkEvent};
+use crate::remote::{sh_quote, Target};
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub struct SshOptions {
+    pub hosts: Vec<String>,
+    pub remote_root: Option<String>,
+    pub interval: Duration,
+    pub look: crate::ui::Look,
+    pub record_dir: PathBuf,
+}
+
+/// The command the remote runs: its copy of perftop, streaming.
+pub fn stream_command(interval: Duration, remote_root: Option<&str>) -> String {
+    let mut cmd = format!(
+        "exec {} stream -d {}",
+        install::remote_exe(),
+        interval.as_secs_f64()
+    );
+    if let Some(r) = remote_root {
+        cmd.push_str(&format!(" --root {}", sh_quote(r)));
+    }
+    install::sh_c(&cmd)
+}
+
+/// How long a link may stay silent before it is given up: a few intervals, never under 15 s
+/// (ssh's own keep-alives give up after 15 s).
+pub fn stall(interval: Duration) -> Duration {
+    (interval * 5).max(Duration::from_secs(15))
+}
+
+/// Copies perftop to `t` when needed, saying so on stderr (before the screen is taken).
+pub fn prepare(t: &Target) -> Result<install::Probe> {
+    let (probe, copy) = install::ensure(t)?;
+    if let Copy::Copied { bytes } = copy {
+        eprintln!(
+            "perftop: copied perftop ({}) to {}:~/{}/{}",
+            crate::units::kb(Some(bytes / 1024)),
+            t.label(),
+            crate::remote::CACHE_DIR,
+            crate::remote::remote_name()
+        );
+    }
+    Ok(probe)
+}
+
+/// The header's words for a lost link.
+pub fn lost_text(at_ms: i64, why: &str, retry: Duration) -> String {
+    format!(
+        "link lost at {}, reconnecting (in {} s): {}",
+        crate::record::format_clock(at_ms),
+        retry.as_secs(),
+        crate::safe::line(why)
+    )
+}
+
+pub fn run(opts: SshOptions) -> Result<crate::ui::Ended> {
+    let targets = opts
+        .hosts
+        .iter()
+        .map(|h| Target::parse(h))
+        .collect::<Result<Vec<_>>>()?;
+    if targets.len() > 1 {
+        anyhow::bail!("several hosts: the fleet screen is not built yet");
+    }
+    let t = targets.into_iter().next().context("no host given")?;
+    let probe = prepare(&t)?;
+    let cmd = stream_command(opts.interval, opts.remote_root.as_deref());
+    let stall = stall(opts.interval);
+    let label = format!("{} ({})", t.label(), crate::safe::line(&probe.name));
+    let no_tweaks = format!(
+        "tweaks are not sent over ssh: run `perftop tweak` on {} itself (its preview, journal and undo)",
+        t.label()
+    );
+    let ui_opts = crate::ui::Options {
+        root: crate::root::Root::new("/"),
+        interval: opts.interval,
+        keep: Duration::from_secs(600),
+        look: opts.look,
+        read_only: true,
+        state_dir: None,
+        record_dir: opts.record_dir,
+    };
+    crate::ui::run_fed(ui_opts, label, no_tweaks, move |feed| {
+        let link_feed = feed.clone();
+        std::thread::Builder::new()
+            .name("link".into())
+            .spawn(move || {
+                link::run(
+                    &t,
+                    &cmd,
+                    stall,
+                    |g| match g {
+                        Got::Sample(s) => feed.sample(*s),
+                        Got::Header(_) => true,
+                    },
+                    |ev| match ev {
+                        LinkEvent::Up => link_feed.link(None),
+                        LinkEvent::Lost { at_ms, why, retry } => {
+                            link_feed.link(Some(lost_text(at_ms, &why, retry)))
+                        }
+                    },
+                )
+            })
+            .context("starting the link thread")?;
+        Ok(())
+    })
+}
