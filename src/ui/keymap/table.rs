@@ -209,7 +209,7 @@ pub const KEYMAP: &[Binding] = &[
         Dashboard,
         &[Char('s')],
         Action::Sort,
-        "cycle sort (busiest/name; processes: CPU, I/O, faults, RSS, state, start, command)",
+        "cycle sort (processes: CPU I/O faults RSS state start cmd)",
         Some("sort"),
     ),
     b(
