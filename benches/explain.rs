@@ -4,6 +4,8 @@
 //! budget asks: <= 3 s and <= 200 MB each.
 //!
 //! `cargo bench --bench explain`. Prints a plain table; no criterion statistics needed.
+//! `EXPLAIN_DAY=/tmp/day.ptrec cargo bench --bench explain` keeps the day's recording there
+//! (and reuses it on the next run), so `perf record` can profile `perftop explain` on it.
 
 // The synthetic-host generator is a test fixture (tests/support), not part of perftop.
 #[path = "../tests/support/synth/mod.rs"]
@@ -75,10 +77,10 @@ fn write_day(path: &std::path::Path) -> usize {
     bytes.len()
 }
 
-/// Runs perftop with `args` under `/usr/bin/time`: (seconds, peak RSS in MB).
-fn timed(args: &[&str]) -> Option<(f64, f64)> {
+/// Runs perftop with `args` under `/usr/bin/time`: (wall seconds, CPU seconds, peak RSS in MB).
+fn timed(args: &[&str]) -> Option<(f64, f64, f64)> {
     let out = Command::new("/usr/bin/time")
-        .args(["-f", "%e %M", env!("CARGO_BIN_EXE_perftop")])
+        .args(["-f", "%e %U %S %M", env!("CARGO_BIN_EXE_perftop")])
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -95,21 +97,34 @@ fn timed(args: &[&str]) -> Option<(f64, f64)> {
     let last = err.lines().last()?;
     let mut it = last.split_whitespace();
     let secs: f64 = it.next()?.parse().ok()?;
+    let user: f64 = it.next()?.parse().ok()?;
+    let sys: f64 = it.next()?.parse().ok()?;
     let kb: f64 = it.next()?.parse().ok()?;
-    Some((secs, kb / 1024.0))
+    Some((secs, user + sys, kb / 1024.0))
 }
 
 fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let day = dir.path().join("day.ptrec");
-    let bytes = write_day(&day);
+    // `EXPLAIN_DAY=PATH`: keep the day there (and reuse it when it exists), for profiling.
+    let day = std::env::var_os("EXPLAIN_DAY")
+        .map_or_else(|| dir.path().join("day.ptrec"), std::path::PathBuf::from);
+    let bytes = match std::fs::metadata(&day) {
+        Ok(m) if std::env::var_os("EXPLAIN_DAY").is_some() => m.len() as usize,
+        _ => write_day(&day),
+    };
     let p = day.to_str().expect("utf8 path");
     println!(
         "day-long 2-CPU recording: {DAY} samples, {:.1} MB",
         bytes as f64 / 1e6
     );
-    println!("| command | wall | peak RSS |");
-    println!("|---|---|---|");
+    // Wall time moves with the VM's other load; CPU (user + system) is the process's own.
+    println!(
+        "| command | wall | CPU | peak RSS |  (load average {})",
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
+    );
+    println!("|---|---|---|---|");
     let runs: [(&str, Vec<&str>); 4] = [
         ("explain (text)", vec!["explain", p]),
         (
@@ -124,8 +139,8 @@ fn main() {
     ];
     for (what, args) in runs {
         match timed(&args) {
-            Some((s, mb)) => println!("| {what} | {s:.2} s | {mb:.0} MB |"),
-            None => println!("| {what} | failed (no /usr/bin/time?) | |"),
+            Some((s, cpu, mb)) => println!("| {what} | {s:.2} s | {cpu:.2} s | {mb:.0} MB |"),
+            None => println!("| {what} | failed (no /usr/bin/time?) | | |"),
         }
     }
 }

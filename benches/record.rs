@@ -133,7 +133,7 @@ fn live(path: &str) {
             all.saturating_sub(per(&v))
         };
         println!(
-            "re-encoded in {what}: {all} bytes/sample (keyframe {key} B, others {delta} B mean), encode {:.3} ms/sample; of which processes {}, cgroups {}, filesystems and temperatures {}",
+            "re-encoded in {what}: {all} bytes/sample (keyframe {key} B, others {delta} B mean), encode {:.3} ms/sample; of which processes {}, cgroups {}, filesystems and temperatures {}, TCP {}, interrupts {}, softirqs and softnet {}, NICs {}, per-CPU {}, disks {}",
             cpu[2],
             without(|s| s.processes = None),
             without(|s| s.cgroups = None),
@@ -141,6 +141,15 @@ fn live(path: &str) {
                 s.filesystems = None;
                 s.temperatures = None;
             }),
+            without(|s| s.net.tcp = None),
+            without(|s| s.net.interrupts = None),
+            without(|s| {
+                s.net.softirqs = None;
+                s.net.softnet.clear();
+            }),
+            without(|s| s.net.devices.clear()),
+            without(|s| s.cpu.cpus.clear()),
+            without(|s| s.disks.clear()),
         );
     }
 }

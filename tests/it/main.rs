@@ -16,6 +16,7 @@ pub mod support;
 mod bad_input;
 mod baselines;
 mod cli;
+mod cost;
 mod cut;
 mod derive_prop;
 mod escapes;
