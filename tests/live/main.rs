@@ -13,3 +13,4 @@ mod capture;
 mod export;
 mod live_truth;
 mod record_full;
+mod unprivileged;
