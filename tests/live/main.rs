@@ -14,3 +14,4 @@ mod everyone;
 mod export;
 mod live_truth;
 mod record_full;
+mod unprivileged;

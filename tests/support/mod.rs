@@ -7,6 +7,7 @@
 //! `target/test-skips.txt`, which `.ci/run` counts and prints at the end.
 pub mod kernels;
 pub mod live;
+pub mod live_table;
 pub mod real;
 pub mod screen;
 pub mod synth;

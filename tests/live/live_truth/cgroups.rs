@@ -163,12 +163,20 @@ fn a_cpu_quota_and_a_memory_limit_show_per_cgroup() {
     // The kernel's CPU% of the burner over the bracket; each interval within 3 points of it
     // (periods are 100 ms: an interval's edges cut one, worth 2 points of a second).
     let kernel_pct = after.0.saturating_sub(before.0) as f64 / 1e9 / bracket * 100.0;
-    t.close(
-        "kernel cpuacct.usage rate (load sanity, the quota)",
-        Some(kernel_pct),
-        20.0,
-        2.0,
-    );
+    // Load sanity: the burner uses its whole quota unless another program starves it
+    // (stress-ng beside it left it 17.98%); then nothing here can be judged.
+    if (kernel_pct - 20.0).abs() > 2.0 {
+        t.noisy(&format!(
+            "the burner used {kernel_pct:.2}% of a CPU by cpuacct.usage, not its 20% quota: starved"
+        ));
+    } else {
+        t.close(
+            "kernel cpuacct.usage rate (load sanity, the quota)",
+            Some(kernel_pct),
+            20.0,
+            2.0,
+        );
+    }
     for (i, fr) in frames.iter().enumerate() {
         let c = group(fr, &cpu_name);
         t.close(

@@ -33,98 +33,112 @@ fn cpu_matches_mpstat() {
     let Some(_burner) = burner_on_cpu_1(T) else {
         return;
     };
-    let psi = live::psi_totals();
-    const D: u32 = 2;
-    const N: usize = 2;
-    let rec = Recording::start(D.into(), N as u32 + 1);
-    let mp = live::spawn(
-        "mpstat",
-        &[
-            "-P",
-            "ALL",
-            "-u",
-            "-o",
-            "JSON",
-            &D.to_string(),
-            &N.to_string(),
-        ],
-    );
-    let frames = rec.finish();
-    let stats = sysstat(&live::output(mp));
-    let mut t = Table::new(T);
-    assert_eq!(frames.len(), N, "perftop intervals");
-    assert_eq!(stats.len(), N, "mpstat reports");
-    // /proc/stat counts 10 ms ticks: over a 2 s interval one tick is 0.5 percentage point of
-    // one CPU. The two tools read at instants a few ms to ~20 ms apart at each end of the
-    // interval (separate processes, started together), so up to ~2 ticks of whatever else runs
-    // can fall on the other side of a boundary, at each end: 3 points. Another build running
-    // on this 2-vCPU box makes CPU 0 busier, not the windows further apart.
-    const TOL: f64 = 3.0;
-    for (i, (fr, st)) in frames.iter().zip(&stats).enumerate() {
-        for row in st["cpu-load"].as_array().into_iter().flatten() {
-            let g = |k: &str| row[k].as_f64().unwrap_or(f64::NAN);
-            let id = row["cpu"].as_str().unwrap_or("?");
-            // C0% = busy/(busy+idle+iowait+steal): iowait is idle time, so C0 is
-            // 100 - %idle - %iowait - %steal, not mpstat's 100 - %idle.
-            let c0_ref = 100.0 - g("idle") - g("iowait") - g("steal");
-            let (c0, user, sys, iowait, soft, irq) = if id == "all" {
-                let h = &fr["host"];
-                (
-                    f(h, &["busy_pct"]),
-                    None,
-                    None,
-                    f(h, &["iowait_pct"]),
-                    None,
-                    None,
-                )
-            } else {
-                let c = find(&fr["cpus"], "cpu", id).expect("cpu in perftop");
-                let p = |k: &str| f(c, &[k]);
-                (
-                    p("c0_pct"),
-                    p("user_pct"),
-                    p("system_pct"),
-                    p("iowait_pct"),
-                    p("soft_pct"),
-                    p("irq_pct"),
-                )
-            };
-            let m = |name: &str| format!("[{i}] cpu {id} {name}");
-            t.close(&m("c0_pct vs 100-%idle-%iowait-%steal"), c0, c0_ref, TOL);
-            t.close(&m("iowait_pct vs %iowait"), iowait, g("iowait"), TOL);
-            if id == "all" {
-                continue;
-            }
-            t.close(
-                &m("user_pct vs %usr+%nice"),
-                user,
-                g("usr") + g("nice"),
-                TOL,
-            );
-            t.close(&m("system_pct vs %sys"), sys, g("sys"), TOL);
-            t.close(&m("soft_pct vs %soft"), soft, g("soft"), TOL);
-            t.close(&m("irq_pct vs %irq"), irq, g("irq"), TOL);
-            if g("iowait") > 0.0 {
-                t.note(
-                    &m("c0_pct vs 100-%idle (mpstat busy counts iowait)"),
-                    &format!("{:.2}", c0.unwrap_or(f64::NAN)),
-                    &format!("{:.2}", 100.0 - g("idle")),
+    support::ticker::rounds(T, 3, |_| {
+        let psi = live::psi_totals();
+        const D: u32 = 2;
+        const N: usize = 2;
+        let rec = Recording::start(D.into(), N as u32 + 1);
+        let mp = live::spawn(
+            "mpstat",
+            &[
+                "-P",
+                "ALL",
+                "-u",
+                "-o",
+                "JSON",
+                &D.to_string(),
+                &N.to_string(),
+            ],
+        );
+        let frames = rec.finish();
+        let stats = sysstat(&live::output(mp));
+        let mut t = Table::new(T);
+        assert_eq!(frames.len(), N, "perftop intervals");
+        assert_eq!(stats.len(), N, "mpstat reports");
+        // /proc/stat counts 10 ms ticks: over a 2 s interval one tick is 0.5 percentage point of
+        // one CPU. The two tools read at instants a few ms to ~20 ms apart at each end of the
+        // interval (separate processes, started together), so up to ~2 ticks of whatever else runs
+        // can fall on the other side of a boundary, at each end: 3 points. Another build running
+        // on this 2-vCPU box makes CPU 0 busier, not the windows further apart.
+        const TOL: f64 = 3.0;
+        for (i, (fr, st)) in frames.iter().zip(&stats).enumerate() {
+            for row in st["cpu-load"].as_array().into_iter().flatten() {
+                let g = |k: &str| row[k].as_f64().unwrap_or(f64::NAN);
+                let id = row["cpu"].as_str().unwrap_or("?");
+                // C0% = busy/(busy+idle+iowait+steal): iowait is idle time, so C0 is
+                // 100 - %idle - %iowait - %steal, not mpstat's 100 - %idle.
+                let c0_ref = 100.0 - g("idle") - g("iowait") - g("steal");
+                let (c0, user, sys, iowait, soft, irq) = if id == "all" {
+                    let h = &fr["host"];
+                    (
+                        f(h, &["busy_pct"]),
+                        None,
+                        None,
+                        f(h, &["iowait_pct"]),
+                        None,
+                        None,
+                    )
+                } else {
+                    let c = find(&fr["cpus"], "cpu", id).expect("cpu in perftop");
+                    let p = |k: &str| f(c, &[k]);
+                    (
+                        p("c0_pct"),
+                        p("user_pct"),
+                        p("system_pct"),
+                        p("iowait_pct"),
+                        p("soft_pct"),
+                        p("irq_pct"),
+                    )
+                };
+                let m = |name: &str| format!("[{i}] cpu {id} {name}");
+                t.close(&m("c0_pct vs 100-%idle-%iowait-%steal"), c0, c0_ref, TOL);
+                t.close(&m("iowait_pct vs %iowait"), iowait, g("iowait"), TOL);
+                if id == "all" {
+                    continue;
+                }
+                t.close(
+                    &m("user_pct vs %usr+%nice"),
+                    user,
+                    g("usr") + g("nice"),
+                    TOL,
                 );
+                t.close(&m("system_pct vs %sys"), sys, g("sys"), TOL);
+                t.close(&m("soft_pct vs %soft"), soft, g("soft"), TOL);
+                t.close(&m("irq_pct vs %irq"), irq, g("irq"), TOL);
+                if g("iowait") > 0.0 {
+                    t.note(
+                        &m("c0_pct vs 100-%idle (mpstat busy counts iowait)"),
+                        &format!("{:.2}", c0.unwrap_or(f64::NAN)),
+                        &format!("{:.2}", 100.0 - g("idle")),
+                    );
+                }
+            }
+            // The setup itself: the pinned burner must show, or the comparison proves little. It
+            // gets most of cpu 1, not all: a CI run saw 94.03% (mpstat 93.97%) beside the test's
+            // own disk writer on cpu 0.
+            let c1 = find(&fr["cpus"], "cpu", "1").and_then(|c| f(c, &["c0_pct"]));
+            // Under 90: another program's load (or the host's steal) took cpu 1 from the burner,
+            // and the round is retried (stress-ng beside it: 87%).
+            if c1.is_some_and(|c| c >= 90.0) {
+                t.holds(
+                    &format!("[{i}] burner visible on cpu 1 (c0 >= 90)"),
+                    format!("{:.2}", c1.unwrap_or(f64::NAN)),
+                    ">= 90".into(),
+                    true,
+                );
+            } else {
+                t.noisy(&format!(
+                    "[{i}] the burner's cpu 1 only {:.1}% busy (steal {:.1}%)",
+                    c1.unwrap_or(f64::NAN),
+                    find(&fr["cpus"], "cpu", "1")
+                        .and_then(|c| f(c, &["steal_pct"]))
+                        .unwrap_or(f64::NAN)
+                ));
             }
         }
-        // The setup itself: the pinned burner must show, or the comparison proves little. It
-        // gets most of cpu 1, not all: a CI run saw 94.03% (mpstat 93.97%) beside the test's
-        // own disk writer on cpu 0.
-        let c1 = find(&fr["cpus"], "cpu", "1").and_then(|c| f(c, &["c0_pct"]));
-        t.holds(
-            &format!("[{i}] burner visible on cpu 1 (c0 >= 90)"),
-            format!("{:.2}", c1.unwrap_or(f64::NAN)),
-            ">= 90".into(),
-            c1.is_some_and(|c| c >= 90.0),
-        );
-    }
-    live::check_psi(&mut t, &psi, &frames);
-    t.finish();
+        live::check_psi(&mut t, &psi, &frames);
+        t
+    });
 }
 
 /// `cpupower monitor -m Idle_Stats`' table: per CPU, each idle state's residency % in state
