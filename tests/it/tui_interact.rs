@@ -74,10 +74,10 @@ fn findings_list_shows_every_finding_whole() {
     );
     assert!(s.contains("tweak: governor"), "{s}");
     // Keys that belong to the dashboard do nothing while the list is open; Esc closes it.
-    key(&mut app, KeyCode::Char('t'));
+    key(&mut app, KeyCode::Char('T'));
     assert!(
         app.time.view.is_none(),
-        "t did not step back under the list"
+        "T did not step back under the list"
     );
     key(&mut app, KeyCode::Esc);
     assert!(!app.prefs.findings_open);
@@ -189,7 +189,7 @@ fn zoomed_cpu_pane_scrolls_on_a_64_cpu_host() {
 fn zoom_scrolls_in_replay_too() {
     let mut app =
         replay_app(&support::screen::replay_options(&support::golden())).expect("golden recording");
-    key(&mut app, KeyCode::Char('T'));
+    key(&mut app, KeyCode::Char('t'));
     key(&mut app, KeyCode::Enter);
     // 80x10: the header, timeline, strip, footer and title leave 5 rows for 7 lines (facts,
     // 2 CPUs, 2 policies, 2 table headers).

@@ -42,10 +42,22 @@ pub fn lookup(key: Key, screen: Screen, replay: bool) -> Option<Action> {
 }
 
 /// `key label` pairs for the footer, in table order.
+/// In a replay the moves through time come right after the keys that work everywhere: an
+/// 80-column footer has room for `t fwd T back` before the pane keys.
 pub fn footer_hints(replay: bool) -> Vec<(String, &'static str)> {
-    KEYMAP
+    let mut v: Vec<&Binding> = KEYMAP
         .iter()
         .filter(|bnd| bnd.mode.admits(replay))
+        .filter(|bnd| bnd.hint.is_some())
+        .collect();
+    if replay {
+        v.sort_by_key(|bnd| match bnd.context {
+            Any => 0,
+            Context::History => 1,
+            _ => 2,
+        });
+    }
+    v.into_iter()
         .filter_map(|bnd| Some((bnd.keys[0].label(), bnd.hint?)))
         .collect()
 }
@@ -127,7 +139,7 @@ mod tests {
         );
         assert_eq!(
             lookup(Char('t'), Screen::Zoomed, false),
-            Some(Action::StepBack)
+            Some(Action::StepForward)
         );
         assert_eq!(lookup(Esc, Screen::Findings, false), Some(Action::Back));
         assert_eq!(lookup(Up, Screen::Help, false), None);
