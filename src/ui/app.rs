@@ -161,7 +161,13 @@ impl App {
         };
         match lookup(key, self.prefs.screen(), self.is_replay()) {
             Some(a) => self.apply(a),
-            None => Effect::None,
+            None => match super::keymap::replay_refusal(key).filter(|_| self.is_replay()) {
+                Some(why) => {
+                    self.status.set(why);
+                    Effect::Redraw
+                }
+                None => Effect::None,
+            },
         }
     }
 

@@ -41,6 +41,29 @@ pub fn lookup(key: Key, screen: Screen, replay: bool) -> Option<Action> {
         .map(|bnd| bnd.action)
 }
 
+/// Why a live-only key does nothing in a replay (`None` for a key that is not live-only), so
+/// that `a`, `g`, `R`, `+`, `-` are never silently ignored there.
+pub fn replay_refusal(key: Key) -> Option<String> {
+    let bnd = KEYMAP
+        .iter()
+        .find(|b| b.mode == Mode::Live && b.keys.contains(&key))?;
+    let why = match bnd.action {
+        Action::GovernorToggle | Action::TweakMenu | Action::TweakUndo => {
+            "a replay changes nothing on this host; tweak it live (perftop) or with perftop tweak"
+        }
+        Action::IntervalUp | Action::IntervalDown => {
+            "a replay's interval is the recording's; ] and [ change the playback speed"
+        }
+        Action::Record => "a replay is already a recording; perftop cut saves a window of it",
+        _ => "live only",
+    };
+    Some(format!(
+        "{} ({}): not in a replay: {why}",
+        key.label(),
+        bnd.description
+    ))
+}
+
 /// `key label` pairs for the footer, in table order.
 /// In a replay the moves through time come right after the keys that work everywhere: an
 /// 80-column footer has room for `t fwd T back` before the pane keys.
