@@ -93,6 +93,10 @@ fn keys_resizes_and_quit_in_tmux() {
     s.wait("zoom: only the focused pane's title", |sc| {
         titles_at_line_start(sc) == ["1 CPU power"] && has_footer(sc)
     });
+    // The footer follows the state (issue 41 item 11): zoomed, Enter unzooms.
+    s.wait("the footer says Enter unzoom", |sc| {
+        sc.contains("Enter unzoom")
+    });
 
     s.keys(&["Enter"]);
     s.wait("unzoomed: all panes back", |sc| {
@@ -107,6 +111,10 @@ fn keys_resizes_and_quit_in_tmux() {
     s.keys(&["Space"]);
     s.wait("PAUSED in the header", |sc| {
         sc.lines().next().is_some_and(|l| l.contains("PAUSED"))
+    });
+    // Paused, space resumes, and the footer says so rather than `space pause`.
+    s.wait("the footer says space resume", |sc| {
+        sc.contains("space resume") && !sc.contains("space pause")
     });
 
     // Stepping back needs two samples in memory; resend until the header says so.
