@@ -173,6 +173,11 @@ impl App {
     }
 
     pub fn key(&mut self, ev: KeyEvent) -> Effect {
+        // Ctrl-C quits from anywhere: a prompt or a tweak dialog never types it as `c`.
+        // (Nothing is applied before a dialog's `y`; a hold is released on the way out.)
+        if super::line_edit::is_ctrl_c(&ev) {
+            return Effect::Quit;
+        }
         if self.prompt.filter.is_some() {
             return self
                 .prompt
@@ -199,7 +204,13 @@ impl App {
         };
         match lookup(key, self.prefs.screen(), self.is_replay()) {
             Some(a) => self.apply(a),
-            None => Effect::None,
+            None => match super::keymap::replay_refusal(key).filter(|_| self.is_replay()) {
+                Some(why) => {
+                    self.status.set(why);
+                    Effect::Redraw
+                }
+                None => Effect::None,
+            },
         }
     }
 

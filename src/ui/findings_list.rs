@@ -127,15 +127,16 @@ pub fn lines(of: &Of, d: &Assessed, t: &Theme, width: usize) -> Vec<Line<'static
             out.push(Line::from(span(l, t.title)));
         }
         for item in &s.items {
-            item_lines(item, of.replay, t, width, &mut out);
+            item_lines(item, of, t, width, &mut out);
         }
     }
     out
 }
 
 /// `CRIT disk.stalled  pane 5 Disks`, the message, the tweak, how long it held.
-fn item_lines(item: &Item, replay: bool, t: &Theme, width: usize, out: &mut Vec<Line<'static>>) {
+fn item_lines(item: &Item, of: &Of, t: &Theme, width: usize, out: &mut Vec<Line<'static>>) {
     let f = item.finding;
+    let replay = of.replay;
     let pane = format!("pane {} {}", f.pane.key(), f.pane.title());
     out.push(Line::from(vec![
         span(
@@ -166,6 +167,18 @@ fn item_lines(item: &Item, replay: bool, t: &Theme, width: usize, out: &mut Vec<
             }
         }
     }
+    // What the strip has and more: up to 3 culprits, and the thresholds the rule compares.
+    if !f.culprits.is_empty() {
+        let by: Vec<String> = f.culprits.iter().take(3).map(|c| c.short()).collect();
+        for l in wrap(&format!("     by: {}", by.join("; ")), width) {
+            out.push(Line::from(span(l, t.text)));
+        }
+    }
+    if let Some(th) = thresholds_text(&f.id, &of.judge.thresholds) {
+        for l in wrap(&format!("     thresholds: {th}"), width) {
+            out.push(Line::from(span(l, t.dim)));
+        }
+    }
     let tweak = match &f.tweak {
         Some(k) if replay => format!("     tweak: {k}"),
         Some(k) => format!("     tweak: {k} (a: tweak menu)"),
@@ -179,6 +192,19 @@ fn item_lines(item: &Item, replay: bool, t: &Theme, width: usize, out: &mut Vec<
             out.push(Line::from(span(l, t.dim)));
         }
     }
+}
+
+/// `cpu_psi_some_pct 50`: the `[findings]` keys the rule `id` judges by, with the values in
+/// force (docs/findings.md says what each means). `None` for a rule with none (`disk.stalled`).
+pub fn thresholds_text(id: &str, th: &crate::findings::Thresholds) -> Option<String> {
+    let rule = crate::findings::RULES.iter().find(|r| r.id == id)?;
+    let values = serde_json::to_value(th).ok()?;
+    let parts: Vec<String> = rule
+        .thresholds
+        .iter()
+        .filter_map(|k| Some(format!("{k} {}", values.get(*k)?)))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 /// The list in a box over the dashboard, the full width, between the header's first row and
@@ -211,4 +237,76 @@ pub fn draw(f: &mut Frame, area: Rect, of: &Of, scroll: &Scroll, d: &Assessed, t
         ),
         r,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::culprits::Culprit;
+    use crate::pane::Pane;
+
+    fn culprit(comm: &str, pct: f64) -> Culprit {
+        Culprit {
+            pid: 1,
+            comm: comm.into(),
+            cgroup: None,
+            metric: "cpu_pct".into(),
+            value: pct,
+            tasks: 1,
+            kind: "process".into(),
+            forks_per_s: None,
+            wchan: None,
+        }
+    }
+
+    /// `f` has what the strip has and more (issue 41 item 5): up to 3 culprits and the
+    /// thresholds the rule compared, with their values.
+    #[test]
+    fn an_item_lists_three_culprits_and_its_thresholds() {
+        let f = Finding {
+            id: "cpu.pressure".into(),
+            severity: Severity::Warn,
+            message: "runnable tasks waited for a CPU 60% of the time (PSI cpu some)".into(),
+            pane: Pane::Pressure,
+            tweak: None,
+            culprits: vec![
+                culprit("cc1", 90.0),
+                culprit("ld", 40.0),
+                culprit("make", 20.0),
+                culprit("sh", 5.0),
+            ],
+        };
+        let judge = Judge::default();
+        let of = Of {
+            judge: &judge,
+            at_sample: true,
+            replay: false,
+        };
+        let item = Item {
+            finding: &f,
+            held: None,
+            clearing: None,
+        };
+        let mut out = Vec::new();
+        let theme = Theme::load(
+            "dark",
+            crate::ui::colors::ColorDepth::Mono,
+            crate::ui::theme::GlyphSet::Ascii,
+        )
+        .expect("theme");
+        item_lines(&item, &of, &theme, 100, &mut out);
+        let text: Vec<String> = out.iter().map(|l| l.to_string()).collect();
+        let by = text.iter().find(|l| l.trim_start().starts_with("by: "));
+        assert_eq!(
+            by.map(|l| l.trim()),
+            Some("by: cc1 90%; ld 40%; make 20%"),
+            "{text:#?}"
+        );
+        assert!(
+            text.iter()
+                .any(|l| l.trim() == "thresholds: cpu_psi_some_pct 50.0"),
+            "{text:#?}"
+        );
+        assert_eq!(thresholds_text("disk.stalled", &judge.thresholds), None);
+    }
 }

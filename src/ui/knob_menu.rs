@@ -108,13 +108,8 @@ impl KnobMenu {
                 _ => Step::Stay(None),
             },
             Stage::Typing { text, error } => match ev.code {
-                KeyCode::Char(c) if !c.is_control() && text.chars().count() < 32 => {
-                    text.push(c);
-                    *error = None;
-                    Step::Stay(None)
-                }
-                KeyCode::Backspace => {
-                    text.pop();
+                // Typing, Backspace, Ctrl-U, Ctrl-W (`line_edit`); control keys are not typed.
+                _ if super::line_edit::edit(text, &ev, 32) => {
                     *error = None;
                     Step::Stay(None)
                 }

@@ -15,6 +15,7 @@ pub mod judge;
 pub mod keymap;
 pub mod knob_menu;
 pub mod layout;
+pub mod line_edit;
 pub mod oom;
 pub mod panes;
 pub mod prefs;

@@ -3,6 +3,7 @@
 
 use super::filter::PaneFilters;
 use super::keymap::Effect;
+use super::line_edit::edit;
 use crate::pane::Pane;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
@@ -52,10 +53,7 @@ impl Prompt {
                 self.filter = None;
                 filters.clear(focus);
             }
-            KeyCode::Backspace => {
-                text.pop();
-            }
-            KeyCode::Char(c) if !c.is_control() && text.len() < 64 => text.push(c),
+            _ if edit(text, &ev, 64) => {}
             _ => return Effect::None,
         }
         Effect::Redraw
@@ -74,10 +72,7 @@ impl Prompt {
                 }
             }
             KeyCode::Esc => self.goto = None,
-            KeyCode::Backspace => {
-                text.pop();
-            }
-            KeyCode::Char(c) if !c.is_control() && text.len() < 40 => text.push(c),
+            _ if edit(text, &ev, 40) => {}
             _ => return GoTo::Typed(Effect::None),
         }
         GoTo::Typed(Effect::Redraw)

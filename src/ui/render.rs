@@ -454,6 +454,23 @@ fn findings_strip(
     lines
 }
 
+/// A hint that follows the state: `space resume` while paused (live), `space pause` while a
+/// replay plays, `Enter unzoom` while zoomed.
+fn state_hint(app: &App, key: &str, hint: &'static str) -> &'static str {
+    match key {
+        "space" if app.is_replay() => {
+            if app.time.playing.is_some() {
+                "pause"
+            } else {
+                "play"
+            }
+        }
+        "space" if app.time.paused => "resume",
+        "Enter" if app.prefs.zoom => "unzoom",
+        _ => hint,
+    }
+}
+
 /// The key hints and the status message: one row, or two when the message does not fit one
 /// (the hints then make room until the message goes, see `status`).
 fn footer(app: &App, t: &Theme, width: usize) -> Vec<Line<'static>> {
@@ -489,6 +506,7 @@ fn footer(app: &App, t: &Theme, width: usize) -> Vec<Line<'static>> {
     }
     let reserve = status.as_ref().map_or(0, |s| s.chars().count() + 2);
     for (key, hint) in footer_hints(app.is_replay()) {
+        let hint = state_hint(app, &key, hint);
         let piece = format!("{key} {hint}  ");
         if used + piece.len() + reserve > width {
             break;

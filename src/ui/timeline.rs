@@ -442,6 +442,11 @@ impl Timeline {
             self.jump_to(target, judge, status);
             return;
         }
+        if a == Action::StepForward && self.view.is_none() {
+            // Already live: nothing newer to step to; say which key goes back.
+            status.set("at the newest sample (T steps back)".into());
+            return;
+        }
         let target = match a {
             Action::StepBack => cur.saturating_sub(1).max(first),
             Action::Oldest => first,

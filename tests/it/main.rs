@@ -38,6 +38,7 @@ mod real_irq;
 mod record;
 mod record_damage;
 mod replay;
+mod replay_keys;
 mod scale;
 mod service;
 mod ship;

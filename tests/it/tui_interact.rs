@@ -62,6 +62,8 @@ fn findings_list_shows_every_finding_whole() {
     let s = screen(&app, 80, 24);
     insta::assert_snapshot!("findings_list_80x24", s);
     assert!(s.contains("holding this interval, not raised yet"), "{s}");
+    // The thresholds the rule compared, with their values (issue 41 item 5).
+    assert!(s.contains("thresholds: dirty_background_factor 1.0"), "{s}");
     assert!(s.contains("INFO dirty.background  pane 4 Dirty"), "{s}");
     assert!(
         s.contains("dirty 2.3G past background 1.9G: flushing (vm.dirty_background_ratio 10)"),
@@ -74,10 +76,10 @@ fn findings_list_shows_every_finding_whole() {
     );
     assert!(s.contains("tweak: governor"), "{s}");
     // Keys that belong to the dashboard do nothing while the list is open; Esc closes it.
-    key(&mut app, KeyCode::Char('t'));
+    key(&mut app, KeyCode::Char('T'));
     assert!(
         app.time.view.is_none(),
-        "t did not step back under the list"
+        "T did not step back under the list"
     );
     key(&mut app, KeyCode::Esc);
     assert!(!app.prefs.findings_open);
@@ -109,17 +111,18 @@ fn findings_list_names_raised_findings_and_scrolls() {
     assert!(s.contains("on the strip (2)"), "{s}");
     assert!(s.contains("held 1 sample since"), "{s}");
     assert!(!s.contains("not raised yet"), "{s}");
-    // 12 rows leave 8 inside the box for 9 lines (a heading, then per finding its id, the
-    // message, the tweak and how long it held): the list scrolls and says where it is.
+    // 12 rows leave 8 inside the box for 11 lines (a heading, then per finding its id, the
+    // message, the thresholds, the tweak and how long it held): the list scrolls and says
+    // where it is.
     let small = screen(&app, 80, 12);
-    assert!(small.contains("rows 1–8 of 9"), "{small}");
+    assert!(small.contains("rows 1–8 of 11"), "{small}");
     assert_eq!(small.matches("held 1 sample since").count(), 1, "{small}");
     key(&mut app, KeyCode::PageDown);
     let next = screen(&app, 80, 12);
-    assert!(next.contains("rows 2–9 of 9"), "{next}");
+    assert!(next.contains("rows 4–11 of 11"), "{next}");
     assert_eq!(next.matches("held 1 sample since").count(), 2, "{next}");
     key(&mut app, KeyCode::Home);
-    assert!(screen(&app, 80, 12).contains("rows 1–8 of 9"));
+    assert!(screen(&app, 80, 12).contains("rows 1–8 of 11"));
 }
 
 #[test]
@@ -189,7 +192,7 @@ fn zoomed_cpu_pane_scrolls_on_a_64_cpu_host() {
 fn zoom_scrolls_in_replay_too() {
     let mut app =
         replay_app(&support::screen::replay_options(&support::golden())).expect("golden recording");
-    key(&mut app, KeyCode::Char('T'));
+    key(&mut app, KeyCode::Char('t'));
     key(&mut app, KeyCode::Enter);
     // 80x10: the header, timeline, strip, footer and title leave 5 rows for 7 lines (facts,
     // 2 CPUs, 2 policies, 2 table headers).

@@ -307,9 +307,15 @@ pub fn all_panes(screen: &str) -> bool {
 }
 
 pub fn has_footer(screen: &str) -> bool {
-    ["q quit", "? help", "space pause", "Enter zoom"]
-        .iter()
-        .all(|h| screen.contains(h))
+    // The space and Enter hints follow the state (`space resume` paused, `Enter unzoom`).
+    [
+        &["q quit"][..],
+        &["? help"],
+        &["space pause", "space resume"],
+        &["Enter zoom", "Enter unzoom"],
+    ]
+    .iter()
+    .all(|any| any.iter().any(|h| screen.contains(h)))
 }
 
 /// Dashboard text left on the normal screen after exit.

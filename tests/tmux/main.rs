@@ -8,6 +8,7 @@
 #[path = "../support/mod.rs"]
 pub mod support;
 
+mod prompt_keys;
 mod terminal_bytes;
 mod tmux;
 mod tmux_everyone;

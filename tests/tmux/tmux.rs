@@ -93,6 +93,10 @@ fn keys_resizes_and_quit_in_tmux() {
     s.wait("zoom: only the focused pane's title", |sc| {
         titles_at_line_start(sc) == ["1 CPU power"] && has_footer(sc)
     });
+    // The footer follows the state (issue 41 item 11): zoomed, Enter unzooms.
+    s.wait("the footer says Enter unzoom", |sc| {
+        sc.contains("Enter unzoom")
+    });
 
     s.keys(&["Enter"]);
     s.wait("unzoomed: all panes back", |sc| {
@@ -108,10 +112,14 @@ fn keys_resizes_and_quit_in_tmux() {
     s.wait("PAUSED in the header", |sc| {
         sc.lines().next().is_some_and(|l| l.contains("PAUSED"))
     });
+    // Paused, space resumes, and the footer says so rather than `space pause`.
+    s.wait("the footer says space resume", |sc| {
+        sc.contains("space resume") && !sc.contains("space pause")
+    });
 
     // Stepping back needs two samples in memory; resend until the header says so.
-    s.keys(&["t"]);
-    s.wait_retrying("HISTORY in the header after t", &["t"], |sc| {
+    s.keys(&["T"]);
+    s.wait_retrying("HISTORY in the header after T", &["T"], |sc| {
         sc.lines().next().is_some_and(|l| l.contains("HISTORY"))
     });
 
@@ -280,8 +288,19 @@ fn record_with_r_then_replay() {
         first.lines().nth(2).is_some_and(|l| l.contains('|')),
         "timeline row with its cursor:\n{first}"
     );
+    // `t` forward and `T` back, as in atop -r and below replay (issue 41 item 2), and the
+    // footer says so.
+    assert!(first.contains("t fwd T back"), "footer:\n{first}");
+    r.keys(&["t"]);
+    r.wait("t steps forward to the second sample", |sc| {
+        sc.contains(&format!(" 2/{n} "))
+    });
     r.keys(&["T"]);
-    r.wait("T steps to the second sample", |sc| {
+    r.wait("T steps back to the first sample", |sc| {
+        sc.contains(&format!(" 1/{n} "))
+    });
+    r.keys(&["t"]);
+    r.wait("t steps forward again", |sc| {
         sc.contains(&format!(" 2/{n} "))
     });
     r.keys(&["g"]);

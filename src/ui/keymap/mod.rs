@@ -41,11 +41,46 @@ pub fn lookup(key: Key, screen: Screen, replay: bool) -> Option<Action> {
         .map(|bnd| bnd.action)
 }
 
+/// Why a live-only key does nothing in a replay (`None` for a key that is not live-only), so
+/// that `a`, `g`, `R`, `+`, `-` are never silently ignored there.
+pub fn replay_refusal(key: Key) -> Option<String> {
+    let bnd = KEYMAP
+        .iter()
+        .find(|b| b.mode == Mode::Live && b.keys.contains(&key))?;
+    let why = match bnd.action {
+        Action::GovernorToggle | Action::TweakMenu | Action::TweakUndo => {
+            "a replay changes nothing on this host; tweak it live (perftop) or with perftop tweak"
+        }
+        Action::IntervalUp | Action::IntervalDown => {
+            "a replay's interval is the recording's; ] and [ change the playback speed"
+        }
+        Action::Record => "a replay is already a recording; perftop cut saves a window of it",
+        _ => "live only",
+    };
+    Some(format!(
+        "{} ({}): not in a replay: {why}",
+        key.label(),
+        bnd.description
+    ))
+}
+
 /// `key label` pairs for the footer, in table order.
+/// In a replay the moves through time come right after the keys that work everywhere: an
+/// 80-column footer has room for `t fwd T back` before the pane keys.
 pub fn footer_hints(replay: bool) -> Vec<(String, &'static str)> {
-    KEYMAP
+    let mut v: Vec<&Binding> = KEYMAP
         .iter()
         .filter(|bnd| bnd.mode.admits(replay))
+        .filter(|bnd| bnd.hint.is_some())
+        .collect();
+    if replay {
+        v.sort_by_key(|bnd| match bnd.context {
+            Any => 0,
+            Context::History => 1,
+            _ => 2,
+        });
+    }
+    v.into_iter()
         .filter_map(|bnd| Some((bnd.keys[0].label(), bnd.hint?)))
         .collect()
 }
@@ -127,7 +162,7 @@ mod tests {
         );
         assert_eq!(
             lookup(Char('t'), Screen::Zoomed, false),
-            Some(Action::StepBack)
+            Some(Action::StepForward)
         );
         assert_eq!(lookup(Esc, Screen::Findings, false), Some(Action::Back));
         assert_eq!(lookup(Up, Screen::Help, false), None);

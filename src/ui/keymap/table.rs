@@ -233,23 +233,42 @@ pub const KEYMAP: &[Binding] = &[
         "processes: list every thread too (on the full list)",
         None,
     )),
+    // `t` forward and `T` back, as `atop -r` and `below replay` step. The footer names the
+    // move that can do something: both in a replay, `T` live (live is the newest sample).
     row(
-        "step back / forward one sample (pauses)",
-        b(
+        "step forward / back one sample (pauses; as atop -r)",
+        replay(b(
             History,
             &[Char('t')],
-            Action::StepBack,
-            "step back one sample (pauses)",
-            Some("back"),
-        ),
+            Action::StepForward,
+            "step forward one sample (pauses)",
+            Some("fwd T back"),
+        )),
     ),
-    joins(b(
+    row(
+        "step forward / back one sample (pauses; as atop -r)",
+        live(b(
+            History,
+            &[Char('t')],
+            Action::StepForward,
+            "step forward one sample",
+            None,
+        )),
+    ),
+    joins(replay(b(
         History,
         &[Char('T')],
-        Action::StepForward,
-        "step forward one sample",
+        Action::StepBack,
+        "step back one sample",
         None,
-    )),
+    ))),
+    joins(live(b(
+        History,
+        &[Char('T')],
+        Action::StepBack,
+        "step back one sample (pauses)",
+        Some("back"),
+    ))),
     row(
         "oldest sample in memory / back to live",
         live(b(
