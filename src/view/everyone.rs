@@ -59,14 +59,18 @@ pub fn blocks(all: &Everyone, x: &Ctx, out: &mut Vec<Block>) {
     let processes = all.entries.iter().filter(|e| e.tgid == e.pid).count();
     let threads = all.entries.len() - processes;
     let what = if all.threads {
-        format!("every process ({processes}) and thread ({threads} beside the main ones)")
+        format!("{processes} processes and {threads} more threads")
     } else {
-        format!("every process ({processes}); H lists threads")
+        format!("{processes} processes (H lists threads)")
     };
+    // Short notes: a zoomed pane cuts a note at its width.
     out.push(Block::Note(format!(
-        "{what}, sorted by {}; RDELAY: ms a second waited for a CPU; idle processes read in turns",
+        "{what}, by {}",
         x.proc_sort.name()
     )));
+    out.push(Block::Note(
+        "RDELAY: ms a second waited for a CPU; idle ones read in turns".into(),
+    ));
     if all.first {
         out.push(Block::Note(
             "rates show from the next read (- until then)".into(),
