@@ -64,10 +64,7 @@ pub fn blocks(all: &Everyone, x: &Ctx, out: &mut Vec<Block>) {
         format!("{processes} processes (H lists threads)")
     };
     // Short notes: a zoomed pane cuts a note at its width.
-    out.push(Block::Note(format!(
-        "{what}, by {}",
-        x.proc_sort.name()
-    )));
+    out.push(Block::Note(format!("{what}, by {}", x.proc_sort.name())));
     out.push(Block::Note(
         "RDELAY: ms a second waited for a CPU; idle ones read in turns".into(),
     ));
@@ -254,13 +251,17 @@ mod tests {
             ..Entry::default()
         };
         let all = Everyone {
-            entries: vec![p(10, 10, 1.0), p(20, 20, 5.0), p(11, 10, 0.5), p(21, 20, 4.0)],
+            entries: vec![
+                p(10, 10, 1.0),
+                p(20, 20, 5.0),
+                p(11, 10, 0.5),
+                p(21, 20, 4.0),
+            ],
             ..Everyone::default()
         };
         let t = table(
             &all,
-            &Ctx::new(&crate::findings::Thresholds::default(), true)
-                .with_proc_sort(ProcSort::Cpu),
+            &Ctx::new(&crate::findings::Thresholds::default(), true).with_proc_sort(ProcSort::Cpu),
         );
         let mut rows = t.rows.clone();
         rows.sort_by(super::super::model::busiest);

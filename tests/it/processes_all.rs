@@ -14,7 +14,18 @@ use support::screen::screen;
 
 /// A `/proc/PID/stat` line with the fields the reader uses.
 #[allow(clippy::too_many_arguments)]
-fn stat(pid: u32, comm: &str, state: char, majflt: u64, ticks: u64, nice: i8, threads: u32, start: u64, rss: u64, cpu: u32) -> String {
+fn stat(
+    pid: u32,
+    comm: &str,
+    state: char,
+    majflt: u64,
+    ticks: u64,
+    nice: i8,
+    threads: u32,
+    start: u64,
+    rss: u64,
+    cpu: u32,
+) -> String {
     format!(
         "{pid} ({comm}) {state} 1 {pid} {pid} 0 -1 4194560 100 0 {majflt} 0 {ticks} 0 0 0 20 {nice} \
          {threads} 0 {start} 1000000 {rss} 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 {cpu} 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
@@ -33,30 +44,119 @@ fn put(dir: &Path, rel: &str, text: &str) {
 /// whose counters are far above the old one's.
 fn write_host(dir: &Path, t: u64, reused: bool) {
     put(dir, "proc/uptime", &format!("{}.00 0.00\n", 1000 + t));
-    put(dir, "etc/passwd", "root:x:0:0::/root:/bin/sh\nwebuser:x:1000:1000::/:/bin/sh\n");
+    put(
+        dir,
+        "etc/passwd",
+        "root:x:0:0::/root:/bin/sh\nwebuser:x:1000:1000::/:/bin/sh\n",
+    );
     let web = "proc/100";
-    put(dir, &format!("{web}/stat"), &stat(100, "web", 'S', 10 + 2 * t, 1000 + 25 * t, 0, 3, 5000, 2560, 1));
-    put(dir, &format!("{web}/io"), &format!("rchar: 0\nwchar: 0\nread_bytes: 0\nwrite_bytes: {}\n", 4 * 1024 * 1024 * t));
-    put(dir, &format!("{web}/status"), "Name:\tweb\nUid:\t1000\t1000\t1000\t1000\nVmSwap:\t     512 kB\n");
-    put(dir, &format!("{web}/schedstat"), &format!("123 {} 9\n", 7_000_000 + 40_000_000 * t));
-    put(dir, &format!("{web}/cgroup"), "0::/system.slice/web.service\n");
-    put(dir, &format!("{web}/cmdline"), "/usr/bin/web\0--port\x008080\0");
-    for (tid, name, ticks) in [(100, "web", 600 + 5 * t), (101, "web-worker", 300 + 15 * t), (102, "web-io", 100 + 5 * t)] {
-        put(dir, &format!("{web}/task/{tid}/stat"), &stat(tid, name, 'S', 0, ticks, 0, 3, 5000 + u64::from(tid % 100), 2560, 0));
-        put(dir, &format!("{web}/task/{tid}/schedstat"), &format!("1 {} 1\n", 1_000_000 * t));
+    put(
+        dir,
+        &format!("{web}/stat"),
+        &stat(
+            100,
+            "web",
+            'S',
+            10 + 2 * t,
+            1000 + 25 * t,
+            0,
+            3,
+            5000,
+            2560,
+            1,
+        ),
+    );
+    put(
+        dir,
+        &format!("{web}/io"),
+        &format!(
+            "rchar: 0\nwchar: 0\nread_bytes: 0\nwrite_bytes: {}\n",
+            4 * 1024 * 1024 * t
+        ),
+    );
+    put(
+        dir,
+        &format!("{web}/status"),
+        "Name:\tweb\nUid:\t1000\t1000\t1000\t1000\nVmSwap:\t     512 kB\n",
+    );
+    put(
+        dir,
+        &format!("{web}/schedstat"),
+        &format!("123 {} 9\n", 7_000_000 + 40_000_000 * t),
+    );
+    put(
+        dir,
+        &format!("{web}/cgroup"),
+        "0::/system.slice/web.service\n",
+    );
+    put(
+        dir,
+        &format!("{web}/cmdline"),
+        "/usr/bin/web\0--port\x008080\0",
+    );
+    for (tid, name, ticks) in [
+        (100, "web", 600 + 5 * t),
+        (101, "web-worker", 300 + 15 * t),
+        (102, "web-io", 100 + 5 * t),
+    ] {
+        put(
+            dir,
+            &format!("{web}/task/{tid}/stat"),
+            &stat(
+                tid,
+                name,
+                'S',
+                0,
+                ticks,
+                0,
+                3,
+                5000 + u64::from(tid % 100),
+                2560,
+                0,
+            ),
+        );
+        put(
+            dir,
+            &format!("{web}/task/{tid}/schedstat"),
+            &format!("1 {} 1\n", 1_000_000 * t),
+        );
     }
     let dd = "proc/200";
-    put(dir, &format!("{dd}/stat"), &stat(200, "dd", 'D', 0, 50, 0, 1, 8000, 100, 0));
-    put(dir, &format!("{dd}/status"), "Name:\tdd\nUid:\t0\t0\t0\t0\nVmSwap:\t       0 kB\n");
+    put(
+        dir,
+        &format!("{dd}/stat"),
+        &stat(200, "dd", 'D', 0, 50, 0, 1, 8000, 100, 0),
+    );
+    put(
+        dir,
+        &format!("{dd}/status"),
+        "Name:\tdd\nUid:\t0\t0\t0\t0\nVmSwap:\t       0 kB\n",
+    );
     put(dir, &format!("{dd}/schedstat"), "1 2 3\n");
     put(dir, &format!("{dd}/wchan"), "percpu_rwsem_wait");
     put(dir, &format!("{dd}/stack"), "[<0>] percpu_rwsem_wait+0x11f/0x150\n[<0>] __sb_start_write+0x4d/0x60\n[<0>] vfs_write+0x2bb/0x3a0\n[<0>] ksys_write+0x67/0xe0\n[<0>] do_syscall_64+0x58/0x80\n");
-    put(dir, &format!("{dd}/cmdline"), "dd\0if=/dev/zero\0of=/mnt/frozen/x\0");
+    put(
+        dir,
+        &format!("{dd}/cmdline"),
+        "dd\0if=/dev/zero\0of=/mnt/frozen/x\0",
+    );
     let sl = "proc/300";
-    let (start, ticks, majflt) = if reused { (99_000, 900_000, 50_000) } else { (7000, 3, 1) };
+    let (start, ticks, majflt) = if reused {
+        (99_000, 900_000, 50_000)
+    } else {
+        (7000, 3, 1)
+    };
     let comm = if reused { "newproc" } else { "sleeper" };
-    put(dir, &format!("{sl}/stat"), &stat(300, comm, 'S', majflt, ticks, 5, 1, start, 200, 1));
-    put(dir, &format!("{sl}/status"), "Name:\tsleeper\nUid:\t0\t0\t0\t0\nVmSwap:\t       0 kB\n");
+    put(
+        dir,
+        &format!("{sl}/stat"),
+        &stat(300, comm, 'S', majflt, ticks, 5, 1, start, 200, 1),
+    );
+    put(
+        dir,
+        &format!("{sl}/status"),
+        "Name:\tsleeper\nUid:\t0\t0\t0\t0\nVmSwap:\t       0 kB\n",
+    );
     put(dir, &format!("{sl}/schedstat"), "1 2 3\n");
     put(dir, &format!("{sl}/cmdline"), "sleeper\0");
 }
@@ -87,7 +187,11 @@ fn every_process_with_rates_threads_and_stacks_by_construction() {
     assert_eq!(web.cpu_pct, Some(25.0), "25 ticks in 1 s at USER_HZ 100");
     assert_eq!(web.write_kb_s, Some(4096.0), "4 MiB/s");
     assert_eq!(web.majflt_s, Some(2.0));
-    assert_eq!(web.delay_ms_s, Some(40.0), "40,000,000 ns of run delay in 1 s");
+    assert_eq!(
+        web.delay_ms_s,
+        Some(40.0),
+        "40,000,000 ns of run delay in 1 s"
+    );
     assert_eq!(web.swap_kb, Some(512));
     assert_eq!(web.user.as_deref(), Some("webuser"));
     assert_eq!(web.cgroup.as_deref(), Some("/system.slice/web.service"));
@@ -112,7 +216,12 @@ fn every_process_with_rates_threads_and_stacks_by_construction() {
     assert_eq!(dd.wchan.as_deref(), Some("percpu_rwsem_wait"));
     assert_eq!(
         dd.stack,
-        ["percpu_rwsem_wait", "__sb_start_write", "vfs_write", "ksys_write"]
+        [
+            "percpu_rwsem_wait",
+            "__sb_start_write",
+            "vfs_write",
+            "ksys_write"
+        ]
     );
     let sleeper = find(&l[1], 300);
     assert_eq!(sleeper.cpu_pct, Some(0.0));
@@ -132,7 +241,11 @@ fn a_reused_pid_gets_no_rate_from_the_process_before_it() {
         .iter()
         .position(|a| &*find(a, 300).comm == "newproc")
         .expect("the new process is read within its turns");
-    assert_eq!(find(&l[first_new], 300).cpu_pct, None, "no rate on its first read");
+    assert_eq!(
+        find(&l[first_new], 300).cpu_pct,
+        None,
+        "no rate on its first read"
+    );
     assert_eq!(find(&l[first_new], 300).majflt_s, None);
     for a in &l {
         let e = find(a, 300);

@@ -219,20 +219,23 @@ pub const KEYMAP: &[Binding] = &[
         "filter the focused pane's rows (Enter keeps, Esc clears)",
         Some("filter"),
     ),
-    b(
-        Dashboard,
-        &[Char('h')],
-        Action::HideIdle,
-        "hide / show idle devices and CPUs",
-        None,
+    row(
+        "hide / show idle rows; live, H: every thread in the processes' full list",
+        b(
+            Dashboard,
+            &[Char('h')],
+            Action::HideIdle,
+            "hide / show idle devices and CPUs",
+            None,
+        ),
     ),
-    live(b(
+    joins(live(b(
         Dashboard,
         &[Char('H')],
         Action::Threads,
         "processes: list every thread too (on the full list)",
         None,
-    )),
+    ))),
     row(
         "step back / forward one sample (pauses)",
         b(
