@@ -209,7 +209,7 @@ pub const KEYMAP: &[Binding] = &[
         Dashboard,
         &[Char('s')],
         Action::Sort,
-        "cycle sort (busiest/name; processes: CPU, I/O, faults, RSS, state, start, command)",
+        "cycle sort (busiest/name; processes: CPU I/O RSS state ...)",
         Some("sort"),
     ),
     b(
@@ -220,7 +220,7 @@ pub const KEYMAP: &[Binding] = &[
         Some("filter"),
     ),
     row(
-        "hide / show idle rows; live, H: every thread in the processes' full list",
+        "hide / show idle rows; H: threads in the full process list",
         b(
             Dashboard,
             &[Char('h')],
