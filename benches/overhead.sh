@@ -12,6 +12,14 @@
 # Intervals: perftop -d 1; htop -d 10 (tenths of a second); btop update_ms = 1000 in a private
 # config dir (XDG_CONFIG_HOME; btop 1.2 has no command-line option for it); atop 1.
 # Environment: PERFTOP_BIN (default target/release/perftop, built if missing).
+#
+# Zoomed mode (the Processes pane's full list on screen, issue 42's "2,000 processes, Processes
+# pane zoomed" row):
+#
+#   ZOOM_PROCS=2000 benches/overhead.sh [SECONDS]
+#
+# starts idle `sleep` processes until /proc lists ZOOM_PROCS processes, zooms perftop's
+# Processes pane (keys `8` and Enter) and runs perftop beside htop only, both at 80x24.
 set -euo pipefail
 
 DUR=${1:-60}
@@ -29,12 +37,23 @@ declare -A pid
 cleanup() {
     local p
     for p in "${pid[@]}"; do
-        kill "$p" 2>/dev/null || true
+        kill $p 2>/dev/null || true
     done
     tm kill-server 2>/dev/null || true
     rm -rf "$TMP"
 }
 trap cleanup EXIT
+
+ZOOM_PROCS=${ZOOM_PROCS:-}
+sleepers=()
+if [ -n "$ZOOM_PROCS" ]; then
+    have=$(ls -d /proc/[0-9]* | wc -l)
+    for ((i = have; i < ZOOM_PROCS; i++)); do
+        sleep 100000 &
+        sleepers+=($!)
+    done
+    pid[sleepers]="${sleepers[*]:-}"
+fi
 
 mkdir -p "$TMP/xdg/btop"
 printf 'update_ms = 1000\n' >"$TMP/xdg/btop/btop.conf"
@@ -50,8 +69,13 @@ start() { # name command...
 }
 start perftop "$BIN" -d 1
 command -v htop >/dev/null && start htop htop -d 10
-command -v btop >/dev/null && start btop env XDG_CONFIG_HOME="$TMP/xdg" btop --utf-force
-command -v atop >/dev/null && start atop atop 1
+if [ -z "$ZOOM_PROCS" ]; then
+    command -v btop >/dev/null && start btop env XDG_CONFIG_HOME="$TMP/xdg" btop --utf-force
+    command -v atop >/dev/null && start atop atop 1
+else
+    sleep 1
+    tm send-keys -t perftop 8 Enter
+fi
 
 declare -A cpu0
 for t in "${tools[@]}"; do
@@ -76,6 +100,9 @@ sleep "$DUR"
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), kernel $(uname -r)"
 echo "# ${DUR} s at a 1 s interval, all tools at once, 80x24 each; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -n "$ZOOM_PROCS" ]; then
+    echo "# perftop's Processes pane zoomed (the full list); $(ls -d /proc/[0-9]* | wc -l) processes at the end"
+fi
 echo
 echo "| tool | CPU s in ${DUR} s | % of one core | startup CPU s | RSS MB | peak RSS MB |"
 echo "|---|---:|---:|---:|---:|---:|"

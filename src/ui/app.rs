@@ -18,11 +18,11 @@ use super::timeline::Timeline;
 use super::tweak_dialog::TweakState;
 use crate::findings::Thresholds;
 use crate::pane::Pane;
-use crate::source::processes::everyone::{Everyone, Want};
-use std::sync::Arc;
 use crate::record::Recording;
 use crate::sample::Sample;
+use crate::source::processes::everyone::{Everyone, Want};
 use ratatui::crossterm::event::KeyEvent;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub struct App {

@@ -289,12 +289,7 @@ pub fn run(opts: Options) -> Result<Ended> {
     let (ctl_tx, ctl_rx) = mpsc::channel::<Duration>();
     let mut reader = Reader::new(opts.root.clone());
     app.want = Some(reader.want_everyone());
-    spawn_sampler(
-        reader,
-        opts.interval,
-        tx.clone(),
-        ctl_rx,
-    )?;
+    spawn_sampler(reader, opts.interval, tx.clone(), ctl_rx)?;
     spawn_input(tx.clone())?;
     spawn_signals(tx)?;
     let result = drive(&mut app, &theme, &rx, &ctl_tx);

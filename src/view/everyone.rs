@@ -59,14 +59,15 @@ pub fn blocks(all: &Everyone, x: &Ctx, out: &mut Vec<Block>) {
     let processes = all.entries.iter().filter(|e| e.tgid == e.pid).count();
     let threads = all.entries.len() - processes;
     let what = if all.threads {
-        format!("every process ({processes}) and thread ({threads} beside the main ones)")
+        format!("{processes} processes and {threads} more threads")
     } else {
-        format!("every process ({processes}); H lists threads")
+        format!("{processes} processes (H lists threads)")
     };
-    out.push(Block::Note(format!(
-        "{what}, sorted by {}; RDELAY: ms a second waited for a CPU; idle processes read in turns",
-        x.proc_sort.name()
-    )));
+    // Short notes: a zoomed pane cuts a note at its width.
+    out.push(Block::Note(format!("{what}, by {}", x.proc_sort.name())));
+    out.push(Block::Note(
+        "RDELAY: ms a second waited for a CPU; idle ones read in turns".into(),
+    ));
     if all.first {
         out.push(Block::Note(
             "rates show from the next read (- until then)".into(),
@@ -250,13 +251,17 @@ mod tests {
             ..Entry::default()
         };
         let all = Everyone {
-            entries: vec![p(10, 10, 1.0), p(20, 20, 5.0), p(11, 10, 0.5), p(21, 20, 4.0)],
+            entries: vec![
+                p(10, 10, 1.0),
+                p(20, 20, 5.0),
+                p(11, 10, 0.5),
+                p(21, 20, 4.0),
+            ],
             ..Everyone::default()
         };
         let t = table(
             &all,
-            &Ctx::new(&crate::findings::Thresholds::default(), true)
-                .with_proc_sort(ProcSort::Cpu),
+            &Ctx::new(&crate::findings::Thresholds::default(), true).with_proc_sort(ProcSort::Cpu),
         );
         let mut rows = t.rows.clone();
         rows.sort_by(super::super::model::busiest);

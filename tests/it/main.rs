@@ -32,6 +32,7 @@ mod outputs;
 mod parsers_prop;
 mod power;
 mod processes;
+mod processes_all;
 mod real_capture;
 mod real_hosts;
 mod real_irq;

@@ -27,7 +27,9 @@ impl Drop for Kids {
 fn listed(reader: &mut Reader, gap: Duration) -> (perftop::sample::Sample, Everyone) {
     std::thread::sleep(gap);
     let s = reader.sample();
-    let all = reader.take_everyone().expect("a full list while one is wanted");
+    let all = reader
+        .take_everyone()
+        .expect("a full list while one is wanted");
     (s, all)
 }
 
@@ -45,7 +47,10 @@ fn idle_sleeper(dir: &std::path::Path, name: &str) -> Child {
         .find(|p| std::path::Path::new(p).exists())
         .expect("a sleep binary");
     std::fs::copy(sleep, &bin).expect("copy sleep");
-    Command::new(&bin).arg("1000").spawn().expect("start sleeper")
+    Command::new(&bin)
+        .arg("1000")
+        .spawn()
+        .expect("start sleeper")
 }
 
 #[test]
@@ -67,7 +72,11 @@ fn an_idle_process_is_listed_and_found_by_the_filter() {
     let (sample, all) = listed(&mut reader, Duration::from_millis(1000));
     // The sample (recorder, JSON) keeps its bounded selection: an idle sleep is not in it.
     assert!(
-        !sample.processes.iter().flat_map(|p| &p.tasks).any(|t| t.pid == pid),
+        !sample
+            .processes
+            .iter()
+            .flat_map(|p| &p.tasks)
+            .any(|t| t.pid == pid),
         "an idle sleep is in the sample's kept processes: the selection grew"
     );
     // Every process /proc lists now (less those that came or went around the reads) is here.
@@ -171,13 +180,16 @@ fn threads_of_a_process_are_its_proc_task_entries() {
             .map(|e| e.pid)
             .collect();
         ours.sort_unstable();
-        assert_eq!(ours, after, "perftop's tasks of pid {me} vs /proc/{me}/task");
+        assert_eq!(
+            ours, after,
+            "perftop's tasks of pid {me} vs /proc/{me}/task"
+        );
         let process = all.entries.iter().find(|e| e.pid == me).expect("own row");
         assert_eq!(process.threads as usize, after.len(), "THR = task count");
         for i in 0..5 {
             let n = format!("ptthr-{i}");
             assert!(
-                all.entries.iter().any(|e| e.tgid == me && &*e.comm == n),
+                all.entries.iter().any(|e| e.tgid == me && *e.comm == *n),
                 "thread {n} listed by name"
             );
         }

@@ -77,7 +77,9 @@ fn zoomed_processes_filter_finds_an_idle_process_and_h_lists_threads() {
     s.keys(&["8", "Enter", "/"]);
     s.keys(&["-l", &threads]);
     s.keys(&["Enter"]);
-    s.wait("no thread rows before H", |sc| sc.contains("no row matches"));
+    s.wait("no thread rows before H", |sc| {
+        sc.contains("no row matches")
+    });
     s.keys(&["H"]);
     let screen = s.wait("the parked threads after H", |sc| {
         (0..3).all(|i| sc.contains(&format!("{threads}-{i}")))
@@ -89,14 +91,14 @@ fn zoomed_processes_filter_finds_an_idle_process_and_h_lists_threads() {
             .expect("task dir")
             .filter_map(|e| e.ok())
             .find(|e| {
-                std::fs::read_to_string(e.path().join("comm"))
-                    .is_ok_and(|c| c.trim_end() == n)
+                std::fs::read_to_string(e.path().join("comm")).is_ok_and(|c| c.trim_end() == n)
             })
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .expect("the kernel lists the thread");
         assert!(
-            screen.lines().any(|l| l.split_whitespace().next() == Some(tid.as_str())
-                && l.contains(&n)),
+            screen
+                .lines()
+                .any(|l| l.split_whitespace().next() == Some(tid.as_str()) && l.contains(&n)),
             "thread {n} (tid {tid}) not on screen:\n{screen}"
         );
     }

@@ -279,10 +279,8 @@ pub fn build(
         };
         threads_cut = ctx.add_threads(&mut entries);
     }
-    let alive: std::collections::HashSet<(u32, u64)> = next_prev
-        .iter()
-        .map(|(pid, w)| (*pid, w.start))
-        .collect();
+    let alive: std::collections::HashSet<(u32, u64)> =
+        next_prev.iter().map(|(pid, w)| (*pid, w.start)).collect();
     cmdlines.retain(|k| alive.contains(k));
     full.prev = next_prev;
     full.detail = next_detail;
@@ -357,11 +355,17 @@ impl ThreadPass<'_> {
             }
         }
         entries.extend(added);
-        cut.then_some((self.read + entries.iter().filter(|e| e.tgid == e.pid).count(), there))
+        cut.then_some((
+            self.read + entries.iter().filter(|e| e.tgid == e.pid).count(),
+            there,
+        ))
     }
 
     fn thread(&mut self, owner: &Entry, dir: &str, tid: u32) -> Option<Entry> {
-        let stat = self.probe.quiet_text(dir, "stat").and_then(|t| parse_stat(&t))?;
+        let stat = self
+            .probe
+            .quiet_text(dir, "stat")
+            .and_then(|t| parse_stat(&t))?;
         let was = self.prev.remove(&tid).filter(|w| w.start == stat.start);
         let dt = was.as_ref().map(|w| self.now - w.at).filter(|d| *d > 0.0);
         let cpu_pct = match (&was, dt) {
@@ -461,9 +465,15 @@ pub fn parse_status(text: &str) -> (Option<u32>, Option<u64>) {
     let (mut uid, mut swap) = (None, None);
     for line in text.lines() {
         if let Some(v) = line.strip_prefix("Uid:") {
-            uid = v.split_ascii_whitespace().next().and_then(|u| u.parse().ok());
+            uid = v
+                .split_ascii_whitespace()
+                .next()
+                .and_then(|u| u.parse().ok());
         } else if let Some(v) = line.strip_prefix("VmSwap:") {
-            swap = v.split_ascii_whitespace().next().and_then(|u| u.parse().ok());
+            swap = v
+                .split_ascii_whitespace()
+                .next()
+                .and_then(|u| u.parse().ok());
         }
     }
     (uid, swap)
@@ -505,7 +515,8 @@ mod tests {
 
     #[test]
     fn status_schedstat_and_stack_by_hand() {
-        let status = "Name:\tsleep\nUid:\t1000\t1000\t1000\t1000\nVmRSS:\t  900 kB\nVmSwap:\t  128 kB\n";
+        let status =
+            "Name:\tsleep\nUid:\t1000\t1000\t1000\t1000\nVmRSS:\t  900 kB\nVmSwap:\t  128 kB\n";
         assert_eq!(parse_status(status), (Some(1000), Some(128)));
         assert_eq!(parse_status("Name:\tkthreadd\n"), (None, None));
         assert_eq!(parse_schedstat("1214990 553372 12\n"), Some(553_372));
@@ -514,7 +525,12 @@ mod tests {
                      [<0>] vfs_write+0x2bb/0x3a0\n[<0>] ksys_write+0x67/0xe0\n[<0>] do_syscall_64+0x58/0x80\n";
         assert_eq!(
             parse_stack(stack),
-            ["percpu_rwsem_wait", "__sb_start_write", "vfs_write", "ksys_write"]
+            [
+                "percpu_rwsem_wait",
+                "__sb_start_write",
+                "vfs_write",
+                "ksys_write"
+            ]
         );
     }
 }

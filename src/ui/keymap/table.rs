@@ -219,20 +219,23 @@ pub const KEYMAP: &[Binding] = &[
         "filter the focused pane's rows (Enter keeps, Esc clears)",
         Some("filter"),
     ),
-    b(
-        Dashboard,
-        &[Char('h')],
-        Action::HideIdle,
-        "hide / show idle devices and CPUs",
-        None,
+    row(
+        "hide / show idle rows; H: threads in the full process list",
+        b(
+            Dashboard,
+            &[Char('h')],
+            Action::HideIdle,
+            "hide / show idle devices and CPUs",
+            None,
+        ),
     ),
-    live(b(
+    joins(live(b(
         Dashboard,
         &[Char('H')],
         Action::Threads,
         "processes: list every thread too (on the full list)",
         None,
-    )),
+    ))),
     // `t` forward and `T` back, as `atop -r` and `below replay` step. The footer names the
     // move that can do something: both in a replay, `T` live (live is the newest sample).
     row(
