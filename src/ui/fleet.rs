@@ -86,11 +86,13 @@ pub fn row(i: usize, label: &str, app: &App) -> Row {
         crate::units::kb(dt.dirty_kb.map(|k| k + dt.writeback_kb.unwrap_or(0))),
         crate::units::kb(dt.threshold_kb)
     );
+    // What the dashboard's findings row shows: the raised findings and this interval's.
     if let Some(f) = app
         .judge
         .active
         .iter()
         .map(|a| &a.finding)
+        .chain(&d.findings)
         .max_by_key(|f| f.severity)
     {
         let rank = match f.severity {

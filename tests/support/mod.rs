@@ -8,6 +8,7 @@
 pub mod live;
 pub mod real;
 pub mod screen;
+pub mod sshd;
 pub mod synth;
 pub mod tmux;
 

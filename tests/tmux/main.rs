@@ -8,6 +8,7 @@
 #[path = "../support/mod.rs"]
 pub mod support;
 
+mod ssh;
 mod terminal_bytes;
 mod tmux;
 mod tmux_interact;
