@@ -186,7 +186,7 @@ pub fn draw(f: &mut Frame, rows: &[Row], fleet: &Fleet, t: &Theme) {
                 rcell("psi c/m/io", 10),
                 rcell("await", 5),
                 rcell("dirty/limit", 11),
-                cell("link", 5),
+                cell("link", 10),
             ),
             t.title,
         )),
@@ -211,7 +211,7 @@ pub fn draw(f: &mut Frame, rows: &[Row], fleet: &Fleet, t: &Theme) {
             rcell(&r.psi, 10),
             rcell(&r.await_ms, 5),
             rcell(&r.dirty, 11),
-            cell(&r.link, 5),
+            cell(&r.link, 10),
             r.finding
         );
         lines.push(Line::from(Span::styled(
