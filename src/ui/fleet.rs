@@ -373,3 +373,44 @@ fn event_loop(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::crossterm::event::KeyModifiers;
+
+    fn app(link: Option<&str>) -> App {
+        let mut a = App::new(Duration::from_secs(1), Duration::from_secs(60));
+        a.session.link = link.map(str::to_string);
+        a
+    }
+
+    /// A lost link sorts before hosts with nothing to say; the cursor follows the sorted rows
+    /// and Enter opens the host under it.
+    #[test]
+    fn lost_links_sort_first_and_enter_opens_the_selected_host() {
+        let apps = [
+            app(None),
+            app(Some("link lost at 14:02:11, reconnecting (in 1 s): closed")),
+            app(Some("connecting")),
+        ];
+        let labels: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let rows = rows(&apps, &labels);
+        let order: Vec<(&str, &str, u8)> = rows
+            .iter()
+            .map(|r| (r.label.as_str(), r.link.as_str(), r.rank))
+            .collect();
+        assert_eq!(
+            order,
+            [("b", "lost", 3), ("a", "up", 0), ("c", "connecting", 0)]
+        );
+        let mut f = Fleet::default();
+        let key = |c| KeyEvent::new(c, KeyModifiers::NONE);
+        // Host 0 ("a") is second in the table: one down is "c", Enter opens it.
+        assert_eq!(f.key(key(KeyCode::Down), &rows), None);
+        assert_eq!(f.selected, 2);
+        assert_eq!(f.key(key(KeyCode::Enter), &rows), None);
+        assert_eq!(f.open, Some(2));
+        assert_eq!(f.key(key(KeyCode::Char('q')), &rows), Some(Effect::Quit));
+    }
+}
