@@ -72,7 +72,7 @@ pub fn run(opts: SshOptions) -> Result<crate::ui::Ended> {
         .map(|h| Target::parse(h))
         .collect::<Result<Vec<_>>>()?;
     if targets.len() > 1 {
-        anyhow::bail!("several hosts: the fleet screen is not built yet");
+        return fleet(opts, targets);
     }
     let t = targets.into_iter().next().context("no host given")?;
     let probe = prepare(&t)?;
@@ -83,7 +83,14 @@ pub fn run(opts: SshOptions) -> Result<crate::ui::Ended> {
         "tweaks are not sent over ssh: run `perftop tweak` on {} itself (its preview, journal and undo)",
         t.label()
     );
-    let ui_opts = crate::ui::Options {
+    crate::ui::run_fed(ui_options(opts), label, no_tweaks, move |feed| {
+        spawn_link(t, cmd, stall, feed, false)
+    })
+}
+
+/// The dashboard's options for remote samples: nothing local is read, nothing tweaked here.
+fn ui_options(opts: SshOptions) -> crate::ui::Options {
+    crate::ui::Options {
         root: crate::root::Root::new("/"),
         interval: opts.interval,
         keep: Duration::from_secs(600),
@@ -91,29 +98,76 @@ pub fn run(opts: SshOptions) -> Result<crate::ui::Ended> {
         read_only: true,
         state_dir: None,
         record_dir: opts.record_dir,
-    };
-    crate::ui::run_fed(ui_opts, label, no_tweaks, move |feed| {
-        let link_feed = feed.clone();
-        std::thread::Builder::new()
-            .name("link".into())
-            .spawn(move || {
-                link::run(
-                    &t,
-                    &cmd,
-                    stall,
-                    |g| match g {
-                        Got::Sample(s) => feed.sample(*s),
-                        Got::Header(_) => true,
-                    },
-                    |ev| match ev {
-                        LinkEvent::Up => link_feed.link(None),
-                        LinkEvent::Lost { at_ms, why, retry } => {
-                            link_feed.link(Some(lost_text(at_ms, &why, retry)))
-                        }
-                    },
-                )
-            })
-            .context("starting the link thread")?;
+    }
+}
+
+/// The thread of one host's link, feeding `feed`. `install`: the copy is made (or checked) on
+/// this thread first, retried with the link's backoff while it fails (the fleet screen: one
+/// host that cannot be reached must not hold up the others' start).
+fn spawn_link(
+    t: Target,
+    cmd: String,
+    stall: Duration,
+    feed: crate::ui::Feed,
+    install: bool,
+) -> Result<()> {
+    std::thread::Builder::new()
+        .name(format!("link {}", t.label()))
+        .spawn(move || {
+            if install && !ensure_retrying(&t, &feed) {
+                return;
+            }
+            let link_feed = feed.clone();
+            link::run(
+                &t,
+                &cmd,
+                stall,
+                |g| match g {
+                    Got::Sample(s) => feed.sample(*s),
+                    Got::Header(_) => true,
+                },
+                |ev| match ev {
+                    LinkEvent::Up => link_feed.link(None),
+                    LinkEvent::Lost { at_ms, why, retry } => {
+                        link_feed.link(Some(lost_text(at_ms, &why, retry)))
+                    }
+                },
+            )
+        })
+        .context("starting the link thread")?;
+    Ok(())
+}
+
+/// Makes the remote copy, retrying with backoff and saying why on the host's row while it
+/// fails. False once the dashboard is gone.
+fn ensure_retrying(t: &Target, feed: &crate::ui::Feed) -> bool {
+    let mut retry = Duration::from_secs(1);
+    loop {
+        match install::ensure(t) {
+            Ok(_) => return true,
+            Err(e) => {
+                let at = crate::record::writer::wall_ms();
+                if !feed.link(Some(lost_text(at, &format!("{e:#}"), retry))) {
+                    return false;
+                }
+                std::thread::sleep(retry);
+                retry = (retry * 2).min(Duration::from_secs(30));
+            }
+        }
+    }
+}
+
+/// `perftop ssh H1 H2 ...`: every host prepared and linked on its own thread, in parallel.
+fn fleet(opts: SshOptions, targets: Vec<Target>) -> Result<crate::ui::Ended> {
+    let cmd = stream_command(opts.interval, opts.remote_root.as_deref());
+    let stall = stall(opts.interval);
+    let labels: Vec<String> = targets.iter().map(Target::label).collect();
+    let no_tweaks = "tweaks are not sent over ssh: run `perftop tweak` on the host itself \
+                     (its preview, journal and undo)";
+    crate::ui::run_fleet(ui_options(opts), labels, no_tweaks, move |feeds| {
+        for (t, feed) in targets.into_iter().zip(feeds) {
+            spawn_link(t, cmd.clone(), stall, feed, true)?;
+        }
         Ok(())
     })
 }

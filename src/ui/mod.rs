@@ -5,8 +5,10 @@ pub mod app;
 pub mod ascii;
 pub mod colors;
 pub mod dialog_box;
+pub mod events;
 pub mod filter;
 pub mod findings_list;
+pub mod fleet;
 pub mod help;
 pub mod history;
 #[cfg(test)]
@@ -38,11 +40,12 @@ pub mod wrap;
 pub mod zoom;
 
 use crate::root::Root;
-use crate::sample::Sample;
 use crate::source::Reader;
 use anyhow::{bail, Context, Result};
 use app::{App, Effect};
-use ratatui::crossterm::event::{self, Event, KeyEventKind};
+use events::{spawn_input, spawn_sampler, spawn_signals, Msg};
+pub use events::{Ended, Feed};
+use ratatui::crossterm::event::{Event, KeyEventKind};
 use ratatui::Terminal;
 use std::io::IsTerminal;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -92,36 +95,6 @@ pub struct ReplayOptions {
     pub at: Option<String>,
     pub speed: f64,
     pub look: Look,
-}
-
-/// How the dashboard ended: `q`, or a signal (SIGTERM, SIGHUP — also stdin gone — SIGINT,
-/// SIGQUIT).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ended {
-    Quit,
-    Signal(i32),
-}
-
-impl Ended {
-    /// The process exit status: 0 after `q`, 128 + the signal's number after a signal, as a
-    /// shell reports a process that a signal ended (143 for SIGTERM, 129 for SIGHUP), so a
-    /// supervisor or script can tell a kill from a quit.
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Ended::Quit => 0,
-            Ended::Signal(sig) => u8::try_from(128 + sig.clamp(1, 127)).unwrap_or(u8::MAX),
-        }
-    }
-}
-
-enum Msg {
-    Sample(Box<Sample>),
-    /// Every process, after the sample it was listed with (only while the UI asks).
-    Everyone(Box<crate::source::processes::everyone::Everyone>),
-    /// The state of the link samples come over (`perftop ssh`): None once they flow.
-    Link(Option<String>),
-    Input(Event),
-    Signal(i32),
 }
 
 fn need_terminal(pipe_hint: &str) -> Result<()> {
@@ -209,7 +182,7 @@ fn drive(
     let guard = term::TerminalGuard::enter()?;
     let backend = wire::Wire::new(term::FrameWriter::new(std::io::stdout()), theme.depth);
     let mut terminal = Terminal::new(backend).context("starting the terminal backend")?;
-    repaint(&mut terminal).context("clearing the screen")?;
+    term::repaint(&mut terminal).context("clearing the screen")?;
     let result = event_loop(&mut terminal, app, theme, rx, ctl);
     drop(terminal);
     drop(guard);
@@ -223,22 +196,6 @@ fn live_app(opts: &Options) -> App {
     app.time.jump = opts.look.jump;
     app.set_thresholds(opts.look.thresholds.clone());
     app
-}
-
-/// What feeds a dashboard whose samples come from elsewhere (`perftop ssh`): each call says
-/// whether the dashboard is still there to take it.
-#[derive(Clone)]
-pub struct Feed(Sender<Msg>);
-
-impl Feed {
-    pub fn sample(&self, s: Sample) -> bool {
-        self.0.send(Msg::Sample(Box::new(s))).is_ok()
-    }
-
-    /// `Some(text)`: the link is down (the header says `text`); `None`: samples flow again.
-    pub fn link(&self, state: Option<String>) -> bool {
-        self.0.send(Msg::Link(state)).is_ok()
-    }
 }
 
 /// The dashboard of a remote host: `start` is given the feed and starts what reads the host
@@ -258,12 +215,54 @@ pub fn run_fed(
     let (tx, rx) = mpsc::channel::<Msg>();
     // The remote samples at its own interval: `+`/`-` change nothing there.
     let (ctl_tx, _) = mpsc::channel::<Duration>();
-    start(Feed(tx.clone()))?;
+    start(Feed {
+        tx: tx.clone(),
+        host: None,
+    })?;
     spawn_input(tx.clone())?;
     spawn_signals(tx)?;
     let result = drive(&mut app, &theme, &rx, &ctl_tx);
     if let Some(msg) = app.stop_recording() {
         eprintln!("{}", crate::safe::text(&msg));
+    }
+    result
+}
+
+/// The fleet screen (`perftop ssh H1 H2 ...`): one live dashboard per host of `labels`, fed
+/// through the feeds `start` is given (one per host, in order).
+pub fn run_fleet(
+    opts: Options,
+    labels: Vec<String>,
+    no_tweaks: &str,
+    start: impl FnOnce(Vec<Feed>) -> Result<()>,
+) -> Result<Ended> {
+    need_terminal("ssh HOST perftop batch")?;
+    let theme = opts.look.theme()?;
+    let mut apps: Vec<App> = labels
+        .iter()
+        .map(|l| {
+            let mut app = live_app(&opts);
+            app.session.privilege = format!("ssh {l} · Esc: the fleet");
+            app.session.link = Some("connecting".into());
+            app.tweaks.off = Some(no_tweaks.to_string());
+            app
+        })
+        .collect();
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let feeds = (0..labels.len())
+        .map(|i| Feed {
+            tx: tx.clone(),
+            host: Some(i),
+        })
+        .collect();
+    start(feeds)?;
+    spawn_input(tx.clone())?;
+    spawn_signals(tx)?;
+    let result = fleet::run(&mut apps, &labels, &theme, &rx);
+    for app in &mut apps {
+        if let Some(msg) = app.stop_recording() {
+            eprintln!("{}", crate::safe::text(&msg));
+        }
     }
     result
 }
@@ -355,6 +354,8 @@ fn event_loop(
                     app.session.link = state;
                     redraw = true;
                 }
+                // The fleet screen's: not sent to one dashboard.
+                Msg::HostSample(..) | Msg::HostLink(..) => {}
                 Msg::Input(Event::Key(k)) if k.kind != KeyEventKind::Release => {
                     let effect = app.key(k);
                     // The message a key leaves gets its full time on the footer.
@@ -383,7 +384,7 @@ fn event_loop(
         redraw |= app.expire_status(Instant::now());
         app.sync_want();
         if repaint {
-            self::repaint(terminal).context("repainting")?;
+            term::repaint(terminal).context("repainting")?;
             redraw = true;
         }
         if redraw {
@@ -392,89 +393,4 @@ fn event_loop(
                 .context("drawing")?;
         }
     }
-}
-
-/// Clears the screen and forgets the last frame so the next draw sends everything. (Terminal::
-/// clear would ask the terminal for the cursor position, racing the input thread for the reply.)
-fn repaint<B: ratatui::backend::Backend>(terminal: &mut Terminal<B>) -> Result<(), B::Error> {
-    terminal
-        .backend_mut()
-        .clear_region(ratatui::backend::ClearType::All)?;
-    // Each swap resets the buffer it leaves behind: two swaps reset both.
-    terminal.swap_buffers();
-    terminal.swap_buffers();
-    Ok(())
-}
-
-/// Reads a sample on every tick of the sampling clock; the UI changes the interval through
-/// `ctl`, and the thread ends when the UI is gone.
-fn spawn_sampler(
-    mut reader: Reader,
-    interval: Duration,
-    tx: Sender<Msg>,
-    ctl: Receiver<Duration>,
-) -> Result<()> {
-    std::thread::Builder::new()
-        .name("sampler".into())
-        .spawn(move || {
-            let mut clock = crate::sampler::Clock::new(interval).control(ctl);
-            loop {
-                let sample = Box::new(reader.sample());
-                if tx.send(Msg::Sample(sample)).is_err() {
-                    return;
-                }
-                if let Some(e) = reader.take_everyone() {
-                    if tx.send(Msg::Everyone(Box::new(e))).is_err() {
-                        return;
-                    }
-                }
-                if !clock.wait() {
-                    return;
-                }
-            }
-        })
-        .context("starting the sampler thread")?;
-    Ok(())
-}
-
-fn spawn_input(tx: Sender<Msg>) -> Result<()> {
-    std::thread::Builder::new()
-        .name("input".into())
-        .spawn(move || loop {
-            match event::read() {
-                Ok(ev) => {
-                    if tx.send(Msg::Input(ev)).is_err() {
-                        return;
-                    }
-                }
-                Err(_) => {
-                    // stdin is gone (SSH dropped): treat as hang-up.
-                    let _ = tx.send(Msg::Signal(signal_hook::consts::SIGHUP));
-                    return;
-                }
-            }
-        })
-        .context("starting the input thread")?;
-    Ok(())
-}
-
-/// The signals a person, a shell or a supervisor ends a program with are caught, so the
-/// terminal is given back first (an uncaught `kill -QUIT` dumped core and left it on the
-/// alternate screen in raw mode); SIGCONT repaints after a stop.
-fn spawn_signals(tx: Sender<Msg>) -> Result<()> {
-    use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM};
-    let mut signals =
-        signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGCONT])
-            .context("installing signal handlers")?;
-    std::thread::Builder::new()
-        .name("signals".into())
-        .spawn(move || {
-            for sig in signals.forever() {
-                if tx.send(Msg::Signal(sig)).is_err() {
-                    return;
-                }
-            }
-        })
-        .context("starting the signal thread")?;
-    Ok(())
 }

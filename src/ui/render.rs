@@ -280,6 +280,10 @@ fn header(
             t.warn,
         ));
     }
+    // perftop ssh: a lost link first, where it cannot be cut off.
+    if let Some(l) = &app.session.link {
+        second.push(span(format!("{l}  "), t.crit));
+    }
     second.push(span(
         t.glyphs.text(&app.session.privilege).into_owned(),
         t.dim,
@@ -293,9 +297,6 @@ fn header(
     }
     if let Some(r) = &app.session.root_label {
         second.push(span(format!("  root {r}"), t.info));
-    }
-    if let Some(l) = &app.session.link {
-        second.push(span(format!("  {l}"), t.crit));
     }
     if !h.vm_hints.is_empty() {
         second.push(span(format!("  VM: {}", h.vm_hints.join(", ")), t.dim));

@@ -130,6 +130,20 @@ pub fn suspend() -> Result<()> {
     enter().context("resuming the terminal")
 }
 
+/// Clears the screen and forgets the last frame so the next draw sends everything. (Terminal::
+/// clear would ask the terminal for the cursor position, racing the input thread for the reply.)
+pub fn repaint<B: ratatui::backend::Backend>(
+    terminal: &mut ratatui::Terminal<B>,
+) -> Result<(), B::Error> {
+    terminal
+        .backend_mut()
+        .clear_region(ratatui::backend::ClearType::All)?;
+    // Each swap resets the buffer it leaves behind: two swaps reset both.
+    terminal.swap_buffers();
+    terminal.swap_buffers();
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

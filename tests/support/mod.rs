@@ -10,6 +10,7 @@ pub mod live;
 pub mod live_table;
 pub mod real;
 pub mod screen;
+pub mod sshd;
 pub mod synth;
 pub mod ticker;
 pub mod tmux;

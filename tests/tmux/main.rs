@@ -9,6 +9,7 @@
 pub mod support;
 
 mod prompt_keys;
+mod ssh;
 mod terminal_bytes;
 mod tmux;
 mod tmux_everyone;

@@ -1,0 +1,239 @@
+//! `perftop ssh` end to end: a private sshd (`support::sshd`), perftop in tmux as a person runs
+//! it, a synthetic incident host as the remote's `--remote-root`.
+
+use crate::support;
+use crate::support::sshd::{pids_of, Sshd};
+use crate::support::tmux::Session;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a remote state may take: the first connection copies a debug build (~100 MB).
+const WAIT: Duration = Duration::from_secs(40);
+
+/// A synthetic host under incident, rewritten every second (its counters move, so rates and
+/// findings exist): memory PSI "full" 40% of each interval, past the 10% that raises
+/// `memory stalls` as critical.
+struct Incident {
+    root: PathBuf,
+    stop: Arc<AtomicBool>,
+    _tmp: tempfile::TempDir,
+}
+
+impl Incident {
+    fn start() -> Incident {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let root = tmp.path().join("host");
+        let stop = Arc::new(AtomicBool::new(false));
+        let write = |root: &Path, tick: u64| {
+            support::synth::write_host(root, &support::small_host(), tick).expect("synth host");
+            let dir = root.join("proc/pressure");
+            std::fs::create_dir_all(&dir).expect("pressure dir");
+            let us = tick * 1_000_000;
+            for (r, some, full) in [("cpu", 5, 0), ("memory", 60, 40), ("io", 5, 1)] {
+                std::fs::write(
+                    dir.join(r),
+                    format!(
+                        "some avg10=0.00 avg60=0.00 avg300=0.00 total={}\n\
+                         full avg10=0.00 avg60=0.00 avg300=0.00 total={}\n",
+                        us * some / 100,
+                        us * full / 100
+                    ),
+                )
+                .expect("pressure file");
+            }
+        };
+        write(&root, 0);
+        let (r, s) = (root.clone(), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let mut tick = 1;
+            while !s.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_secs(1));
+                write(&r, tick);
+                tick += 1;
+            }
+        });
+        Incident {
+            root,
+            stop,
+            _tmp: tmp,
+        }
+    }
+}
+
+impl Drop for Incident {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn wait(s: &Session, what: &str, pred: impl Fn(&str) -> bool) -> String {
+    let start = Instant::now();
+    loop {
+        let screen = s.screen();
+        if pred(&screen) {
+            return screen;
+        }
+        assert!(
+            start.elapsed() < WAIT,
+            "timed out after {WAIT:?} waiting for {what}; screen:\n{screen}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn sha256(p: &Path) -> String {
+    let o = std::process::Command::new("sha256sum")
+        .arg(p)
+        .output()
+        .expect("sha256sum");
+    String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn remote_exe(sshd: &Sshd) -> PathBuf {
+    sshd.home
+        .join(".cache/perftop")
+        .join(format!("perftop-{}", env!("CARGO_PKG_VERSION")))
+}
+
+fn start(sshd: &Sshd, tag: &str, hosts: &[String], root: &Path) -> Session {
+    let perftop_ssh = sshd.perftop_ssh();
+    let env = [
+        ("TERM", "xterm-256color"),
+        ("PERFTOP_SSH", perftop_ssh.as_str()),
+    ];
+    let mut args = vec!["ssh".to_string()];
+    args.extend(hosts.iter().cloned());
+    args.extend(["--remote-root".into(), root.display().to_string()]);
+    let (s, _bytes) = Session::start_captured(tag, &env, |_| args);
+    s.resize(160, 40);
+    s
+}
+
+/// Waits until no remote perftop runs (the remote sampler ends with its channel).
+fn no_remote_perftop(exe: &Path) {
+    let start = Instant::now();
+    while !pids_of(exe).is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "remote perftop still running after q: {:?}",
+            pids_of(exe)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// To a remote without perftop: copies itself to ~/.cache/perftop/perftop-VERSION (the same
+/// bytes), shows the remote host's name, its finding, refuses tweaks naming the host; the
+/// sampler's sshd session killed: "link lost", then samples again from a new remote sampler;
+/// `q` leaves no perftop on the remote.
+#[test]
+fn ssh_copies_itself_shows_the_remote_and_reconnects() {
+    let name = "ssh_copies_itself_shows_the_remote_and_reconnects";
+    if !support::tmux::tmux_available() {
+        support::skip(name, "tmux not installed");
+        return;
+    }
+    let sshd = match Sshd::start() {
+        Ok(s) => s,
+        Err(why) => {
+            support::skip(name, &why);
+            return;
+        }
+    };
+    let exe = remote_exe(&sshd);
+    assert!(!exe.exists(), "a fresh HOME has no perftop");
+    let inc = Incident::start();
+    let s = start(&sshd, "ssh1", &[sshd.target()], &inc.root);
+    let screen = wait(&s, "the remote's dashboard", |sc| {
+        sc.contains("synth-2c") && sc.contains(&format!("ssh {}", sshd.target()))
+    });
+    assert!(exe.is_file(), "not copied to {}:\n{screen}", exe.display());
+    assert_eq!(
+        sha256(&exe),
+        sha256(Path::new(env!("CARGO_BIN_EXE_perftop"))),
+        "the remote copy differs from this perftop"
+    );
+    wait(&s, "the remote's memory stall finding", |sc| {
+        sc.contains("memory stalls")
+    });
+    s.keys(&["g"]);
+    wait(&s, "tweaks refused over ssh", |sc| {
+        sc.contains("tweaks are not sent over ssh") && sc.contains(&sshd.target())
+    });
+
+    let first = pids_of(&exe);
+    assert_eq!(first.len(), 1, "one remote sampler: {first:?}");
+    let (pid, sshd_child) = first[0];
+    assert!(sshd_child > 1, "the sampler's parent: {first:?}");
+    let _ = std::process::Command::new("kill")
+        .arg(sshd_child.to_string())
+        .status();
+    wait(&s, "link lost", |sc| sc.contains("link lost at"));
+    wait(&s, "the link back", |sc| {
+        !sc.contains("link lost at") && sc.contains("synth-2c")
+    });
+    let again = pids_of(&exe);
+    assert!(
+        again.len() == 1 && again[0].0 != pid,
+        "a new remote sampler after the reconnect: {again:?} (was {pid})"
+    );
+    assert!(
+        !Path::new("/proc").join(pid.to_string()).exists(),
+        "old sampler {pid} left running"
+    );
+
+    s.keys(&["q"]);
+    wait(&s, "perftop gone", |sc| {
+        sc.lines().any(|l| l.trim() == "DONE")
+    });
+    no_remote_perftop(&exe);
+}
+
+/// Two hosts: a row for each, with the finding in words; Enter opens one's dashboard, Esc
+/// comes back; `q` leaves no perftop on the remote.
+#[test]
+fn ssh_fleet_shows_a_row_per_host() {
+    let name = "ssh_fleet_shows_a_row_per_host";
+    if !support::tmux::tmux_available() {
+        support::skip(name, "tmux not installed");
+        return;
+    }
+    let sshd = match Sshd::start() {
+        Ok(s) => s,
+        Err(why) => {
+            support::skip(name, &why);
+            return;
+        }
+    };
+    let inc = Incident::start();
+    let hosts = [sshd.target(), format!("localhost:{}", sshd.port)];
+    let s = start(&sshd, "ssh2", &hosts, &inc.root);
+    let screen = wait(&s, "two rows up with their finding", |sc| {
+        sc.contains("perftop fleet  2 hosts")
+            && hosts.iter().all(|h| {
+                sc.lines().any(|l| {
+                    l.starts_with(h.as_str()) && l.contains(" up ") && l.contains("memory stalls")
+                })
+            })
+    });
+    assert!(screen.contains("CRIT memory stalls"), "{screen}");
+    s.keys(&["Enter"]);
+    wait(&s, "a host's dashboard", |sc| {
+        sc.contains("Esc: the fleet") && sc.contains("synth-2c")
+    });
+    s.keys(&["Escape"]);
+    wait(&s, "the fleet again", |sc| {
+        sc.contains("perftop fleet  2 hosts")
+    });
+    s.keys(&["q"]);
+    wait(&s, "perftop gone", |sc| {
+        sc.lines().any(|l| l.trim() == "DONE")
+    });
+    no_remote_perftop(&remote_exe(&sshd));
+}
