@@ -23,7 +23,12 @@ fn tool(path: &str) -> bool {
 }
 
 fn port() -> u16 {
-    if TcpListener::bind("127.0.0.1:2222").is_ok() {
+    // One test of this process takes 2222; tests running beside it take a free port (two that
+    // both found 2222 free at once would both bind it, and one sshd would fail).
+    static TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !TAKEN.swap(true, std::sync::atomic::Ordering::SeqCst)
+        && TcpListener::bind("127.0.0.1:2222").is_ok()
+    {
         return 2222;
     }
     TcpListener::bind("127.0.0.1:0")

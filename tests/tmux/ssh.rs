@@ -183,9 +183,21 @@ fn ssh_copies_itself_shows_the_remote_and_reconnects() {
         again.len() == 1 && again[0].0 != pid,
         "a new remote sampler after the reconnect: {again:?} (was {pid})"
     );
+    // The old sampler exits at its stdin's end of file; its new parent reaps it a moment
+    // later (a zombie has exited: it counts as gone).
+    let gone = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |st| {
+            st.rsplit_once(") ")
+                .is_some_and(|(_, r)| r.starts_with('Z'))
+        })
+    };
+    let until = Instant::now() + Duration::from_secs(10);
+    while !gone() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     assert!(
-        !Path::new("/proc").join(pid.to_string()).exists(),
-        "old sampler {pid} left running"
+        gone(),
+        "old sampler {pid} left running 10 s after the reconnect"
     );
 
     s.keys(&["q"]);
