@@ -5,8 +5,8 @@ use crate::sample::Sample;
 use crate::source::Reader;
 use anyhow::{Context, Result};
 use ratatui::crossterm::event::{self, Event};
-use std::sync::mpsc::{Receiver, Sender};
-use std::time::Duration;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
 
 /// How the dashboard ended: `q`, or a signal (SIGTERM, SIGHUP — also stdin gone — SIGINT,
 /// SIGQUIT).
@@ -141,4 +141,17 @@ pub(super) fn spawn_signals(tx: Sender<Msg>) -> Result<()> {
         })
         .context("starting the signal thread")?;
     Ok(())
+}
+
+/// The next message, waiting until `wake` (or for as long as it takes without one): `Some(None)`
+/// when `wake` came first, `None` once every sender is gone (the dashboard then ends).
+pub(super) fn next_message(rx: &Receiver<Msg>, wake: Option<Instant>) -> Option<Option<Msg>> {
+    match wake {
+        Some(due) => match rx.recv_timeout(due.saturating_duration_since(Instant::now())) {
+            Ok(m) => Some(Some(m)),
+            Err(RecvTimeoutError::Timeout) => Some(None),
+            Err(RecvTimeoutError::Disconnected) => None,
+        },
+        None => rx.recv().ok().map(Some),
+    }
 }

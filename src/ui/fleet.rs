@@ -10,7 +10,7 @@ use super::app::{App, Effect};
 use super::events::{Ended, Msg};
 use super::keymap::Screen;
 use super::theme::Theme;
-use super::{render, term, wire};
+use super::{events, render, term, wire};
 use crate::findings::Severity;
 use anyhow::{Context, Result};
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind};
@@ -18,7 +18,7 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::{Frame, Terminal};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 /// The least time between two draws of the table.
@@ -290,16 +290,8 @@ fn event_loop(
             .into_iter()
             .flatten()
             .min();
-        let first = match wake {
-            Some(d) => match rx.recv_timeout(d.saturating_duration_since(Instant::now())) {
-                Ok(m) => Some(m),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => return Ok(Ended::Quit),
-            },
-            None => match rx.recv() {
-                Ok(m) => Some(m),
-                Err(_) => return Ok(Ended::Quit),
-            },
+        let Some(first) = events::next_message(rx, wake) else {
+            return Ok(Ended::Quit);
         };
         for msg in first.into_iter().chain(rx.try_iter()) {
             match msg {

@@ -48,7 +48,7 @@ pub use events::{Ended, Feed};
 use ratatui::crossterm::event::{Event, KeyEventKind};
 use ratatui::Terminal;
 use std::io::IsTerminal;
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant};
 use theme::{ColorDepth, GlyphSet, Theme};
 
@@ -322,16 +322,8 @@ fn event_loop(
             .into_iter()
             .flatten()
             .min();
-        let first = match wake {
-            Some(due) => match rx.recv_timeout(due.saturating_duration_since(Instant::now())) {
-                Ok(m) => Some(m),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => return Ok(Ended::Quit),
-            },
-            None => match rx.recv() {
-                Ok(m) => Some(m),
-                Err(_) => return Ok(Ended::Quit),
-            },
+        let Some(first) = events::next_message(rx, wake) else {
+            return Ok(Ended::Quit);
         };
         let mut redraw = false;
         let mut repaint = false;
