@@ -41,7 +41,18 @@ fn a_dd_on_a_frozen_fs_is_blocked_with_its_wchan() {
         support::skip(test, "dd on a frozen ext4 did not enter D");
         return;
     }
-    let wchan_before = live::read_trim(format!("/proc/{pid}/wchan")).unwrap_or_default();
+    // D is seen a moment before the wait is recorded: the kernel reads wchan "0" for a task
+    // still on its way into the wait. Judge from when it names one wait twice, 200 ms apart.
+    let wchan = || live::read_trim(format!("/proc/{pid}/wchan")).unwrap_or_default();
+    live::wait_until(Duration::from_secs(5), || {
+        let w = wchan();
+        if w.is_empty() || w == "0" {
+            return false;
+        }
+        live::sleep_ms(200);
+        wchan() == w
+    });
+    let wchan_before = wchan();
     let frames = Recording::start(1.0, 5).finish();
     let wchan_after = live::read_trim(format!("/proc/{pid}/wchan")).unwrap_or_default();
     let mut t = Table::new("a_dd_on_a_frozen_fs_is_blocked_with_its_wchan");
