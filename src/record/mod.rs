@@ -179,6 +179,13 @@ pub fn format_clock(wall_ms: i64) -> String {
     format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
+/// `17:09:14.5` (UTC, to the tenth): for samples less than a second apart, which whole
+/// seconds would show as the same time.
+pub fn format_clock_tenths(wall_ms: i64) -> String {
+    let ms = wall_ms.rem_euclid(86_400_000);
+    format!("{}.{}", format_clock(ms), ms % 1000 / 100)
+}
+
 fn parse_hms(t: &str) -> Option<i64> {
     let parts: Vec<&str> = t.split(':').collect();
     if !(2..=3).contains(&parts.len()) {

@@ -333,11 +333,17 @@ fn timeline_row(app: &App, t: &Theme, width: usize) -> Line<'static> {
         return Line::default();
     };
     let at = h.wall_ms(i).unwrap_or(first);
-    let left = format!("{} ", format_clock(at));
-    let ends = (
-        format!("{} ", format_clock(first)),
-        format!(" {}", format_clock(last)),
-    );
+    // Samples under a second apart (`-d 0.5`): tenths, or two steps would read the same time.
+    let sub_second = n > 1 && (last - first) < (n as i64 - 1) * 1000;
+    let clock = |ms: i64| {
+        if sub_second {
+            crate::record::format_clock_tenths(ms)
+        } else {
+            format_clock(ms)
+        }
+    };
+    let left = format!("{} ", clock(at));
+    let ends = (format!("{} ", clock(first)), format!(" {}", clock(last)));
     let right = t
         .glyphs
         .text(&format!(

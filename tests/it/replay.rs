@@ -71,6 +71,40 @@ fn at(app: &App) -> usize {
     app.time.view_index().expect("a sample in view")
 }
 
+/// At `-d 0.5` each step shows its own time, to the tenth (whole seconds read the same time
+/// for two steps).
+#[test]
+fn half_second_steps_show_tenths_on_the_timeline() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut samples = synth_samples(0..6);
+    for (i, s) in samples.iter_mut().enumerate() {
+        s.time.wall_ms = T0 + i as i64 * 500;
+    }
+    let h = header_for(&samples[0], Duration::from_millis(500), 0);
+    let mut w = Writer::new(Vec::new(), &h).expect("header");
+    for s in &samples {
+        w.sample(s, 0).expect("sample");
+    }
+    let path = dir.path().join("half.ptrec");
+    std::fs::write(&path, w.into_inner()).expect("write");
+    let mut app = replay_app(&opts(&path)).expect("replays");
+    let times: Vec<String> = (0..3)
+        .map(|_| {
+            let s = screen(&app, 100, 30);
+            press(&mut app, KeyCode::Char('t'));
+            s.lines().nth(2).unwrap_or_default().to_string()
+        })
+        .collect();
+    // T0 is 14:05:30.0; the steps are 0.5 s apart; the ends are the first and last samples.
+    for (i, want) in ["14:05:30.0 ", "14:05:30.5 ", "14:05:31.0 "]
+        .iter()
+        .enumerate()
+    {
+        assert!(times[i].starts_with(want), "step {i}: {}", times[i]);
+        assert!(times[i].contains("14:05:30.0 ") && times[i].contains(" 14:05:32.5"));
+    }
+}
+
 #[test]
 fn golden_recording_replays_in_the_dashboard() {
     let mut app = replay_app(&opts(&golden())).expect("golden replays");
