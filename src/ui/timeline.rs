@@ -380,8 +380,43 @@ impl Timeline {
         let (lo, hi) = (from.min(to) + 1, from.max(to));
         for k in lo..=hi {
             notes.extend(self.history.notes_before(k));
+            notes.extend(self.oom_note(k, k == to));
         }
         status.set(notes.join("; "));
+    }
+
+    /// The OOM kills of sample `k`'s interval (a `!` on the timeline), in words; on the sample
+    /// in view (`here`), with the victims the kernel named.
+    fn oom_note(&self, k: usize, here: bool) -> Option<String> {
+        let w = self.history.wall_ms(k)?;
+        let kills: u64 = self
+            .oom
+            .events
+            .iter()
+            .filter(|(t, _)| *t == w)
+            .map(|(_, n)| n)
+            .sum();
+        if kills == 0 {
+            return None;
+        }
+        let victims: Vec<String> = self
+            .derived
+            .as_ref()
+            .filter(|_| here)
+            .map(|a| {
+                a.derived
+                    .memory
+                    .oom_victims
+                    .iter()
+                    .map(|v| format!("{} (pid {})", crate::safe::line(&v.comm), v.pid))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Some(if victims.is_empty() {
+            format!("OOM killer: {kills} killed in this interval")
+        } else {
+            format!("OOM killer: {kills} killed: {}", victims.join(", "))
+        })
     }
 
     pub fn jump_by(&mut self, forward: bool, judge: &Judge, status: &mut Status) {

@@ -601,6 +601,16 @@ fn oom_kills_in_a_recording_are_counted_and_marked() {
     );
     typed(&mut app, "14:06:50");
     assert_eq!(at(&app), 80);
+    // A jump across a `!` says what it passed; stepping onto one names it.
+    let status = app.status.text.clone().unwrap_or_default();
+    assert!(status.contains("OOM killer: 1 killed"), "{status}");
+    for _ in 0..5 {
+        press(&mut app, KeyCode::Char('t'));
+    }
+    assert_eq!(at(&app), 85);
+    let status = app.status.text.clone().unwrap_or_default();
+    assert!(status.contains("OOM killer: 2 killed"), "{status}");
+    typed(&mut app, "14:06:50");
     let s = screen(&app, 100, 40);
     assert!(
         s.contains("OOM kills 1 since start, last 14:06:40 UTC"),
