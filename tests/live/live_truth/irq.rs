@@ -380,9 +380,11 @@ fn check_against_mpstat(t: &mut Table, i: usize, fr: &Value, stat: &Value, ticks
             "kernel bracket only",
         );
     }
-    // Summed over CPUs, the hard interrupts are the kernel's `intr` total: the sample reads
-    // /proc/interrupts right after /proc/stat, so 0.5% + 20/s. (With the processes pass
-    // between the two reads, CI once saw 1.2% at 64k IRQ/s.)
+    // Summed over CPUs, the hard interrupts are the kernel's `intr` total, over windows a few
+    // ms apart (the sample reads /proc/interrupts after /proc/stat) while the test's own load
+    // swings the rate: CI saw 1.2% at 64k IRQ/s and a clean-clone run 1.8% at 41k IRQ/s, with
+    // every row unsteady over half-second slices. 2.5% + 20/s still fails a table counted
+    // twice (100%), a CPU left out (50%) or a rate over the wrong interval.
     let sum: f64 = m["cpus"]
         .as_array()
         .into_iter()
@@ -394,7 +396,7 @@ fn check_against_mpstat(t: &mut Table, i: usize, fr: &Value, stat: &Value, ticks
             &format!("[{i}] hard irq/s summed over CPUs vs /proc/stat intr"),
             Some(sum),
             intr,
-            0.005,
+            0.025,
             20.0,
         );
     }
