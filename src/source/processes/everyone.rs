@@ -124,6 +124,19 @@ struct Detail {
     delay_rate: Option<f64>,
 }
 
+impl Detail {
+    /// The last reads of task `id`, if they were of this very task (same start time: a
+    /// reused id starts afresh).
+    fn kept(map: &mut HashMap<u32, Detail>, id: u32, start: u64) -> Detail {
+        map.remove(&id)
+            .filter(|d| d.start == start)
+            .unwrap_or(Detail {
+                start,
+                ..Detail::default()
+            })
+    }
+}
+
 /// What the full list remembers between builds.
 #[derive(Debug, Default)]
 pub struct FullState {
@@ -196,13 +209,7 @@ pub fn build(
                 at: now,
             },
         );
-        let mut d = detail
-            .remove(&pid)
-            .filter(|d| d.start == stat.start)
-            .unwrap_or(Detail {
-                start: stat.start,
-                ..Detail::default()
-            });
+        let mut d = Detail::kept(&mut detail, pid, stat.start);
         let due = moved
             || matches!(stat.state, 'R' | 'D')
             || crate::source::turns::due(pid as usize, build_no, DETAIL_EVERY);
@@ -386,14 +393,7 @@ impl ThreadPass<'_> {
                 at: self.now,
             },
         );
-        let mut d = self
-            .detail
-            .remove(&tid)
-            .filter(|d| d.start == stat.start)
-            .unwrap_or(Detail {
-                start: stat.start,
-                ..Detail::default()
-            });
+        let mut d = Detail::kept(self.detail, tid, stat.start);
         let due = moved
             || matches!(stat.state, 'R' | 'D')
             || crate::source::turns::due(tid as usize, self.build_no, DETAIL_EVERY);
