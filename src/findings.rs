@@ -255,7 +255,7 @@ pub const RULES: [Rule; 34] = [
     rule(
         "cgroup.memory_high",
         Pane::Procs,
-        &["cgroup_memory_max_pct"],
+        &["cgroup_memory_max_pct", "oom_kill_hold_s"],
         |d, t, _| cgroups::memory_high(d, t),
     ),
     rule(
@@ -371,6 +371,10 @@ pub struct Finding {
     /// The processes behind it, where one can be named (`culprits::attach`), top first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub culprits: Vec<culprits::Culprit>,
+    /// It reports an event (an OOM kill, a kernel message), not a level: the strip keeps it
+    /// for `oom_kill_hold_s` after the sample it came in, where a level clears as it falls.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub event: bool,
 }
 
 /// What a rule's check says when it holds; `evaluate` makes it a `Finding` with the rule's id
@@ -381,6 +385,16 @@ pub struct Hit {
     pub message: String,
     pub tweak: Option<String>,
     pub culprits: Vec<culprits::Culprit>,
+    /// An event, not a level (`Finding::event`).
+    pub event: bool,
+}
+
+/// A finding about an event (`Finding::event`): raised at once, held on the strip a while.
+fn happened(severity: Severity, message: String) -> Hit {
+    Hit {
+        event: true,
+        ..raise(severity, None, message)
+    }
 }
 
 fn raise(severity: Severity, tweak: Option<&str>, message: String) -> Hit {
@@ -389,6 +403,7 @@ fn raise(severity: Severity, tweak: Option<&str>, message: String) -> Hit {
         message,
         tweak: tweak.map(str::to_string),
         culprits: Vec::new(),
+        event: false,
     }
 }
 
@@ -409,6 +424,7 @@ pub fn evaluate(d: &Derived, t: &Thresholds, baseline: Option<&Baselines>) -> Ve
                 pane: r.pane,
                 tweak: h.tweak,
                 culprits: h.culprits,
+                event: h.event,
             })
         })
         .collect();

@@ -194,6 +194,7 @@ mod tests {
                     pane: Pane::Pressure,
                     tweak: None,
                     culprits: Vec::new(),
+                    event: false,
                 })
                 .collect(),
         }

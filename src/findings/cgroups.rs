@@ -71,6 +71,12 @@ fn worst_group(
     let hits = hits.into_iter().map(|(s, v, m, _)| (s, v, m)).collect();
     let mut f = worst(None, hits)?;
     f.culprits = culprits::in_group(d, &path, memory);
+    // A kill in the worst group is an event: the group's usage falls right after it, and the
+    // finding would vanish within a sample while the host's `memory.oom_kill` stays.
+    f.event = memory
+        && d.cgroups
+            .iter()
+            .any(|g| g.path == path && g.oom_kills.is_some_and(|n| n > 0));
     Some(f)
 }
 

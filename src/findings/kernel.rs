@@ -2,7 +2,7 @@
 //! `memory.oom_kill`, and `kernel.events` for hung tasks, block I/O errors, soft lockups and
 //! NIC links going down.
 
-use super::{raise, Hit, Severity};
+use super::{Hit, Severity};
 use crate::derive::Derived;
 use crate::sample::OomVictim;
 
@@ -67,9 +67,8 @@ pub(super) fn events(d: &Derived) -> Option<Hit> {
         parts.push(format!("{} {name}{plural}:{whom}", of.len()));
     }
     let sev = sev?;
-    Some(raise(
+    Some(super::happened(
         sev,
-        None,
         format!("kernel log: {}", parts.join(", ")),
     ))
 }

@@ -34,9 +34,8 @@ pub(super) fn oom_kill(d: &Derived) -> Option<Hit> {
         // Read, and no victim line arrived with the counter (it may come next sample).
         (true, false) => String::new(),
     };
-    Some(raise(
+    Some(super::happened(
         Severity::Crit,
-        None,
         format!("OOM killer: {what} killed{avail}{who}"),
     ))
 }

@@ -110,10 +110,6 @@ struct Track {
     last_ms: i64,
 }
 
-/// Findings about an event, not a state: raised at once and kept on the strip for
-/// `oom_kill_hold_s` after the last sample they held in, so nobody misses one.
-const STICKY: [&str; 2] = ["memory.oom_kill", "kernel.events"];
-
 /// Findings over time, for the live and replay strip.
 ///
 /// Raising: a rule must hold (at the normal thresholds) for `raise_after` consecutive samples;
@@ -182,7 +178,10 @@ impl FindingTracker {
                     tr.raised |= tr.samples >= raise_after;
                     true
                 }
-                None if STICKY.contains(&id.as_str()) => now.saturating_sub(tr.last_ms) < hold_ms,
+                // Findings about an event (`Finding::event`: an OOM kill, a kernel message) are
+                // raised at once and kept for `oom_kill_hold_s` after the last sample they held
+                // in, so nobody misses one.
+                None if tr.last.event => now.saturating_sub(tr.last_ms) < hold_ms,
                 None if tr.raised => {
                     tr.misses += 1;
                     tr.misses < clear_after
@@ -194,7 +193,7 @@ impl FindingTracker {
             self.tracks.entry(f.id.clone()).or_insert_with(|| Track {
                 since_ms: d.host.wall_ms,
                 samples: 1,
-                raised: raise_after <= 1 || STICKY.contains(&f.id.as_str()),
+                raised: raise_after <= 1 || f.event,
                 misses: 0,
                 last_ms: d.host.wall_ms,
                 last: f,
@@ -214,11 +213,9 @@ impl FindingTracker {
                 since_ms: t.since_ms,
                 samples: t.samples,
                 // Sticky findings name an event, not a level: nothing of theirs goes stale.
-                clearing: (t.misses > 0 && !STICKY.contains(&t.last.id.as_str())).then(|| {
-                    Clearing {
-                        left: self.thresholds.clear_after.saturating_sub(t.misses).max(1),
-                        last_held_ms: t.last_ms,
-                    }
+                clearing: (t.misses > 0 && !t.last.event).then(|| Clearing {
+                    left: self.thresholds.clear_after.saturating_sub(t.misses).max(1),
+                    last_held_ms: t.last_ms,
                 }),
             })
             .collect();

@@ -275,6 +275,7 @@ mod tests {
                 culprit("make", 20.0),
                 culprit("sh", 5.0),
             ],
+            event: false,
         };
         let judge = Judge::default();
         let of = Of {

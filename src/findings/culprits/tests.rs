@@ -137,6 +137,7 @@ fn the_flusher_is_never_a_writer() {
         pane: crate::pane::Pane::Dirty,
         tweak: None,
         culprits: Vec::new(),
+        event: false,
     }];
     attach(&mut f, &d);
     let names: Vec<&str> = f[0].culprits.iter().map(|c| c.comm.as_str()).collect();

@@ -461,3 +461,61 @@ fn cgroup_findings_name_the_processes_inside_the_group() {
         ]
     );
 }
+
+/// A kill in a group is an event (issue 39): the group's usage falls right after it, and on
+/// the strip the group's finding used to vanish within a second while the host's
+/// `memory.oom_kill` stayed. Both now stay `oom_kill_hold_s`, even after the group is removed.
+#[test]
+fn a_groups_oom_kill_stays_on_the_strip_like_the_hosts() {
+    let mut p = Pair::quiet(1.0);
+    memory(&mut p, 100, None, None, 0, 1);
+    p.a.memory.vmstat.oom_kill = Some(4);
+    p.b.memory.vmstat.oom_kill = Some(5);
+    let f = p.fires("cgroup.memory_high");
+    assert!(f.event, "{f:?}");
+    assert_eq!(
+        f.message,
+        "db.service: 1 OOM kill in the group at its 1000M limit"
+    );
+    // A level is no event: the same group near its limit without a kill.
+    let mut q = Pair::quiet(1.0);
+    memory(&mut q, 950, None, None, 0, 0);
+    assert!(!q.fires("cgroup.memory_high").event);
+
+    let mut t = FindingTracker::new(Thresholds::default());
+    let kill = derive(Some(&p.a), &p.b).derived;
+    let ids = |v: &[ActiveFinding]| {
+        let mut v: Vec<String> = v.iter().map(|a| a.finding.id.clone()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        ids(&t.update(&kill)),
+        ["cgroup.memory_high", "memory.oom_kill"]
+    );
+    let mut prev = p.b.clone();
+    for second in 1..=61 {
+        let mut next = prev.clone();
+        next.time.uptime_s = prev.time.uptime_s.map(|u| u + 1.0);
+        next.time.wall_ms = prev.time.wall_ms + 1000;
+        if let Some(c) = next.cgroups.as_mut() {
+            // The group is removed two seconds after the kill.
+            if second >= 2 {
+                c.groups.clear();
+            }
+        }
+        let d = derive(Some(&prev), &next).derived;
+        let now = t.update(&d);
+        if second < 60 {
+            assert_eq!(
+                ids(&now),
+                ["cgroup.memory_high", "memory.oom_kill"],
+                "second {second}"
+            );
+            assert!(now.iter().all(|a| a.clearing.is_none()), "{now:?}");
+        } else {
+            assert!(now.is_empty(), "second {second}: {now:?}");
+        }
+        prev = next;
+    }
+}

@@ -16,6 +16,7 @@ fn active(id: &str, sev: &str, since: i64, message: &str) -> ActiveFinding {
             pane: perftop::pane::Pane::Cpu,
             tweak: None,
             culprits: Vec::new(),
+            event: false,
         },
         since_ms: since,
         samples: 3,
