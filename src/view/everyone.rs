@@ -3,12 +3,12 @@
 //! (`source::processes::everyone`). Columns in the order they are dropped from the right when
 //! the screen is narrow: who and how busy first, then memory, waits, placement, command line.
 
-use super::model::{cell, col, lcol, Block, Cell, Column, Level, Order, Row, Table};
+use super::model::{cell, col, lcol, opt_cell, Block, Cell, Column, Level, Order, Row, Table};
 use super::processes::{by_text, state_rank, ProcSort};
 use super::Ctx;
 use crate::safe;
 use crate::source::processes::everyone::{Entry, Everyone};
-use crate::units::{kb, num_fit, plain_fit};
+use crate::units::{fit, kb, num_fit, plain_fit};
 use foldhash::HashMap;
 
 /// Blocked tasks whose wait channel and stack are said above the table at most.
@@ -47,7 +47,7 @@ pub fn blocks(all: &Everyone, x: &Ctx, out: &mut Vec<Block>) {
         .filter(|e| e.state == 'D' && (e.wchan.is_some() || !e.stack.is_empty()))
         .collect();
     for e in stuck.iter().take(STUCK_LINES) {
-        out.push(Block::Line(vec![cell(stuck_line(e), Level::Warn)]));
+        out.push(Block::Line(stuck_line(e)));
     }
     if stuck.len() > STUCK_LINES {
         out.push(Block::Line(vec![cell(
@@ -81,17 +81,26 @@ pub fn blocks(all: &Everyone, x: &Ctx, out: &mut Vec<Block>) {
     }
 }
 
-/// `  D 4242 dd  wchan percpu_rwsem_wait  stack percpu_rwsem_wait < __sb_start_write < ...`.
-fn stuck_line(e: &Entry) -> String {
-    let mut s = format!("  D {} {}", e.pid, safe::line(&e.comm));
+/// `  D 4242 dd  wchan percpu_rwsem_wait  stack percpu_rwsem_wait < __sb_start_write < ...`:
+/// who and the wait channel always (each cut to a bound, so they fit 80 columns), then as many
+/// whole stack frames as the screen has room for.
+fn stuck_line(e: &Entry) -> Vec<Cell> {
+    let mut s = vec![cell(
+        format!("  D {} {}", e.pid, fit(&safe::line(&e.comm), 15)),
+        Level::Warn,
+    )];
     if let Some(w) = &e.wchan {
-        s.push_str(&format!("  wchan {}", safe::line(w)));
+        s.push(cell(
+            format!("  wchan {}", fit(&safe::line(w), 32)),
+            Level::Warn,
+        ));
     }
     if e.stack.is_empty() {
-        s.push_str("  stack - (root only)");
-    } else {
-        let frames: Vec<String> = e.stack.iter().map(|f| safe::line(f).into_owned()).collect();
-        s.push_str(&format!("  stack {}", frames.join(" < ")));
+        s.push(opt_cell("  stack - (root only)", Level::Warn));
+    }
+    for (i, f) in e.stack.iter().enumerate() {
+        let lead = if i == 0 { "  stack " } else { " < " };
+        s.push(opt_cell(format!("{lead}{}", safe::line(f)), Level::Warn));
     }
     s
 }

@@ -53,6 +53,28 @@ pub fn fitting(cells: &[Cell], width: usize) -> Vec<&Cell> {
     all.into_iter().filter(|c| !c.optional).collect()
 }
 
+/// `cells` as they fit in `width` characters, leaving optional cells out from the right one
+/// at a time (a fact line whose tail is a list: a stack's frames), so what is kept is whole.
+pub fn fitting_from_right(cells: &[Cell], width: usize) -> Vec<&Cell> {
+    let len = |c: &Cell| c.text.chars().count();
+    let mut used: usize = cells.iter().map(len).sum();
+    let mut keep = vec![true; cells.len()];
+    for (i, c) in cells.iter().enumerate().rev() {
+        if used <= width {
+            break;
+        }
+        if c.optional {
+            keep[i] = false;
+            used -= len(c);
+        }
+    }
+    cells
+        .iter()
+        .zip(keep)
+        .filter_map(|(c, k)| k.then_some(c))
+        .collect()
+}
+
 /// A line of cells (a headline, a fact line above a table).
 pub type Cells = Vec<Cell>;
 

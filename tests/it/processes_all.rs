@@ -293,3 +293,33 @@ fn the_zoomed_pane_lists_every_process_at_several_sizes() {
         insta::assert_snapshot!(format!("everyone_{w}x{h}"), s);
     }
 }
+
+/// The stuck task's line keeps whole frames at every width: what does not fit is left out,
+/// never cut mid-word (issue 41 item 7).
+#[test]
+fn a_stuck_tasks_stack_is_never_cut_mid_frame() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let l = lists(dir.path(), &[(0, false), (1, false)], false);
+    let mut app = support::screen::app_for("vm-2cpu");
+    app.prefs.focus = perftop::pane::Pane::Procs;
+    app.prefs.zoom = true;
+    app.everyone = Some(l[1].clone());
+    let frames = [
+        "percpu_rwsem_wait",
+        "__sb_start_write",
+        "vfs_write",
+        "ksys_write",
+    ];
+    for w in (60..=140).step_by(3) {
+        let s = screen(&app, w, 24);
+        let stuck = s
+            .lines()
+            .find(|l| l.trim_start().starts_with("D 200 dd"))
+            .expect("the D task's line");
+        let last = stuck.split_whitespace().last().unwrap_or_default();
+        assert!(
+            frames.contains(&last),
+            "{last:?} cut at width {w}: {stuck:?}"
+        );
+    }
+}

@@ -127,7 +127,13 @@ pub fn body_with_tables(
     let mut k = 0;
     for b in &m.body {
         match b {
-            Block::Line(cells) => lines.push(Line::from(v.spans(cells))),
+            Block::Line(cells) => {
+                let fit: Cells = crate::view::model::fitting_from_right(cells, v.width)
+                    .into_iter()
+                    .cloned()
+                    .collect();
+                lines.push(Line::from(v.spans(&fit)))
+            }
             // Legends and remarks cost rows the unzoomed screen gives to tables; zoom shows them.
             Block::Note(s) if v.detail => lines.push(note(format!("  {s}"), v.theme)),
             Block::Note(_) => {}
