@@ -10,16 +10,20 @@ use std::ops::Range;
 /// The title and the body window of pane `p`, zoomed, in `avail` rows.
 pub fn lines(p: Pane, v: &View, scroll: &Scroll, avail: usize) -> Vec<Line<'static>> {
     let m = panes::model(p, v);
-    let (body, tables) = panes::body_with_tables(p, &m, v);
     let page = avail.saturating_sub(1);
-    let total = body.len();
+    // Measured first with no table row laid out (the window depends on the body's length and
+    // where its tables are), then laid out again for the lines the window shows.
+    let (measured, tables) = panes::body_with_tables(p, &m, v, Some(&(0..0)));
+    let total = measured.len();
     if total <= page || page < 2 {
         scroll.window(0, page);
+        let (body, _) = panes::body_with_tables(p, &m, v, Some(&(0..page)));
         let mut out = vec![panes::title(p, &m, v, true, None)];
         out.extend(body.into_iter().take(page));
         return out;
     }
     let (off, pinned, shown) = window(&tables, total, page, scroll);
+    let (body, _) = panes::body_with_tables(p, &m, v, Some(&(off..off + shown)));
     let tag = position(off, shown, total);
     let mut out = vec![panes::title(p, &m, v, true, Some(tag))];
     if let Some(h) = pinned {

@@ -3,7 +3,9 @@
 //! (`source::processes::everyone`). Columns in the order they are dropped from the right when
 //! the screen is narrow: who and how busy first, then memory, waits, placement, command line.
 
-use super::model::{cell, col, lcol, opt_cell, Block, Cell, Column, Level, Order, Row, Table};
+use super::model::{
+    cell, col, lcol, opt_cell, Block, Cell, Column, Later, Level, Order, Row, Table,
+};
 use super::processes::{by_text, state_rank, ProcSort};
 use super::Ctx;
 use crate::safe;
@@ -166,25 +168,39 @@ fn table(all: &Everyone, x: &Ctx) -> Table {
         .filter(|(_, e)| e.tgid == e.pid)
         .map(|(i, e)| (e.pid, load_of(i, e)))
         .collect();
-    let now = all.wall_ms;
+    // Cells are built for the rows drawn only (`cells_of`).
+    t.later = Some(Later::Everyone);
     for (i, e) in all.entries.iter().enumerate() {
-        let thread = e.tgid != e.pid;
-        let load = if thread {
+        let load = if e.tgid != e.pid {
             process_load.get(&e.tgid).copied().unwrap_or(0.0)
         } else {
             load_of(i, e)
         };
-        let natural = (u64::from(e.tgid) << 32) | if thread { u64::from(e.pid) } else { 0 };
         t.rows.push(Row {
             name: name(e),
             load,
-            natural,
-            cells: cells(e, thread, now),
+            natural: natural(e),
+            cells: Vec::new(),
             // Every process is listed: this is the list that shows the idle ones.
             quiet: false,
         });
     }
     t
+}
+
+/// A task's row key: its process, then (a thread) its own id.
+fn natural(e: &Entry) -> u64 {
+    let thread = if e.tgid != e.pid { u64::from(e.pid) } else { 0 };
+    (u64::from(e.tgid) << 32) | thread
+}
+
+/// The cells of the row keyed `natural` (`Table::later`): empty when no task has that key.
+pub fn cells_of(all: &Everyone, natural_key: u64) -> Vec<Cell> {
+    all.entries
+        .iter()
+        .find(|e| natural(e) == natural_key)
+        .map(|e| cells(e, e.tgid != e.pid, all.wall_ms))
+        .unwrap_or_default()
 }
 
 fn cells(e: &Entry, thread: bool, now_ms: i64) -> Vec<Cell> {
@@ -274,7 +290,11 @@ mod tests {
         );
         let mut rows = t.rows.clone();
         rows.sort_by(super::super::model::busiest);
-        let pids: Vec<&str> = rows.iter().map(|r| r.cells[0].text.as_str()).collect();
+        let pids: Vec<String> = rows
+            .iter()
+            .map(|r| cells_of(&all, r.natural)[0].text.clone())
+            .collect();
         assert_eq!(pids, ["20", "21", "10", "11"]);
+        assert!(cells_of(&all, 99 << 32).is_empty(), "no such task");
     }
 }

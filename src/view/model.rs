@@ -152,6 +152,17 @@ pub struct Table {
     pub what: &'static str,
     /// Said instead of the table when it has no rows at all.
     pub empty: Option<String>,
+    /// The rows' cells are left empty and built only for the rows drawn (see `Later`).
+    pub later: Option<Later>,
+}
+
+/// Whose cells a renderer builds for the rows it draws, from the row's `natural` key: a list
+/// of thousands (every process) shows a screenful, and formatting every row each frame was
+/// most of the zoomed pane's cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Later {
+    /// `view::everyone::cells_of`.
+    Everyone,
 }
 
 impl Table {
@@ -163,6 +174,7 @@ impl Table {
             order,
             what,
             empty: None,
+            later: None,
         }
     }
 }

@@ -8,7 +8,7 @@ mod view;
 use super::spans::{note, span};
 use super::theme::Theme;
 use crate::units::fit;
-use crate::view::model::{busiest, Block, Cells, Column, Order, PaneView, Row, Table};
+use crate::view::model::{busiest, Block, Cells, Column, Later, Order, PaneView, Row, Table};
 use crate::view::{Ctx, Pane};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -103,7 +103,7 @@ pub fn first_rows(p: Pane, v: &View) -> usize {
 }
 
 pub fn body(p: Pane, m: &PaneView, v: &View) -> Vec<Line<'static>> {
-    body_with_tables(p, m, v).0
+    body_with_tables(p, m, v, None).0
 }
 
 /// The body, and where each table stands in it: its header line up to the end of its rows (a
@@ -113,10 +113,15 @@ pub fn body(p: Pane, m: &PaneView, v: &View) -> Vec<Line<'static>> {
 /// measures). With one, the lines that are not tables are kept and the rest is shared among the
 /// tables as the layout shares rows among panes, so a pane's second table keeps its header and
 /// busiest row when the first holds hundreds.
+///
+/// `drawn`: the body lines that will be drawn (a zoomed pane's window), when only those need
+/// their text. Every other table row is an empty line, so the body has the same length and
+/// tables at a small part of the cost (thousands of processes, a screenful drawn).
 pub fn body_with_tables(
     p: Pane,
     m: &PaneView,
     v: &View,
+    drawn: Option<&std::ops::Range<usize>>,
 ) -> (Vec<Line<'static>>, Vec<std::ops::Range<usize>>) {
     let rooms = v
         .budget
@@ -143,7 +148,7 @@ pub fn body_with_tables(
             Block::Table(t) => {
                 let room = rooms.as_ref().and_then(|r| r.get(k).copied());
                 k += 1;
-                tables.extend(table(p, t, v, room, &mut lines));
+                tables.extend(table(p, t, v, room, drawn, &mut lines));
             }
             Block::DirtyGauge => extras::dirty_gauge(v, &mut lines),
             Block::Bars(b) => lines.push(extras::bars(v, b)),
@@ -237,6 +242,7 @@ fn table(
     t: &Table,
     v: &View,
     room: Option<usize>,
+    drawn: Option<&std::ops::Range<usize>>,
     lines: &mut Vec<Line<'static>>,
 ) -> Option<std::ops::Range<usize>> {
     let th = v.theme;
@@ -256,9 +262,16 @@ fn table(
         .collect();
     let cols: Vec<Column> = keep.iter().map(|i| t.columns[*i].clone()).collect();
     let row_line = |r: &Row| {
+        let later = match (t.later, v.opts.everyone) {
+            (Some(Later::Everyone), Some(all)) if r.cells.is_empty() => {
+                crate::view::everyone::cells_of(all, r.natural)
+            }
+            _ => Vec::new(),
+        };
+        let own = if later.is_empty() { &r.cells } else { &later };
         let cells: Vec<(String, Style)> = keep
             .iter()
-            .filter_map(|i| r.cells.get(*i))
+            .filter_map(|i| own.get(*i))
             .map(|c| (c.text.clone(), v.style(c.level)))
             .collect();
         row_line(&cols, cells, v.width)
@@ -316,7 +329,8 @@ fn table(
     let header = lines.len();
     lines.push(header_line(&cols, v.width, th));
     for r in &list {
-        lines.push(row_line(r));
+        let draw = drawn.is_none_or(|w| w.contains(&lines.len()));
+        lines.push(if draw { row_line(r) } else { Line::default() });
     }
     if idle > 0 {
         lines.push(note(format!("  {idle} idle hidden (h shows)"), th));
