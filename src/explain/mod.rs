@@ -74,7 +74,8 @@ pub struct Episode {
     pub notes: Vec<String>,
 }
 
-/// A marker in the window: a tweak applied or undone, a recorder gap, an OOM kill.
+/// A marker in the window: a tweak applied or undone, a recorder gap, an OOM kill, what the
+/// kernel log reported (`kernel_log`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
     pub time_ms: i64,
@@ -235,6 +236,7 @@ pub fn explain(
                 ("recorder_gap", format!("recorder {}", g.reason))
             }
             EventKind::Gap(_) => continue,
+            EventKind::Kernel(k) => ("kernel_log", k.summary()),
         };
         events.push(Event {
             time_ms: e.wall_ms,

@@ -197,6 +197,8 @@ fn write_event<W: Write>(w: &mut Writer<W>, e: &Event, mono_ns: u64) -> std::io:
     match &e.kind {
         super::EventKind::Gap(g) => w.gap(g, e.wall_ms, mono_ns),
         super::EventKind::Action(a) => w.action(a, e.wall_ms, mono_ns),
+        // The sample it marks writes it again (`Writer::sample`).
+        super::EventKind::Kernel(_) => Ok(()),
     }
 }
 

@@ -74,6 +74,10 @@ pub enum RecordType {
     /// column; then zstd(column) and zstd(skeleton) (unless the same), each with the previous
     /// sample's as a raw-content dictionary.
     Step = 6,
+    /// JSON [`KernelMark`]: what the kernel log said with the sample that follows (a hung task,
+    /// an I/O error...), so a replay marks it on the timeline without decoding every sample.
+    /// Older readers skip it with a note; the sample itself holds the same events.
+    Kernel = 7,
 }
 
 impl RecordType {
@@ -85,6 +89,7 @@ impl RecordType {
             4 => RecordType::Gap,
             5 => RecordType::Action,
             6 => RecordType::Step,
+            7 => RecordType::Kernel,
             _ => return None,
         })
     }
@@ -130,6 +135,65 @@ pub struct Gap {
     pub reason: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+}
+
+/// The kernel log's events (not OOM kills: the `oom_kill` counter marks those) that arrived
+/// with the sample after this marker.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KernelMark {
+    pub events: Vec<crate::sample::KernelEvent>,
+}
+
+impl KernelMark {
+    /// The marker for sample `s`, when its kernel log read has events to mark.
+    pub fn of(s: &crate::sample::Sample) -> Option<KernelMark> {
+        let events: Vec<_> = s
+            .kernel
+            .as_ref()?
+            .events
+            .iter()
+            .filter(|e| e.kind != "oom_kill")
+            .cloned()
+            .collect();
+        (!events.is_empty()).then_some(KernelMark { events })
+    }
+
+    /// `kernel log: 2 hung tasks (dd 4242), 1 I/O error (vda)`: each kind counted, the first
+    /// task or device of it named.
+    pub fn summary(&self) -> String {
+        let mut kinds: Vec<(&str, usize, String)> = Vec::new();
+        for e in &self.events {
+            match kinds.iter_mut().find(|(k, _, _)| *k == e.kind) {
+                Some(k) => k.1 += 1,
+                None => {
+                    let whom = match (&e.device, &e.comm, e.pid) {
+                        (Some(d), _, _) => crate::safe::line(d).into_owned(),
+                        (None, Some(c), Some(p)) => format!("{} {p}", crate::safe::line(c)),
+                        (None, Some(c), None) => crate::safe::line(c).into_owned(),
+                        (None, None, _) => String::new(),
+                    };
+                    kinds.push((e.kind.as_str(), 1, whom));
+                }
+            }
+        }
+        let parts: Vec<String> = kinds
+            .iter()
+            .map(|(k, n, whom)| {
+                let name = match *k {
+                    "io_error" => "I/O error".to_string(),
+                    other => other.replace('_', " "),
+                };
+                let plural = if *n == 1 { "" } else { "s" };
+                let whom = if whom.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({whom})")
+                };
+                format!("{n} {name}{plural}{whom}")
+            })
+            .collect();
+        format!("kernel log: {}", parts.join(", "))
+    }
 }
 
 /// Something perftop did to the system (written by the tweak feature), shown on the timeline.

@@ -74,7 +74,7 @@ pub mod stream;
 pub mod walk;
 pub mod writer;
 
-pub use format::{Action, Gap, Header};
+pub use format::{Action, Gap, Header, KernelMark};
 pub use reader::{Decoder, Event, EventKind, Recording};
 pub use writer::{Recorder, Retention, Writer};
 

@@ -3,7 +3,7 @@
 //! (`source`) and checked against the checksum the scan saw, and decoded no larger than a
 //! sample of the recorded host can be (`inflate`).
 
-use super::format::{decode_head, frame_crc, Action, Gap, Header, FRAME_HEADER};
+use super::format::{decode_head, frame_crc, Action, Gap, Header, KernelMark, FRAME_HEADER};
 use super::inflate::Inflater;
 use super::source::Source;
 use super::step;
@@ -34,6 +34,8 @@ pub struct SampleRef {
 pub enum EventKind {
     Gap(Gap),
     Action(Action),
+    /// The kernel log's events that arrived with sample `before`.
+    Kernel(KernelMark),
 }
 
 /// A marker on the timeline, placed before sample `before`.

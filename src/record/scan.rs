@@ -285,11 +285,13 @@ impl Recording {
                         )),
                     }
                 }
-                Some(t @ (RecordType::Gap | RecordType::Action)) => {
-                    let kind = if t == RecordType::Gap {
-                        serde_json::from_slice(payload).map(EventKind::Gap)
-                    } else {
-                        serde_json::from_slice(payload).map(EventKind::Action)
+                Some(t @ (RecordType::Gap | RecordType::Action | RecordType::Kernel)) => {
+                    let kind = match t {
+                        RecordType::Gap => serde_json::from_slice(payload).map(EventKind::Gap),
+                        RecordType::Action => {
+                            serde_json::from_slice(payload).map(EventKind::Action)
+                        }
+                        _ => serde_json::from_slice(payload).map(EventKind::Kernel),
                     };
                     match kind {
                         Ok(kind) => self.events.push(Event {

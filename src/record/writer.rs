@@ -2,8 +2,8 @@
 //! full disk) and the segmented file recorder ([`Recorder`]) with size/age retention.
 
 use super::format::{
-    encode_frame, zstd_level, Action, Gap, Header, RecordType, DEFAULT_KEYFRAME_EVERY, FILE_MAGIC,
-    FORMAT_VERSION, FRAME_HEADER, ZSTD_DELTA_MIN_MATCH, ZSTD_LEVEL,
+    encode_frame, zstd_level, Action, Gap, Header, KernelMark, RecordType, DEFAULT_KEYFRAME_EVERY,
+    FILE_MAGIC, FORMAT_VERSION, FRAME_HEADER, ZSTD_DELTA_MIN_MATCH, ZSTD_LEVEL,
 };
 use super::step;
 use crate::sample::{Sample, SAMPLE_VERSION};
@@ -139,6 +139,22 @@ impl<W: Write> Writer<W> {
     /// Appends one sample: a keyframe every `keyframe_every` samples, a step (format 2) or a
     /// delta (format 1) otherwise. Returns the bytes written.
     pub fn sample(&mut self, s: &Sample, mono_ns: u64) -> io::Result<usize> {
+        let marked = match KernelMark::of(s) {
+            Some(m) => {
+                let json = serde_json::to_vec(&m).map_err(io::Error::other)?;
+                self.buf.clear();
+                encode_frame(
+                    &mut self.buf,
+                    RecordType::Kernel,
+                    s.time.wall_ms,
+                    mono_ns,
+                    &json,
+                );
+                self.emit()?;
+                self.buf.len()
+            }
+            None => 0,
+        };
         self.json.clear();
         serde_json::to_writer(&mut self.json, s).map_err(io::Error::other)?;
         let due = self.since_key >= self.keyframe_every;
@@ -182,7 +198,7 @@ impl<W: Write> Writer<W> {
             self.since_key + 1
         };
         self.samples += 1;
-        Ok(self.buf.len())
+        Ok(marked + self.buf.len())
     }
 
     /// Format 1: a delta against the keyframe, or a keyframe when one is due.

@@ -47,6 +47,8 @@ pub enum Mark {
     Action,
     /// The kernel killed a process for memory in the interval ending here.
     Oom,
+    /// The kernel log reported a hung task, an I/O error, a soft lockup or a link change.
+    Kernel,
 }
 
 impl History {
@@ -143,6 +145,7 @@ impl History {
                         Some((e.wall_ms, Mark::Gap))
                     }
                     EventKind::Gap(_) => None,
+                    EventKind::Kernel(_) => Some((e.wall_ms, Mark::Kernel)),
                 })
                 .collect(),
         }
@@ -174,6 +177,7 @@ impl History {
                         .unwrap_or_default()
                 )),
                 EventKind::Gap(_) => None,
+                EventKind::Kernel(k) => Some(k.summary()),
             })
             .collect()
     }

@@ -6,10 +6,16 @@ use crate::record::{Decoder, Recording};
 use crate::sample::Sample;
 use crate::view::OomSince;
 
+/// Live kernel log marks kept at most.
+const KERNEL_MARKS: usize = 4096;
+
 /// (wall ms at the end of the interval, kills in it), oldest first.
 #[derive(Debug, Clone, Default)]
 pub struct OomLog {
     pub events: Vec<(i64, u64)>,
+    /// Live: when the kernel log reported something else (`record::KernelMark`); a replay
+    /// marks those from the recording's markers instead.
+    pub kernel: Vec<i64>,
 }
 
 impl OomLog {
@@ -20,6 +26,14 @@ impl OomLog {
         }
         if let Some(k) = d.memory.reclaim.oom_kills.filter(|&k| k > 0) {
             self.events.push((d.host.wall_ms, k));
+        }
+        if d.kernel_events.iter().any(|e| e.kind != "oom_kill") {
+            // Bounded: a host logging every second for days keeps its last ~4,000 marks, far
+            // more than the live history the timeline spans.
+            if self.kernel.len() >= KERNEL_MARKS {
+                self.kernel.drain(..KERNEL_MARKS / 2);
+            }
+            self.kernel.push(d.host.wall_ms);
         }
     }
 
@@ -89,6 +103,7 @@ mod tests {
     fn since_counts_up_to_the_sample_on_screen() {
         let log = OomLog {
             events: vec![(1_000, 1), (5_000, 2)],
+            ..OomLog::default()
         };
         assert_eq!(log.since(500), OomSince::default());
         assert_eq!(

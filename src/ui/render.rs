@@ -366,11 +366,13 @@ fn timeline_row(app: &App, t: &Theme, width: usize) -> Line<'static> {
             Cell::Mark(Mark::Gap) => gap,
             Cell::Mark(Mark::Action) => action,
             Cell::Mark(Mark::Oom) => '!',
+            Cell::Mark(Mark::Kernel) => 'k',
         };
         // One span per run of equal cells keeps the frame small.
         let mut run: Option<(Cell, String)> = None;
         let mut marks = h.marks();
         marks.extend(app.time.oom.events.iter().map(|(t, _)| (*t, Mark::Oom)));
+        marks.extend(app.time.oom.kernel.iter().map(|t| (*t, Mark::Kernel)));
         for c in bar(first, last, at, &marks, bar_w) {
             match &mut run {
                 Some((k, s)) if *k == c => s.push(glyph(c)),
@@ -401,6 +403,7 @@ fn cell_style(c: super::timeline_bar::Cell, t: &Theme) -> Style {
         Cell::Mark(Mark::Gap) => t.crit,
         Cell::Mark(Mark::Action) => t.warn,
         Cell::Mark(Mark::Oom) => t.crit,
+        Cell::Mark(Mark::Kernel) => t.warn,
     }
 }
 

@@ -13,7 +13,8 @@ pub enum Cell {
 }
 
 /// The bar's cells for `width` columns over `first..=last`, with the cursor at `at`. A column
-/// holding a mark shows it (an OOM kill wins over a gap, a gap over an action); the cursor wins
+/// holding a mark shows it (an OOM kill wins over a kernel log event, that over a gap, a gap over
+/// an action); the cursor wins
 /// over all so the position is never hidden.
 pub fn bar(first: i64, last: i64, at: i64, marks: &[(i64, Mark)], width: usize) -> Vec<Cell> {
     if width == 0 {
@@ -29,7 +30,8 @@ pub fn bar(first: i64, last: i64, at: i64, marks: &[(i64, Mark)], width: usize) 
         .map(|c| if c < cur { Cell::Played } else { Cell::Ahead })
         .collect();
     let rank = |c: Cell| match c {
-        Cell::Mark(Mark::Oom) => 3,
+        Cell::Mark(Mark::Oom) => 4,
+        Cell::Mark(Mark::Kernel) => 3,
         Cell::Mark(Mark::Gap) => 2,
         Cell::Mark(Mark::Action) => 1,
         _ => 0,

@@ -96,6 +96,7 @@ fn cut_of_a_live_recording_dumps_the_same_intervals_as_its_window() {
         .map(|e| match &e.kind {
             EventKind::Gap(g) => (e.wall_ms, 12, g.reason.as_str()),
             EventKind::Action(a) => (e.wall_ms, 12, a.kind.as_str()),
+            EventKind::Kernel(_) => (e.wall_ms, 12, "kernel"),
         })
         .collect();
     assert_eq!(
@@ -109,6 +110,7 @@ fn cut_of_a_live_recording_dumps_the_same_intervals_as_its_window() {
         .map(|e| match &e.kind {
             EventKind::Gap(g) => (e.wall_ms, e.before, g.reason.as_str()),
             EventKind::Action(a) => (e.wall_ms, e.before, a.kind.as_str()),
+            EventKind::Kernel(_) => (e.wall_ms, e.before, "kernel"),
         })
         .collect();
     assert_eq!(kept, between);
@@ -206,6 +208,7 @@ fn cut_keeps_samples_exact_and_actions_at_their_times() {
         .map(|e| match &e.kind {
             EventKind::Action(a) => (e.wall_ms, e.before, a.name.clone()),
             EventKind::Gap(g) => (e.wall_ms, e.before, g.reason.clone()),
+            EventKind::Kernel(k) => (e.wall_ms, e.before, k.summary()),
         })
         .collect();
     assert_eq!(

@@ -26,6 +26,7 @@ mod findings;
 mod fixture_roots;
 mod iostat;
 mod irq_turns;
+mod kernel_marks;
 mod net_health;
 mod old_kernels;
 mod outputs;

@@ -511,6 +511,7 @@ fn r_records_the_live_stream_and_tweak_actions() {
         .map(|e| match &e.kind {
             EventKind::Gap(g) => format!("gap {} @{}", g.reason, e.before),
             EventKind::Action(a) => format!("{} {} @{}", a.kind, a.name, e.before),
+            EventKind::Kernel(k) => format!("{} @{}", k.summary(), e.before),
         })
         .collect();
     assert_eq!(
