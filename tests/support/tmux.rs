@@ -79,7 +79,17 @@ impl Session {
 
     /// As `start`, with perftop's arguments made by `args` (given the session's temp dir).
     pub fn start_with(tag: &str, args: impl FnOnce(&Path) -> Vec<String>) -> Session {
-        Session::launch(tag, None, args)
+        Session::launch(tag, None, None, args)
+    }
+
+    /// As `start_with`, perftop started by `command` (given the session's temp dir) instead of
+    /// the test binary: a wrapper and a binary, e.g. `setpriv ... /tmp/x/perftop`.
+    pub fn start_by(
+        tag: &str,
+        command: impl FnOnce(&Path) -> Vec<String>,
+        args: impl FnOnce(&Path) -> Vec<String>,
+    ) -> Session {
+        Session::launch(tag, None, Some(Box::new(command)), args)
     }
 
     /// perftop in the environment `env` (the terminal and locale variables perftop reads —
@@ -91,7 +101,7 @@ impl Session {
         env: &[(&str, &str)],
         args: impl FnOnce(&Path) -> Vec<String>,
     ) -> (Session, PathBuf) {
-        let s = Session::launch(tag, Some(env), args);
+        let s = Session::launch(tag, Some(env), None, args);
         let bytes = s._tmp.path().join("bytes");
         let gate = s._tmp.path().join("go");
         s.ok(&[
@@ -112,13 +122,20 @@ impl Session {
 
     /// `env`: None runs perftop in the test's environment at once; Some waits for the `go`
     /// file (see `start_captured`) and runs it in that environment.
+    /// `command`: None runs the test binary.
+    #[allow(clippy::type_complexity)]
     fn launch(
         tag: &str,
         env: Option<&[(&str, &str)]>,
+        command: Option<Box<dyn FnOnce(&Path) -> Vec<String> + '_>>,
         args: impl FnOnce(&Path) -> Vec<String>,
     ) -> Session {
         let tmp = tempfile::tempdir().expect("temp dir");
         let args: Vec<String> = args(tmp.path()).iter().map(|a| sh_quote(a)).collect();
+        let bin = match command {
+            Some(c) => c(tmp.path()).iter().map(|a| sh_quote(a)).collect(),
+            None => vec![sh_quote(env!("CARGO_BIN_EXE_perftop"))],
+        };
         let pidfile = tmp.path().join("perftop.pid");
         let script = tmp.path().join("run.sh");
         let (gate, env) = match env {
@@ -149,7 +166,7 @@ impl Session {
              echo DONE\n\
              exec sleep 60\n",
             pid = sh_quote(&pidfile.to_string_lossy()),
-            bin = sh_quote(env!("CARGO_BIN_EXE_perftop")),
+            bin = bin.join(" "),
             args = args.join(" "),
         );
         std::fs::write(&script, body).expect("writing the run script");

@@ -14,3 +14,4 @@ mod terminal_bytes;
 mod tmux;
 mod tmux_everyone;
 mod tmux_interact;
+mod unprivileged;
