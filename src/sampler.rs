@@ -9,7 +9,7 @@
 use std::io::Read;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -101,15 +101,32 @@ impl Clock {
             if self.stopped() {
                 return false;
             }
+            if let (Some(rx), Some(_)) = (&self.control, &self.wake) {
+                // Waiting on the wake socket: new intervals are looked for between slices.
+                match rx.try_recv() {
+                    Ok(d) => {
+                        self.next = self.next - self.interval + d;
+                        self.interval = d;
+                    }
+                    Err(TryRecvError::Empty) => {}
+                    Err(TryRecvError::Disconnected) => return false,
+                }
+            }
             let left = self.next.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return true;
             }
             if let Some(wake) = &mut self.wake {
                 // A byte: a signal came (the flag says whether it stops us); a timeout: the
-                // tick. An error (it cannot be set up): fall back to slices.
+                // tick (or, with a control channel, a slice). An error (it cannot be set up):
+                // fall back to slices.
+                let wait = if self.control.is_some() {
+                    left.min(SLICE)
+                } else {
+                    left
+                };
                 let got = wake
-                    .set_read_timeout(Some(left))
+                    .set_read_timeout(Some(wait))
                     .and_then(|()| wake.read(&mut [0u8; 16]));
                 match got {
                     Ok(_) => continue,
@@ -208,5 +225,31 @@ mod tests {
         drop(tx);
         let mut c = Clock::new(Duration::from_secs(60)).control(rx);
         assert!(!c.wait(), "the sender gone ends the clock");
+    }
+
+    /// `perftop stream` waits on the wake socket and takes the dashboard's `+`/`-` from a
+    /// control channel: a change reaches a clock waiting on the socket (it used to wait the
+    /// whole 60 s).
+    #[test]
+    fn interval_changes_reach_a_clock_waiting_on_its_wake_socket() {
+        let (_keep, wake) = UnixStream::pair().expect("socket pair");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let flag = Arc::new(AtomicBool::new(false));
+        let mut c = Clock::new(Duration::from_secs(60))
+            .wake_on(flag, wake)
+            .control(rx);
+        let started = Instant::now();
+        let sender = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            tx.send(Duration::from_millis(10)).is_ok()
+        });
+        assert!(c.wait());
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(c.interval(), Duration::from_millis(10));
+        assert!(sender.join().expect("sender"));
     }
 }

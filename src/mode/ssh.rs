@@ -7,10 +7,12 @@
 
 use crate::record::stream::Got;
 use crate::remote::install::{self, Copy};
-use crate::remote::link::{self, LinkEvent};
+use crate::remote::link::{self, LinkEvent, Wanted};
 use crate::remote::{sh_quote, Target};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub struct SshOptions {
@@ -32,12 +34,6 @@ pub fn stream_command(interval: Duration, remote_root: Option<&str>) -> String {
         cmd.push_str(&format!(" --root {}", sh_quote(r)));
     }
     install::sh_c(&cmd)
-}
-
-/// How long a link may stay silent before it is given up: a few intervals, never under 15 s
-/// (ssh's own keep-alives give up after 15 s).
-pub fn stall(interval: Duration) -> Duration {
-    (interval * 5).max(Duration::from_secs(15))
 }
 
 /// Copies perftop to `t` when needed, saying so on stderr (before the screen is taken).
@@ -77,14 +73,25 @@ pub fn run(opts: SshOptions) -> Result<crate::ui::Ended> {
     let t = targets.into_iter().next().context("no host given")?;
     let probe = prepare(&t)?;
     let cmd = stream_command(opts.interval, opts.remote_root.as_deref());
-    let stall = stall(opts.interval);
+    let started = opts.interval;
     let label = format!("{} ({})", t.label(), crate::safe::line(&probe.name));
     let no_tweaks = format!(
         "tweaks are not sent over ssh: run `perftop tweak` on {} itself (its preview, journal and undo)",
         t.label()
     );
-    crate::ui::run_fed(ui_options(opts), label, no_tweaks, move |feed| {
-        spawn_link(t, cmd, stall, feed, false)
+    crate::ui::run_fed(ui_options(opts), label, no_tweaks, move |feed, ctl| {
+        // `+`/`-` on the dashboard: the link tells the remote sampler.
+        let want: Wanted = Arc::new(AtomicU64::new(0));
+        let set = Arc::clone(&want);
+        std::thread::Builder::new()
+            .name("interval".into())
+            .spawn(move || {
+                for d in ctl {
+                    set.store(d.as_millis() as u64, Ordering::Relaxed);
+                }
+            })
+            .context("starting the interval thread")?;
+        spawn_link(t, cmd, started, want, feed, false)
     })
 }
 
@@ -107,7 +114,8 @@ fn ui_options(opts: SshOptions) -> crate::ui::Options {
 fn spawn_link(
     t: Target,
     cmd: String,
-    stall: Duration,
+    started: Duration,
+    want: Wanted,
     feed: crate::ui::Feed,
     install: bool,
 ) -> Result<()> {
@@ -121,7 +129,8 @@ fn spawn_link(
             link::run(
                 &t,
                 &cmd,
-                stall,
+                started,
+                &want,
                 |g| match g {
                     Got::Sample(s) => feed.sample(*s),
                     Got::Header(_) => true,
@@ -160,13 +169,14 @@ fn ensure_retrying(t: &Target, feed: &crate::ui::Feed) -> bool {
 /// `perftop ssh H1 H2 ...`: every host prepared and linked on its own thread, in parallel.
 fn fleet(opts: SshOptions, targets: Vec<Target>) -> Result<crate::ui::Ended> {
     let cmd = stream_command(opts.interval, opts.remote_root.as_deref());
-    let stall = stall(opts.interval);
+    let started = opts.interval;
     let labels: Vec<String> = targets.iter().map(Target::label).collect();
     let no_tweaks = "tweaks are not sent over ssh: run `perftop tweak` on the host itself \
                      (its preview, journal and undo)";
     crate::ui::run_fleet(ui_options(opts), labels, no_tweaks, move |feeds| {
         for (t, feed) in targets.into_iter().zip(feeds) {
-            spawn_link(t, cmd.clone(), stall, feed, true)?;
+            // The fleet samples every host at the interval it started with.
+            spawn_link(t, cmd.clone(), started, Wanted::default(), feed, true)?;
         }
         Ok(())
     })

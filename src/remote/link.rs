@@ -5,20 +5,34 @@
 //!
 //! The ssh child's stdin is a pipe held open for the life of the link: the remote sampler reads
 //! its stdin and exits at end of file, so closing the link (or this process ending, which
-//! closes the pipe) ends it on the remote too.
+//! closes the pipe) ends it on the remote too. It is also how the dashboard's `+`/`-` reach the
+//! remote sampler: a line `interval MS` each time the wanted interval changes (`Wanted`), and
+//! again on every new connection.
 
 use super::{ssh_command, Target};
 use crate::record::stream::{Got, StreamDecoder};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::process::{Child, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const FIRST_RETRY: Duration = Duration::from_secs(1);
 const LAST_RETRY: Duration = Duration::from_secs(30);
 /// The most of ssh's stderr kept to say why a link ended.
 const STDERR_KEEP: usize = 4096;
+/// How often a quiet link looks whether the wanted interval changed.
+const CHANGE_POLL: Duration = Duration::from_millis(250);
+
+/// The interval (ms) the dashboard wants the remote to sample at; 0 until it says.
+pub type Wanted = Arc<AtomicU64>;
+
+/// How long a link may stay silent before it is given up: a few intervals, never under 15 s
+/// (ssh's own keep-alives give up after 15 s).
+pub fn stall(interval: Duration) -> Duration {
+    (interval * 5).max(Duration::from_secs(15))
+}
 
 /// What happened to the link.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,12 +47,14 @@ pub enum LinkEvent {
     },
 }
 
-/// Runs the link until `on_got` or `on_link` returns false. `stall`: how long without a byte
-/// before the link is given up as dead (a few intervals).
+/// Runs the link until `on_got` or `on_link` returns false. `started`: the interval
+/// `remote_cmd` starts the sampler at; `want`: the one the dashboard asks for now, sent to the
+/// remote when it differs. A link silent for `stall(interval)` is given up as dead.
 pub fn run(
     t: &Target,
     remote_cmd: &str,
-    stall: Duration,
+    started: Duration,
+    want: &Wanted,
     mut on_got: impl FnMut(Got) -> bool,
     mut on_link: impl FnMut(LinkEvent) -> bool,
 ) {
@@ -46,7 +62,8 @@ pub fn run(
     loop {
         let (why, go_on) = match connect(t, remote_cmd) {
             Ok(mut conn) => {
-                let (why, go_on) = conn.pump(stall, &mut retry, &mut on_got, &mut on_link);
+                conn.sent_ms = started.as_millis() as u64;
+                let (why, go_on) = conn.pump(want, &mut retry, &mut on_got, &mut on_link);
                 let why = conn.finish(why);
                 (why, go_on)
             }
@@ -67,8 +84,10 @@ pub fn run(
 /// One ssh connection and the threads reading its output.
 struct Conn {
     child: Child,
-    /// Held open: the remote sampler ends at its end of file.
-    _stdin: Option<std::process::ChildStdin>,
+    /// Held open: the remote sampler ends at its end of file, and reads interval changes.
+    stdin: Option<std::process::ChildStdin>,
+    /// The interval (ms) the remote sampler was last told.
+    sent_ms: u64,
     chunks: Receiver<std::io::Result<Vec<u8>>>,
     stderr: Arc<Mutex<String>>,
 }
@@ -122,7 +141,8 @@ fn connect(t: &Target, remote_cmd: &str) -> anyhow::Result<Conn> {
         .context("starting the ssh error reader")?;
     Ok(Conn {
         child,
-        _stdin: stdin,
+        stdin,
+        sent_ms: 0,
         chunks,
         stderr,
     })
@@ -132,24 +152,29 @@ impl Conn {
     /// Feeds what arrives to `on_got` until the link ends: why it ended, and whether to go on.
     fn pump(
         &mut self,
-        stall: Duration,
+        want: &Wanted,
         retry: &mut Duration,
         on_got: &mut impl FnMut(Got) -> bool,
         on_link: &mut impl FnMut(LinkEvent) -> bool,
     ) -> (String, bool) {
         let mut dec = StreamDecoder::new();
         let mut up = false;
+        let mut heard = Instant::now();
         loop {
-            let chunk = match self.chunks.recv_timeout(stall) {
+            self.tell_interval(want);
+            let stall = stall(Duration::from_millis(self.sent_ms));
+            let chunk = match self.chunks.recv_timeout(CHANGE_POLL) {
                 Ok(Ok(b)) if !b.is_empty() => b,
                 Ok(Ok(_)) | Err(RecvTimeoutError::Disconnected) => {
                     return ("the connection closed".into(), true)
                 }
                 Ok(Err(e)) => return (format!("reading from ssh: {e}"), true),
+                Err(RecvTimeoutError::Timeout) if heard.elapsed() < stall => continue,
                 Err(RecvTimeoutError::Timeout) => {
                     return (format!("nothing heard for {} s", stall.as_secs()), true)
                 }
             };
+            heard = Instant::now();
             let got = match dec.push(&chunk) {
                 Ok(g) => g,
                 Err(e) => return (format!("{e:#}"), true),
@@ -165,6 +190,23 @@ impl Conn {
                 if !on_got(g) {
                     return (String::new(), false);
                 }
+            }
+        }
+    }
+
+    /// Sends `interval MS` when the dashboard wants another interval than the remote was told
+    /// (a failed write is the link's end, which the reads notice).
+    fn tell_interval(&mut self, want: &Wanted) {
+        let ms = want.load(Ordering::Relaxed);
+        if ms == 0 || ms == self.sent_ms {
+            return;
+        }
+        if let Some(w) = &mut self.stdin {
+            if writeln!(w, "interval {ms}")
+                .and_then(|()| w.flush())
+                .is_ok()
+            {
+                self.sent_ms = ms;
             }
         }
     }

@@ -204,7 +204,7 @@ pub fn run_fed(
     opts: Options,
     host: String,
     no_tweaks: String,
-    start: impl FnOnce(Feed) -> Result<()>,
+    start: impl FnOnce(Feed, mpsc::Receiver<Duration>) -> Result<()>,
 ) -> Result<Ended> {
     need_terminal("ssh HOST perftop batch")?;
     let theme = opts.look.theme()?;
@@ -213,12 +213,15 @@ pub fn run_fed(
     app.session.link = Some("connecting".into());
     app.tweaks.off = Some(no_tweaks);
     let (tx, rx) = mpsc::channel::<Msg>();
-    // The remote samples at its own interval: `+`/`-` change nothing there.
-    let (ctl_tx, _) = mpsc::channel::<Duration>();
-    start(Feed {
-        tx: tx.clone(),
-        host: None,
-    })?;
+    // `+`/`-`: `start` hands the new interval to the remote sampler.
+    let (ctl_tx, ctl_rx) = mpsc::channel::<Duration>();
+    start(
+        Feed {
+            tx: tx.clone(),
+            host: None,
+        },
+        ctl_rx,
+    )?;
     spawn_input(tx.clone())?;
     spawn_signals(tx)?;
     let result = drive(&mut app, &theme, &rx, &ctl_tx);

@@ -101,7 +101,7 @@ fn remote_exe(sshd: &Sshd) -> PathBuf {
         .join(format!("perftop-{}", env!("CARGO_PKG_VERSION")))
 }
 
-fn start(sshd: &Sshd, tag: &str, hosts: &[String], root: &Path) -> Session {
+fn start(sshd: &Sshd, tag: &str, hosts: &[String], root: &Path, extra: &[String]) -> Session {
     let perftop_ssh = sshd.perftop_ssh();
     let env = [
         ("TERM", "xterm-256color"),
@@ -110,9 +110,29 @@ fn start(sshd: &Sshd, tag: &str, hosts: &[String], root: &Path) -> Session {
     let mut args = vec!["ssh".to_string()];
     args.extend(hosts.iter().cloned());
     args.extend(["--remote-root".into(), root.display().to_string()]);
+    args.extend(extra.iter().cloned());
     let (s, _bytes) = Session::start_captured(tag, &env, |_| args);
     s.resize(160, 40);
     s
+}
+
+/// The recording `R` wrote into `dir`, once it is there.
+fn wait_for_file(dir: &Path) -> PathBuf {
+    let start = Instant::now();
+    loop {
+        let found = std::fs::read_dir(dir)
+            .ok()
+            .and_then(|d| d.flatten().map(|e| e.path()).find(|p| p.is_file()));
+        if let Some(p) = found {
+            return p;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "no recording in {}",
+            dir.display()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// Waits until no remote perftop runs (the remote sampler ends with its channel).
@@ -149,7 +169,14 @@ fn ssh_copies_itself_shows_the_remote_and_reconnects() {
     let exe = remote_exe(&sshd);
     assert!(!exe.exists(), "a fresh HOME has no perftop");
     let inc = Incident::start();
-    let s = start(&sshd, "ssh1", &[sshd.target()], &inc.root);
+    let recs = tempfile::tempdir().expect("tempdir");
+    let s = start(
+        &sshd,
+        "ssh1",
+        &[sshd.target()],
+        &inc.root,
+        &["--record-dir".into(), recs.path().display().to_string()],
+    );
     let screen = wait(&s, "the remote's dashboard", |sc| {
         sc.contains("synth-2c") && sc.contains(&format!("ssh {}", sshd.target()))
     });
@@ -166,6 +193,25 @@ fn ssh_copies_itself_shows_the_remote_and_reconnects() {
     wait(&s, "tweaks refused over ssh", |sc| {
         sc.contains("tweaks are not sent over ssh") && sc.contains(&sshd.target())
     });
+
+    // `-` halves the interval on the remote too: the samples recorded after it (`R`, here)
+    // come 0.5 s apart by the remote's own clock.
+    s.keys(&["-"]);
+    wait(&s, "the new interval", |sc| sc.contains("0.50s"));
+    std::thread::sleep(Duration::from_millis(1500));
+    s.keys(&["R"]);
+    std::thread::sleep(Duration::from_millis(4000));
+    s.keys(&["R"]);
+    let rec = wait_for_file(recs.path());
+    let r = perftop::record::Recording::open(&rec).expect("the recording");
+    let walls: Vec<i64> = r.samples.iter().map(|x| x.wall_ms).collect();
+    let mut steps: Vec<i64> = walls.windows(2).map(|w| w[1] - w[0]).collect();
+    steps.sort_unstable();
+    let median = steps.get(steps.len() / 2).copied().unwrap_or(0);
+    assert!(
+        steps.len() >= 4 && (400..=650).contains(&median),
+        "samples {walls:?}: median step {median} ms, not 500"
+    );
 
     let first = pids_of(&exe);
     assert_eq!(first.len(), 1, "one remote sampler: {first:?}");
@@ -225,7 +271,7 @@ fn ssh_fleet_shows_a_row_per_host() {
     };
     let inc = Incident::start();
     let hosts = [sshd.target(), format!("localhost:{}", sshd.port)];
-    let s = start(&sshd, "ssh2", &hosts, &inc.root);
+    let s = start(&sshd, "ssh2", &hosts, &inc.root, &[]);
     let screen = wait(&s, "two rows up with their finding", |sc| {
         sc.contains("perftop fleet  2 hosts")
             && hosts.iter().all(|h| {
