@@ -111,11 +111,12 @@ impl Knob {
         }
     }
 
-    /// The current value when every target agrees, else `mixed`.
+    /// The current value when every target agrees, else `mixed`; `-` when it cannot be read,
+    /// as everywhere else on screen (`?` would read as a question).
     pub fn current_text(&self) -> String {
         let first = self.current.first().cloned().flatten();
         if self.current.iter().all(|c| *c == first) {
-            first.unwrap_or_else(|| "?".into())
+            first.unwrap_or_else(|| "-".into())
         } else {
             "mixed".into()
         }

@@ -227,7 +227,7 @@ impl App {
         let (judge, status) = (&self.judge, &mut self.status);
         match a {
             Action::Quit => return Effect::Quit,
-            Action::Help => self.prefs.help = !self.prefs.help,
+            Action::Help => self.prefs.toggle_help(),
             Action::Back => self.prefs.back(),
             Action::Repaint => return Effect::Repaint,
             Action::Suspend => return Effect::Suspend,

@@ -146,7 +146,7 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
         super::findings_list::draw(f, area, &list, &app.prefs.findings_scroll, d, theme);
     }
     if app.prefs.help {
-        super::help::draw(f, area, theme, app.is_replay());
+        super::help::draw(f, area, theme, app.is_replay(), &app.prefs.help_scroll);
     }
     if let Some(dlg) = &app.tweaks.dialog {
         let held = app.tweaks.hold.as_ref().map(|h| h.us);

@@ -30,6 +30,7 @@ mod net_health;
 mod old_kernels;
 mod outputs;
 mod parsers_prop;
+mod popups;
 mod power;
 mod processes;
 mod processes_all;

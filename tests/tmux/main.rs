@@ -8,6 +8,7 @@
 #[path = "../support/mod.rs"]
 pub mod support;
 
+mod narrow_popups;
 mod prompt_keys;
 mod ssh;
 mod terminal_bytes;
