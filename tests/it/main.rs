@@ -52,3 +52,4 @@ mod tui_sizes;
 mod tweak;
 mod tweak_safety;
 mod tweak_tui;
+mod undo_audit;
