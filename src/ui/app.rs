@@ -192,6 +192,8 @@ impl App {
                 }
             };
         }
+        // A tweak preview says where the dirty thresholds move from what the kernel set last.
+        self.tweaks.dirty = self.time.derived.as_ref().map(|d| d.dirty.clone());
         if self.tweaks.dialog.is_some() {
             self.status.text = self.tweaks.key(ev);
             if let Some(a) = self.tweaks.done.take() {

@@ -35,6 +35,7 @@ pub mod timeline;
 pub mod timeline_bar;
 pub mod trend;
 pub mod tweak_dialog;
+pub mod tweak_effect;
 pub mod wire;
 pub mod wrap;
 pub mod zoom;

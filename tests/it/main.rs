@@ -50,6 +50,7 @@ mod tui;
 mod tui_interact;
 mod tui_sizes;
 mod tweak;
+mod tweak_effect;
 mod tweak_safety;
 mod tweak_tui;
 mod undo_audit;
