@@ -27,6 +27,7 @@ mod fixture_roots;
 mod iostat;
 mod irq_turns;
 mod net_health;
+mod numa_cover;
 mod old_kernels;
 mod outputs;
 mod parsers_prop;
