@@ -9,6 +9,7 @@
 pub mod support;
 
 mod narrow_popups;
+mod plain_terminals;
 mod prompt_keys;
 mod ssh;
 mod terminal_bytes;
