@@ -24,6 +24,7 @@ mod explain;
 mod fast_samples;
 mod findings;
 mod fixture_roots;
+mod header_label;
 mod iostat;
 mod irq_turns;
 mod net_health;
