@@ -15,7 +15,10 @@ pub fn path(state_dir: &Path) -> std::path::PathBuf {
     state_dir.join("audit.jsonl")
 }
 
-/// Appends the audit line for `action` on `plan`.
+/// Appends the audit line for `action` on `plan`. Each line reads in its own direction: an
+/// apply's targets go from the old value to the new one, an undo's from what the file held
+/// just before the undo to the value it restored (its `value`), `write` false where the file
+/// held it already.
 pub fn log(state_dir: &Path, action: &str, plan: &Plan, errors: &[String]) -> Result<()> {
     let targets: Vec<_> = plan
         .changes

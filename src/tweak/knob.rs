@@ -111,11 +111,12 @@ impl Knob {
         }
     }
 
-    /// The current value when every target agrees, else `mixed`.
+    /// The current value when every target agrees, else `mixed`; `-` when it cannot be read,
+    /// as everywhere else on screen (`?` would read as a question).
     pub fn current_text(&self) -> String {
         let first = self.current.first().cloned().flatten();
         if self.current.iter().all(|c| *c == first) {
-            first.unwrap_or_else(|| "?".into())
+            first.unwrap_or_else(|| "-".into())
         } else {
             "mixed".into()
         }
@@ -290,75 +291,30 @@ fn epp(ctx: &Ctx) -> Knob {
     }
 }
 
-fn dirty(ctx: &Ctx, name: &'static str, partner: &'static str, allowed: Allowed) -> Knob {
-    let file = name.trim_start_matches("vm.");
-    let mut k = single(
-        ctx,
-        name,
-        "dirty page cache limit; writing it zeroes its ratio/bytes twin",
-        &format!("proc/sys/vm/{file}"),
-        allowed,
-    );
-    k.side.push(Target {
-        label: partner.to_string(),
-        rel: format!("proc/sys/vm/{}", partner.trim_start_matches("vm.")),
-    });
-    k
-}
-
 /// Every knob perftop knows, with its state on this host.
 pub fn registry(ctx: &Ctx) -> Vec<Knob> {
     let root = &ctx.root;
     let total_kb = meminfo_kb(root, "MemTotal").unwrap_or(0);
     let mut knobs = vec![governor(ctx), epp(ctx)];
-    knobs.push(dirty(
-        ctx,
-        "vm.dirty_ratio",
-        "vm.dirty_bytes",
-        Allowed::Range {
-            min: 1,
-            max: 90,
-            unit: Unit::Percent,
-        },
-    ));
-    knobs.push(dirty(
-        ctx,
-        "vm.dirty_background_ratio",
-        "vm.dirty_background_bytes",
-        Allowed::Range {
-            min: 1,
-            max: 50,
-            unit: Unit::Percent,
-        },
-    ));
-    let bytes_max = (total_kb * 1024 / 2).max(1 << 20);
-    knobs.push(dirty(
-        ctx,
-        "vm.dirty_bytes",
-        "vm.dirty_ratio",
-        Allowed::Range {
-            min: 1 << 20,
-            max: bytes_max,
-            unit: Unit::Bytes,
-        },
-    ));
-    knobs.push(dirty(
-        ctx,
-        "vm.dirty_background_bytes",
-        "vm.dirty_background_ratio",
-        Allowed::Range {
-            min: 1 << 20,
-            max: bytes_max,
-            unit: Unit::Bytes,
-        },
-    ));
-    for (name, file) in [("thp.enabled", "enabled"), ("thp.defrag", "defrag")] {
+    knobs.extend(super::dirty::knobs(ctx, total_kb));
+    for (name, file, description) in [
+        (
+            "thp.enabled",
+            "enabled",
+            "where transparent huge pages are used: every mapping, madvise()d ones, or none",
+        ),
+        (
+            "thp.defrag",
+            "defrag",
+            "how hard a THP fault compacts memory: stall for it, defer to kcompactd, or fall back",
+        ),
+    ] {
         let rel = format!("{THP}/{file}");
         let choices = words(root, &rel);
         knobs.push(single(
             ctx,
             name,
-            "transparent huge pages policy",
+            description,
             &rel,
             Allowed::Choices(choices),
         ));
@@ -384,16 +340,34 @@ pub fn registry(ctx: &Ctx) -> Vec<Knob> {
     );
     hp.unit_bytes = page_kb.map(|p| p * 1024);
     knobs.push(hp);
-    for (name, min, max, unit) in [
-        ("net.core.netdev_max_backlog", 1000, 262_144, Unit::Packets),
-        ("net.core.netdev_budget", 300, 6000, Unit::Packets),
-        ("net.core.netdev_budget_usecs", 2000, 20_000, Unit::Micros),
+    for (name, min, max, unit, description) in [
+        (
+            "net.core.netdev_max_backlog",
+            1000,
+            262_144,
+            Unit::Packets,
+            "packets a CPU's input backlog holds before the stack drops (RPS, non-NAPI)",
+        ),
+        (
+            "net.core.netdev_budget",
+            300,
+            6000,
+            Unit::Packets,
+            "packets one NET_RX softirq round may take from every NAPI device together",
+        ),
+        (
+            "net.core.netdev_budget_usecs",
+            2000,
+            20_000,
+            Unit::Micros,
+            "time one NET_RX softirq round may run before it yields (time_squeeze)",
+        ),
     ] {
         let file = name.trim_start_matches("net.core.");
         knobs.push(single(
             ctx,
             name,
-            "NAPI/backlog limit (more packets per softirq round)",
+            description,
             &format!("proc/sys/net/core/{file}"),
             Allowed::Range { min, max, unit },
         ));

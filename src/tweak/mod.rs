@@ -30,6 +30,7 @@
 
 pub mod apply;
 pub mod audit;
+mod dirty;
 pub mod journal;
 pub mod knob;
 pub mod lock;

@@ -11,7 +11,7 @@ use super::apply::{canonical_root, check_allowed, holds, write_one, Report, Writ
 use super::journal::{Journal, Status};
 use super::knob::{self, Knob};
 use super::lock;
-use super::plan::Plan;
+use super::plan::{Change, Plan};
 use super::{audit, read_value, Ctx};
 use anyhow::{anyhow, bail, Result};
 
@@ -106,8 +106,26 @@ pub fn undo(ctx: &Ctx, w: &mut dyn Writer, which: Which, expect: Option<u64>) ->
         }
     }
     let mut results = Vec::new();
+    // The audit says what the undo did, in its own direction: each file from what it held
+    // just before to the value restored (not the apply's old → new again).
+    let mut done = Plan {
+        value: plan
+            .writes()
+            .next()
+            .map_or_else(|| plan.value.clone(), |c| c.old.clone()),
+        changes: Vec::new(),
+        ..plan.clone()
+    };
     for c in plan.changes.iter().filter(|c| c.undo) {
-        if read_value(&ctx.root, &c.rel).as_deref() == Some(c.old.as_str()) {
+        let now = read_value(&ctx.root, &c.rel);
+        let held = now.as_deref() == Some(c.old.as_str());
+        done.changes.push(Change {
+            old: now.unwrap_or_else(|| "unreadable".into()),
+            new: c.old.clone(),
+            write: !held,
+            ..c.clone()
+        });
+        if held {
             continue;
         }
         results.push(write_one(ctx, w, c, &c.old));
@@ -133,7 +151,7 @@ pub fn undo(ctx: &Ctx, w: &mut dyn Writer, which: Which, expect: Option<u64>) ->
     }
     let mut errors = report.errors();
     errors.extend(report.warnings.iter().cloned());
-    if let Err(e) = audit::log(&ctx.state_dir, "undo", &plan, &errors) {
+    if let Err(e) = audit::log(&ctx.state_dir, "undo", &done, &errors) {
         report
             .warnings
             .push(format!("{e:#}; the report above is still true"));

@@ -192,6 +192,8 @@ impl App {
                 }
             };
         }
+        // A tweak preview says where the dirty thresholds move from what the kernel set last.
+        self.tweaks.dirty = self.time.derived.as_ref().map(|d| d.dirty.clone());
         if self.tweaks.dialog.is_some() {
             self.status.text = self.tweaks.key(ev);
             if let Some(a) = self.tweaks.done.take() {
@@ -227,7 +229,7 @@ impl App {
         let (judge, status) = (&self.judge, &mut self.status);
         match a {
             Action::Quit => return Effect::Quit,
-            Action::Help => self.prefs.help = !self.prefs.help,
+            Action::Help => self.prefs.toggle_help(),
             Action::Back => self.prefs.back(),
             Action::Repaint => return Effect::Repaint,
             Action::Suspend => return Effect::Suspend,

@@ -34,7 +34,7 @@ impl ColorDepth {
             return Ok(ColorDepth::TrueColor);
         }
         let term = env("TERM").unwrap_or_default();
-        if term == "dumb" {
+        if no_colour_term(&term) {
             return Ok(ColorDepth::Mono);
         }
         // Only a terminal that says so gets indexed colours: TERM=xterm or linux get the 16.
@@ -44,6 +44,16 @@ impl ColorDepth {
             ColorDepth::Ansi16
         })
     }
+}
+
+/// A terminal that has no colour: `dumb`, and the DEC VT series (`vt52`, `vt100`, `vt102`,
+/// `vt220`, ...: monochrome hardware whose terminfo has no `setaf`), which also take no UTF-8
+/// (`GlyphSet::detect`). Not `vte-256color` (GNOME's VTE): a digit must follow `vt`.
+pub fn no_colour_term(term: &str) -> bool {
+    term == "dumb"
+        || term
+            .strip_prefix("vt")
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
 }
 
 /// The 16 ANSI colours in index order, as ratatui names them (the wire backend sends them as

@@ -77,11 +77,23 @@ pub fn draw(f: &mut Frame, area: Rect, v: DialogView, scroll: &Scroll, t: &Theme
         lines.push(Line::default());
     }
     let at = position(off, page.min(total - off), total);
-    let hint = match (total > page, v.focus.is_some()) {
-        (false, _) => v.hint,
+    let full = match (total > page, v.focus.is_some()) {
+        (false, _) => v.hint.clone(),
         // The selection moves the window: its keys are the hint already.
         (true, true) => format!("{at} · {}", v.hint),
         (true, false) => format!("{at} · Up/Down scroll · {}", v.hint),
+    };
+    // On a narrow screen the keys matter more than where the window stands: the position goes
+    // first rather than the keys being cut.
+    let inner = w.saturating_sub(2) as usize;
+    let hint = match (
+        full.chars().count() > inner,
+        total > page,
+        v.focus.is_some(),
+    ) {
+        (true, true, false) => format!("Up/Down scroll · {}", v.hint),
+        (true, _, _) => v.hint,
+        (false, _, _) => full,
     };
     lines.push(Line::from(span(hint, t.dim)));
     // The margin beside the box is cleared too: half-covered dashboard rows read as noise.

@@ -9,6 +9,7 @@ pub mod events;
 pub mod filter;
 pub mod findings_list;
 pub mod fleet;
+pub mod header_row;
 pub mod help;
 pub mod history;
 #[cfg(test)]
@@ -35,6 +36,7 @@ pub mod timeline;
 pub mod timeline_bar;
 pub mod trend;
 pub mod tweak_dialog;
+pub mod tweak_effect;
 pub mod wire;
 pub mod wrap;
 pub mod zoom;
@@ -274,11 +276,7 @@ pub fn run(opts: Options) -> Result<Ended> {
     need_terminal("perftop batch")?;
     let theme = opts.look.theme()?;
     let mut app = live_app(&opts);
-    app.session.privilege = if rustix::process::geteuid().is_root() {
-        "root".into()
-    } else {
-        "user: tweaks need root".into()
-    };
+    app.session.privilege = header_row::privilege(rustix::process::geteuid().is_root());
     // Tweaks stay applied when perftop exits (journal in /run/perftop; `perftop tweak undo`).
     let mut tweak_ctx = crate::tweak::Ctx::new(opts.root.clone(), opts.state_dir.clone());
     tweak_ctx.read_only = opts.read_only;

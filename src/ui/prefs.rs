@@ -21,6 +21,8 @@ pub struct Prefs {
     /// The zoomed pane's first row on screen (reset when the zoom or the focus changes).
     pub zoom_scroll: Scroll,
     pub help: bool,
+    /// The help screen's first row (it scrolls where the terminal is shorter than it).
+    pub help_scroll: Scroll,
     /// `f`: the list of every finding, over the dashboard.
     pub findings_open: bool,
     pub findings_scroll: Scroll,
@@ -41,6 +43,7 @@ impl Default for Prefs {
             zoom: false,
             zoom_scroll: Scroll::default(),
             help: false,
+            help_scroll: Scroll::default(),
             findings_open: false,
             findings_scroll: Scroll::default(),
             sort: SortKey::Load,
@@ -105,9 +108,17 @@ impl Prefs {
         self.findings_scroll.reset();
     }
 
-    /// Scrolls the findings list when it is open, else the zoomed pane.
+    /// `?`: opens the help at its top, or closes it.
+    pub fn toggle_help(&mut self) {
+        self.help = !self.help;
+        self.help_scroll.reset();
+    }
+
+    /// Scrolls what is on top: the help, the findings list, else the zoomed pane.
     pub fn scroll(&mut self, m: Move) {
-        if self.findings_open {
+        if self.help {
+            self.help_scroll.apply(m);
+        } else if self.findings_open {
             self.findings_scroll.apply(m);
         } else {
             self.zoom_scroll.apply(m);

@@ -12,7 +12,7 @@ use crate::pane::Pane;
 use crate::units::{duration, fit};
 use ratatui::layout::Rect;
 use ratatui::style::Style;
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
@@ -146,7 +146,7 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
         super::findings_list::draw(f, area, &list, &app.prefs.findings_scroll, d, theme);
     }
     if app.prefs.help {
-        super::help::draw(f, area, theme, app.is_replay());
+        super::help::draw(f, area, theme, app.is_replay(), &app.prefs.help_scroll);
     }
     if let Some(dlg) = &app.tweaks.dialog {
         let held = app.tweaks.hold.as_ref().map(|h| h.us);
@@ -273,45 +273,7 @@ fn header(
         }
         return;
     }
-    let mut second: Vec<Span<'static>> = Vec::new();
-    if d.since_boot {
-        second.push(span(
-            "since-boot averages; rates from next sample  ",
-            t.warn,
-        ));
-    }
-    // perftop ssh: a lost link first, where it cannot be cut off.
-    if let Some(l) = &app.session.link {
-        second.push(span(format!("{l}  "), t.crit));
-    }
-    second.push(span(
-        t.glyphs.text(&app.session.privilege).into_owned(),
-        t.dim,
-    ));
-    let cost = &app.session.self_cost;
-    if let (Some(cpu), Some(rss)) = (cost.cpu_pct, cost.rss_kb) {
-        second.push(span(
-            format!("  perftop {cpu:.2}% {}", crate::units::kb(Some(rss))),
-            t.dim,
-        ));
-    }
-    if let Some(r) = &app.session.root_label {
-        second.push(span(format!("  root {r}"), t.info));
-    }
-    if !h.vm_hints.is_empty() {
-        second.push(span(format!("  VM: {}", h.vm_hints.join(", ")), t.dim));
-    }
-    let boot = crate::view::boot_context(h);
-    if !boot.is_empty() {
-        second.push(span(format!("  boot: {}", boot.join(" ")), t.dim));
-    }
-    if !h.problems.is_empty() {
-        second.push(span(
-            format!("  {} unreadable file(s)", h.problems.len()),
-            t.warn,
-        ));
-    }
-    rows.push(Line::from(second));
+    rows.push(super::header_row::line(app, d, t, width));
     if travelling {
         rows.push(timeline_row(app, t, width));
     }

@@ -38,6 +38,11 @@ impl GlyphSet {
                 other => bail!("--glyphs must be auto, unicode, tty or ascii, not {other:?}"),
             });
         }
+        // A VT100-class terminal (or `dumb`) draws only ASCII, whatever the locale says: its
+        // character set has no box drawing or blocks, and UTF-8 bytes arrive as garbage.
+        if super::colors::no_colour_term(&env("TERM").unwrap_or_default()) {
+            return Ok(GlyphSet::Ascii);
+        }
         // The first of LC_ALL, LC_CTYPE, LANG that is set decides, as in setlocale(3).
         let locale = ["LC_ALL", "LC_CTYPE", "LANG"]
             .iter()
@@ -315,6 +320,9 @@ mod tests {
         );
         assert_eq!(d(&[("TERM", "xterm")], Some("never")), ColorDepth::Mono);
         assert_eq!(d(&[("TERM", "dumb")], None), ColorDepth::Mono);
+        assert_eq!(d(&[("TERM", "vt100")], None), ColorDepth::Mono);
+        assert_eq!(d(&[("TERM", "vt220")], None), ColorDepth::Mono);
+        assert_eq!(d(&[("TERM", "vte")], None), ColorDepth::Ansi16);
         assert_eq!(d(&[("NO_COLOR", "1")], Some("256")), ColorDepth::Ansi256);
         assert!(ColorDepth::detect(Some("purple"), &env_of(&[])).is_err());
     }
@@ -333,6 +341,23 @@ mod tests {
             GlyphSet::Tty
         );
         assert_eq!(g(&[("LANG", "C")]), GlyphSet::Ascii);
+        // A VT100 or a dumb terminal: ASCII even in a UTF-8 locale; GNOME's vte is not one.
+        for term in ["vt100", "vt220", "vt52", "dumb"] {
+            assert_eq!(
+                GlyphSet::detect(None, &|k: &str| match k {
+                    "TERM" => Some(term.to_string()),
+                    "LANG" => Some("en_US.UTF-8".to_string()),
+                    _ => None,
+                })
+                .expect("glyphs"),
+                GlyphSet::Ascii,
+                "{term}"
+            );
+        }
+        assert_eq!(
+            g(&[("LANG", "en_US.UTF-8"), ("TERM", "vte-256color")]),
+            GlyphSet::Unicode
+        );
         assert_eq!(
             g(&[("LC_ALL", "C"), ("LANG", "en_US.UTF-8")]),
             GlyphSet::Ascii

@@ -82,6 +82,9 @@ pub struct TweakState {
     pub done: Option<crate::record::Action>,
     /// Why tweaks are off here, when it is not read-only or replay (`perftop ssh`).
     pub off: Option<String>,
+    /// The dirty thresholds the kernel set at the newest sample, for a dirty knob's preview
+    /// to say where they move (`tweak_effect`); kept up to date by the App.
+    pub dirty: Option<crate::derive::memory::DirtyMetrics>,
 }
 
 /// A change's lines in a preview: the file as the kernel names it (wrapped where long; it
@@ -180,9 +183,13 @@ impl TweakState {
             return Some(format!("{}: already {}", p.knob, p.value));
         }
         let _ = crate::tweak::audit::log(&ctx.state_dir, "preview", &p, &[]);
+        let mut lines = plan_lines(&p);
+        if let Some(e) = super::tweak_effect::effect(&p, self.dirty.as_ref()) {
+            lines.insert(0, (Tone::Head, format!("effect: {e}")));
+        }
         self.open(Dialog::Confirm {
             title: format!("set {} → {}?", p.knob, p.value),
-            lines: plan_lines(&p),
+            lines,
             pending: Pending::Apply(p),
         });
         None

@@ -59,11 +59,23 @@ fn wrap_at(text: &str, width: usize, more: usize) -> Vec<String> {
     out
 }
 
-/// `prefix` then `text` wrapped beside it: continuation lines start under the text, or four
-/// columns in when the prefix takes more than half the width (a table row with a long cell).
+/// Columns a hanging indent leaves the text at the least; with less, continuations start four
+/// columns in (a knob menu at 40 columns).
+pub const MIN_HANG: usize = 12;
+
+/// `prefix` then `text` wrapped beside it: continuation lines start under the text (a knob
+/// name's reason under the reason, never under the name), or four columns in when that would
+/// leave the text under `MIN_HANG` columns.
 pub fn hang(prefix: &str, text: &str, width: usize) -> Vec<String> {
     let p = prefix.chars().count();
-    let col = if p * 2 <= width { p } else { 4 };
+    let col = if p + MIN_HANG <= width { p } else { 4 };
+    hang_at(prefix, text, width, col)
+}
+
+/// As `hang`, continuation lines starting at column `col` (the help screen's text column,
+/// whatever the width of the keys on the row's first line).
+pub fn hang_at(prefix: &str, text: &str, width: usize, col: usize) -> Vec<String> {
+    let p = prefix.chars().count();
     let words: Vec<&str> = text.split(' ').filter(|w| !w.is_empty()).collect();
     // The first line: as many words as fit after the prefix.
     let mut used = 0;

@@ -23,18 +23,35 @@ pub fn machine_memory(d: &Derived) -> String {
     )
 }
 
-/// `nodes hold 12G of 126G` when the nodes' meminfo covers under 95% of MemTotal (hot-plugged
-/// memory in a VM, firmware that describes one node only): node sums are then not the machine.
-pub fn nodes_partial(d: &Derived) -> Option<String> {
+/// `nodes hold 12G of 126G` when the nodes' meminfo does not add up to MemTotal, and how it
+/// is drawn. What the number means decides the colour:
+/// - under 95% (hot-plugged memory in a VM, firmware that describes one node only): the node
+///   table describes part of the machine, so node sums are not the machine. That is how the
+///   host is built, nothing to act on: said as context (dim), never as a warning.
+/// - over 105%: the nodes hold more than the machine has, which no kernel states at one
+///   instant: the readings contradict each other (a node counted twice, files read far apart),
+///   and the node figures are not to be trusted. Warned.
+///
+/// One node holding all the memory, or nodes holding most of it, says nothing.
+pub fn nodes_partial(d: &Derived) -> Option<(String, Level)> {
     let m = &d.memory;
     let cover = m.nodes_cover_pct?;
-    (cover < crate::derive::memory::NODES_COVER_MIN_PCT).then(|| {
+    let min = crate::derive::memory::NODES_COVER_MIN_PCT;
+    let level = if cover < min {
+        Level::Dim
+    } else if cover > 200.0 - min {
+        Level::Warn
+    } else {
+        return None;
+    };
+    Some((
         format!(
             "nodes hold {} of {}",
             kb(m.nodes_total_kb),
             kb(m.mem_total_kb)
-        )
-    })
+        ),
+        level,
+    ))
 }
 
 fn headline(d: &Derived, x: &Ctx) -> Cells {
@@ -51,8 +68,8 @@ fn headline(d: &Derived, x: &Ctx) -> Cells {
         Level::Text,
     ));
     s.push(cell(format!("  {}", machine_memory(d)), Level::Text));
-    if let Some(p) = nodes_partial(d) {
-        s.push(cell(format!("  {p}"), Level::Warn));
+    if let Some((p, level)) = nodes_partial(d) {
+        s.push(cell(format!("  {p}"), level));
     }
     let worst = n
         .iter()
@@ -163,4 +180,33 @@ fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_nodes_holding_more_than_the_machine_warn() {
+        let mut d = crate::derive::derive(None, &crate::sample::Sample::default());
+        d.memory.mem_total_kb = Some(24 << 20);
+        let at = |d: &mut Derived, kb: u64| {
+            d.memory.nodes_total_kb = Some(kb);
+            d.memory.nodes_cover_pct = Some(kb as f64 * 100.0 / (24u64 << 20) as f64);
+            nodes_partial(d)
+        };
+        // A VM with memory hot-plugged outside the node table: context.
+        assert_eq!(
+            at(&mut d, 17 << 20),
+            Some(("nodes hold 17G of 24G".into(), Level::Dim))
+        );
+        // Nodes holding (nearly) all of it: nothing to say.
+        assert_eq!(at(&mut d, 24 << 20), None);
+        assert_eq!(at(&mut d, 23 << 20), None);
+        // More than the machine: the readings contradict each other.
+        assert_eq!(
+            at(&mut d, 27 << 20),
+            Some(("nodes hold 27G of 24G".into(), Level::Warn))
+        );
+    }
 }

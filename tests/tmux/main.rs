@@ -8,6 +8,8 @@
 #[path = "../support/mod.rs"]
 pub mod support;
 
+mod narrow_popups;
+mod plain_terminals;
 mod prompt_keys;
 mod ssh;
 mod terminal_bytes;

@@ -15,14 +15,14 @@ use support::tmux::{all_panes, fixture_root, has_footer, tmux_available, Session
 /// The SGR colour parameters of a byte stream: foreground and background, each as written
 /// (`31`, `38;5;196`, `38;2;255;0;0`, `39`).
 #[derive(Debug, Default)]
-struct Sgr {
-    fg: Vec<String>,
-    bg: Vec<String>,
+pub(super) struct Sgr {
+    pub fg: Vec<String>,
+    pub bg: Vec<String>,
 }
 
 /// Walks every CSI sequence (`ESC [ params final`) and collects the colours of those ending
 /// in `m`; an extended colour (38/48) takes its 5;N or 2;R;G;B with it.
-fn sgr(bytes: &[u8]) -> Sgr {
+pub(super) fn sgr(bytes: &[u8]) -> Sgr {
     let mut out = Sgr::default();
     let mut i = 0;
     while i + 1 < bytes.len() {
@@ -97,7 +97,12 @@ fn captured(bytes: &Path) -> Vec<u8> {
 
 /// Runs the dashboard on a copy of a fixture root in `env` with `extra` arguments, shows the
 /// first frame, runs `then` (more keys), quits with `q`, and returns every byte it wrote.
-fn run(tag: &str, env: &[(&str, &str)], extra: &[&str], then: impl FnOnce(&Session)) -> Vec<u8> {
+pub(super) fn run(
+    tag: &str,
+    env: &[(&str, &str)],
+    extra: &[&str],
+    then: impl FnOnce(&Session),
+) -> Vec<u8> {
     let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
     let (s, bytes) = Session::start_captured(tag, env, |tmp| {
         let root = tmp.join("root");
@@ -119,7 +124,7 @@ fn run(tag: &str, env: &[(&str, &str)], extra: &[&str], then: impl FnOnce(&Sessi
 }
 
 /// The first byte above 0x7f with the bytes before it, for the failure message.
-fn first_non_ascii(b: &[u8]) -> Option<String> {
+pub(super) fn first_non_ascii(b: &[u8]) -> Option<String> {
     let i = b.iter().position(|x| *x >= 0x80)?;
     let from = i.saturating_sub(60);
     Some(format!(

@@ -48,7 +48,8 @@ pub enum Action {
 }
 
 /// Where a binding applies. `Any` bindings work everywhere, including the help screen;
-/// `Scroll` bindings only where something scrolls (a zoomed pane, the findings list), and there
+/// `Scroll` bindings only where something scrolls (a zoomed pane, the findings list, the help
+/// screen), and there
 /// they come first (`Home`/`End` scroll a zoomed pane rather than move in time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Context {
@@ -56,6 +57,8 @@ pub enum Context {
     Dashboard,
     History,
     Scroll,
+    /// Only while the help screen is open (`j`/`k` scroll it; elsewhere `j` jumps in time).
+    Help,
 }
 
 /// What is on screen, for `lookup`.
@@ -66,7 +69,7 @@ pub enum Screen {
     Zoomed,
     /// The findings list: scroll keys, `f`/Esc close it, the global keys.
     Findings,
-    /// The help screen: only the global keys.
+    /// The help screen: the global keys and the scroll keys (and `j`/`k`).
     Help,
 }
 
@@ -165,6 +168,9 @@ pub enum Help {
     Row(&'static str),
     /// Its keys join the row before it.
     Joins,
+    /// No keys of its own on the screen: the row before names them in its text (`j k` on the
+    /// scroll row, which would otherwise read as if `j` scrolled a zoomed pane).
+    Told,
 }
 
 pub(super) const fn b(
@@ -188,6 +194,12 @@ pub(super) const fn b(
 /// A help row shared with the bindings that `joins` it.
 pub(super) const fn row(text: &'static str, mut x: Binding) -> Binding {
     x.help = Help::Row(text);
+    x
+}
+
+/// Keys that the help row before them names in its text.
+pub(super) const fn told(mut x: Binding) -> Binding {
+    x.help = Help::Told;
     x
 }
 

@@ -6,7 +6,7 @@ mod table;
 
 pub use binding::*;
 pub use table::KEYMAP;
-use Context::{Any, Scroll};
+use Context::{Any, Help as HelpOnly, Scroll};
 
 /// What the event loop must do after a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,10 +23,10 @@ pub enum Effect {
 /// The action bound to `key` on `screen` (`Any` bindings match everywhere), live or replay.
 pub fn lookup(key: Key, screen: Screen, replay: bool) -> Option<Action> {
     let on_screen = |bnd: &&Binding| match screen {
-        Screen::Help => bnd.context == Any,
+        Screen::Help => matches!(bnd.context, Any | Scroll | HelpOnly),
         Screen::Findings => matches!(bnd.context, Any | Scroll) || bnd.action == Action::Findings,
-        Screen::Zoomed => true,
-        Screen::Dashboard => bnd.context != Scroll,
+        Screen::Zoomed => bnd.context != HelpOnly,
+        Screen::Dashboard => !matches!(bnd.context, Scroll | HelpOnly),
     };
     let candidates = KEYMAP
         .iter()
@@ -96,6 +96,7 @@ pub fn help_rows(replay: bool) -> Vec<(String, &'static str)> {
                 last.0.push(' ');
                 last.0.push_str(&keys.join(" "));
             }
+            (Help::Told, _) => {}
             (Help::Row(text), _) => rows.push((keys.join(" "), text)),
             (Help::Own | Help::Joins, _) => rows.push((keys.join(" "), bnd.description)),
         }
@@ -122,6 +123,7 @@ mod tests {
                         Any => 0,
                         Dashboard | History => 1,
                         Scroll => 2,
+                        HelpOnly => 3,
                     };
                     assert!(!seen.contains(&(k, class)), "{k:?} bound twice");
                     seen.push((k, class));
@@ -165,7 +167,24 @@ mod tests {
             Some(Action::StepForward)
         );
         assert_eq!(lookup(Esc, Screen::Findings, false), Some(Action::Back));
-        assert_eq!(lookup(Up, Screen::Help, false), None);
+        // The help screen scrolls (it is taller than 60x20), with j/k too; elsewhere j jumps.
+        assert_eq!(
+            lookup(Up, Screen::Help, false),
+            Some(Action::Scroll(Move::Up))
+        );
+        assert_eq!(
+            lookup(Char('j'), Screen::Help, true),
+            Some(Action::Scroll(Move::Down))
+        );
+        assert_eq!(
+            lookup(Char('k'), Screen::Help, false),
+            Some(Action::Scroll(Move::Up))
+        );
+        assert_eq!(
+            lookup(Char('j'), Screen::Zoomed, false),
+            Some(Action::JumpForward)
+        );
+        assert_eq!(lookup(Char('k'), Screen::Dashboard, false), None);
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The keymap table: every key perftop answers to, in the live dashboard and in replay, with
 //! its context, footer hint and help row.
 
-use super::binding::{b, joins, live, replay, row, Action, Binding, Context::*, Key::*, FOCUS_ROW};
+use super::binding::{
+    b, joins, live, replay, row, told, Action, Binding, Context::*, Key::*, FOCUS_ROW,
+};
 use crate::pane::Pane;
 use crate::ui::scroll::Move;
 
@@ -143,7 +145,7 @@ pub const KEYMAP: &[Binding] = &[
         Some("zoom"),
     ),
     row(
-        "scroll a zoomed pane / the findings list",
+        "scroll zoom / findings / this help (j k: help)",
         b(
             Scroll,
             &[Up],
@@ -179,6 +181,21 @@ pub const KEYMAP: &[Binding] = &[
         &[End],
         Action::Scroll(Move::Bottom),
         "bottom",
+        None,
+    )),
+    // The help screen's own: `j` moves through time everywhere else.
+    told(b(
+        Help,
+        &[Char('j')],
+        Action::Scroll(Move::Down),
+        "scroll the help down",
+        None,
+    )),
+    told(b(
+        Help,
+        &[Char('k')],
+        Action::Scroll(Move::Up),
+        "scroll the help up",
         None,
     )),
     b(

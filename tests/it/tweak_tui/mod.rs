@@ -156,7 +156,7 @@ fn governor_chooser_when_the_previous_one_is_unknown() {
 }
 
 /// A dashboard on a temp copy of intel-pstate/t0 with its own state dir.
-fn tweak_app() -> (tempfile::TempDir, App, Root) {
+pub(crate) fn tweak_app() -> (tempfile::TempDir, App, Root) {
     let dir = tempfile::tempdir().expect("tempdir");
     let root_dir = dir.path().join("root");
     support::copy_tree(&support::fixture("intel-pstate/t0"), &root_dir);
