@@ -50,6 +50,20 @@ fn plan(us: u32) -> Plan {
     }
 }
 
+/// Why the hold cannot be taken here, in a few words (the menu's line says it before any
+/// preview); `None` when it can.
+pub fn refusal(ctx: &Ctx) -> Option<String> {
+    if ctx.read_only {
+        Some("read-only mode (--read-only or replay)".into())
+    } else if !ctx.root.exists(REL) {
+        Some(format!("{REL} is not present on this host"))
+    } else if !ctx.privileged {
+        Some("needs root (or CAP_SYS_ADMIN)".into())
+    } else {
+        None
+    }
+}
+
 /// Refuses what cannot work here (read-only, no such file, not root), with the command to
 /// run instead where there is one.
 fn check(ctx: &Ctx, us: u32) -> Result<(), String> {

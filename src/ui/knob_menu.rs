@@ -33,6 +33,8 @@ pub struct KnobMenu {
     pub stage: Stage,
     /// Services that may override a change (tuned, TLP, ...), said under the list.
     pub overriders: Vec<String>,
+    /// Why the latency hold cannot be taken here (`tweak::pmqos::refusal`), said on its line.
+    pub hold_refused: Option<String>,
 }
 
 /// What a key in the menu asks for.
@@ -54,7 +56,11 @@ pub enum Step {
 const PAGE: usize = 5;
 
 impl KnobMenu {
-    pub fn new(knobs: Vec<Knob>, overriders: Vec<String>) -> KnobMenu {
+    pub fn new(
+        knobs: Vec<Knob>,
+        overriders: Vec<String>,
+        hold_refused: Option<String>,
+    ) -> KnobMenu {
         let mut entries: Vec<Entry> = knobs
             .into_iter()
             .map(|k| Entry::Knob(Box::new(k)))
@@ -65,6 +71,7 @@ impl KnobMenu {
             sel: 0,
             stage: Stage::Knobs,
             overriders,
+            hold_refused,
         }
     }
 
@@ -277,12 +284,14 @@ impl KnobMenu {
                 Entry::Hold => (
                     HOLD,
                     held.map_or("off".into(), |us| format!("{us} µs")),
-                    if held.is_some() {
-                        "held until released (l) or perftop exits".into()
-                    } else {
-                        "l: hold CPU wake-up latency at 0 µs while perftop runs".into()
+                    match (held, &self.hold_refused) {
+                        (Some(_), _) => "held until released (l) or perftop exits".into(),
+                        (None, Some(why)) => format!("disabled: {why}"),
+                        (None, None) => {
+                            "l: hold CPU wake-up latency at 0 µs while perftop runs".into()
+                        }
                     },
-                    true,
+                    held.is_some() || self.hold_refused.is_none(),
                 ),
             };
             let mark = if i == self.sel { ">" } else { " " };

@@ -267,6 +267,7 @@ impl TweakState {
         self.open(Dialog::Menu(Box::new(KnobMenu::new(
             knobs,
             crate::tweak::overriders(&ctx.root),
+            pmqos::refusal(&ctx),
         ))));
         None
     }
