@@ -1,6 +1,7 @@
 //! Where the panes go: one column below ~160 columns, two above; how many body rows each pane
 //! gets (a header and one row each first, in priority order, then in proportion to what is left
-//! of each); no row stays blank while a pane has rows hidden.
+//! of each, then idle rows in the rows no pane wants); no row stays blank while a pane has rows
+//! hidden.
 
 use crate::pane::{Pane, PANES};
 
@@ -65,6 +66,26 @@ pub fn allocate(
     rows: usize,
     focus: Pane,
 ) -> Vec<usize> {
+    let (order, weights) = order_and_weights(panes, focus);
+    share(&order, lens, firsts, &weights, rows)
+}
+
+/// `allocate`, then the rows left once every pane is whole go to the idle rows the `h` switch
+/// hides (`fulls[i]` lines with them shown), shared the same way: a blank row is worth less
+/// than an idle disk.
+pub fn allocate_idle(
+    panes: &[Pane],
+    lens: &[usize],
+    fulls: &[usize],
+    firsts: &[usize],
+    rows: usize,
+    focus: Pane,
+) -> Vec<usize> {
+    let (order, weights) = order_and_weights(panes, focus);
+    share_then_reveal(&order, lens, fulls, firsts, &weights, rows)
+}
+
+fn order_and_weights(panes: &[Pane], focus: Pane) -> (Vec<usize>, Vec<usize>) {
     let mut order: Vec<usize> = (0..panes.len()).collect();
     order.sort_by_key(|&i| (panes[i] != focus, priority(panes[i])));
     let weights: Vec<usize> = panes
@@ -75,7 +96,33 @@ pub fn allocate(
             _ => 1,
         })
         .collect();
-    share(&order, lens, firsts, &weights, rows)
+    (order, weights)
+}
+
+/// `share` of `lens`; when rows are left with every part whole, those are shared among the
+/// parts' idle lines (`fulls[i] - lens[i]`), every one of which shows a row.
+pub fn share_then_reveal(
+    order: &[usize],
+    lens: &[usize],
+    fulls: &[usize],
+    firsts: &[usize],
+    weights: &[usize],
+    rows: usize,
+) -> Vec<usize> {
+    let mut alloc = share(order, lens, firsts, weights, rows);
+    let spare = rows.saturating_sub(alloc.iter().sum());
+    if spare > 0 {
+        let idle: Vec<usize> = lens
+            .iter()
+            .zip(fulls)
+            .map(|(l, f)| f.saturating_sub(*l))
+            .collect();
+        let more = share(order, &idle, &vec![1; idle.len()], weights, spare);
+        for (a, m) in alloc.iter_mut().zip(more) {
+            *a += m;
+        }
+    }
+    alloc
 }
 
 /// Shares `rows` among parts that hold `lens[i]` lines: first, in `order`, each gets `firsts[i]`
@@ -173,6 +220,26 @@ mod tests {
         let a = allocate(&PANES, &lens, &[2; 8], 30, Pane::Cpu);
         assert!(a[5] > a[0] + 4, "the big pane gets most: {a:?}");
         assert_eq!(a.iter().sum::<usize>(), 30);
+    }
+
+    #[test]
+    fn rows_left_over_show_idle_rows() {
+        // CPU holds 5 lines (9 with its idle rows), Disks 3 (4 with its idle disk).
+        let (panes, lens, fulls) = ([Pane::Cpu, Pane::Disks], [5, 3], [9, 4]);
+        let a = |rows| allocate_idle(&panes, &lens, &fulls, &[2, 2], rows, Pane::Cpu);
+        // Short of what the panes hold: idle rows stay hidden, as `allocate` shares them.
+        assert_eq!(a(6), allocate(&panes, &lens, &[2, 2], 6, Pane::Cpu));
+        assert_eq!(a(8), vec![5, 3]);
+        // Beyond it every row shows an idle row, until all show.
+        for rows in 9..=13 {
+            let got = a(rows);
+            assert_eq!(got.iter().sum::<usize>(), rows, "{got:?}");
+            assert!(got[0] >= 5 && got[1] >= 3 && got[0] <= 9 && got[1] <= 4);
+        }
+        // One idle row each first, in priority order.
+        assert_eq!(a(9), vec![6, 3]);
+        assert_eq!(a(10), vec![6, 4]);
+        assert_eq!(a(20), vec![9, 4]);
     }
 
     #[test]

@@ -156,7 +156,10 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
 }
 
 /// One column of panes `w` wide in `avail` rows: titles, then the bodies cut to the rows the
-/// layout gives them (re-laid out for that many rows where they hold more).
+/// layout gives them (re-laid out for that many rows where they hold more). A pane that draws
+/// fewer lines than it is given (a table's header that would stand alone is left out) is held
+/// to what it drew and the rows it leaves go to the others: no row stays blank while a pane
+/// hides rows.
 fn column<'a>(
     panes_here: &[Pane],
     w: usize,
@@ -165,27 +168,47 @@ fn column<'a>(
 ) -> Vec<Line<'static>> {
     let v = view(w, false, None);
     let models: Vec<_> = panes_here.iter().map(|p| panes::model(*p, &v)).collect();
-    let lens: Vec<usize> = panes_here
+    let sizes: Vec<panes::Lens> = panes_here
         .iter()
         .zip(&models)
-        .map(|(p, m)| panes::body_len(*p, m, &v))
+        .map(|(p, m)| panes::body_lens(*p, m, &v))
         .collect();
     let firsts: Vec<usize> = panes_here
         .iter()
-        .map(|p| panes::first_rows(*p, &v))
+        .zip(&models)
+        .map(|(p, m)| panes::first_rows(*p, m, &v))
         .collect();
-    let alloc = layout::allocate(
-        panes_here,
-        &lens,
-        &firsts,
-        avail.saturating_sub(panes_here.len()),
-        v.opts.focus,
-    );
+    let rows = avail.saturating_sub(panes_here.len());
+    let mut held: Vec<Option<usize>> = vec![None; panes_here.len()];
+    let mut bodies = Vec::new();
+    // Each round holds at least one more pane to what it drew: at most one round per pane.
+    for _ in 0..=panes_here.len() {
+        let cap = |i: usize, n: usize| held[i].map_or(n, |h| n.min(h));
+        let lens: Vec<usize> = (0..sizes.len()).map(|i| cap(i, sizes[i].hidden)).collect();
+        let fulls: Vec<usize> = (0..sizes.len()).map(|i| cap(i, sizes[i].full)).collect();
+        let firsts: Vec<usize> = (0..sizes.len()).map(|i| cap(i, firsts[i])).collect();
+        let alloc = layout::allocate_idle(panes_here, &lens, &fulls, &firsts, rows, v.opts.focus);
+        bodies = panes_here
+            .iter()
+            .zip(&models)
+            .zip(&alloc)
+            .map(|((p, m), n)| cut(panes::body(*p, m, &view(w, false, Some(*n))), *n).0)
+            .collect::<Vec<_>>();
+        let mut short = false;
+        for (i, b) in bodies.iter().enumerate() {
+            if b.len() < alloc[i] && held[i] != Some(b.len()) {
+                held[i] = Some(b.len());
+                short = true;
+            }
+        }
+        if !short {
+            break;
+        }
+    }
     let mut lines = Vec::with_capacity(avail);
-    for (((p, m), len), n) in panes_here.iter().zip(&models).zip(lens).zip(alloc) {
-        // Laid out once, for the rows it has: whole, or cut to the busiest.
-        let hidden = len.saturating_sub(n);
-        let (body, _) = cut(panes::body(*p, m, &view(w, false, Some(n))), n);
+    for (((p, m), size), body) in panes_here.iter().zip(&models).zip(&sizes).zip(bodies) {
+        // Lines of what it holds (idle rows hidden) that it does not show.
+        let hidden = size.hidden.saturating_sub(body.len());
         let tag = (hidden > 0).then(|| format!("+{hidden}"));
         lines.push(panes::title(*p, m, &v, v.opts.focus == *p, tag));
         lines.extend(body);

@@ -47,6 +47,7 @@ mod storage;
 mod synth;
 mod tui;
 mod tui_interact;
+mod tui_rows;
 mod tui_sizes;
 mod tweak;
 mod tweak_safety;
