@@ -11,7 +11,6 @@ use crate::findings::Severity;
 use crate::pane::Pane;
 use crate::units::{duration, fit};
 use ratatui::layout::Rect;
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
@@ -292,7 +291,7 @@ fn header(
     let travelling = app.is_replay() || app.time.view.is_some();
     if tier == Tier::Compact {
         if travelling {
-            rows.push(timeline_row(app, t, width));
+            rows.extend(super::timeline_row::rows(app, t, width, false));
         }
         return;
     }
@@ -336,94 +335,7 @@ fn header(
     }
     rows.push(Line::from(second));
     if travelling {
-        rows.push(timeline_row(app, t, width));
-    }
-}
-
-/// `14:30:12  14:05:30 ━━━━●────◆──╳── 15:05:30  1234/3600 j±1m`: where the view is in the
-/// history (the ring, or the recording with its gaps and tweak actions).
-fn timeline_row(app: &App, t: &Theme, width: usize) -> Line<'static> {
-    use super::history::Mark;
-    use super::timeline_bar::{bar, Cell};
-    use crate::record::format_clock;
-    let h = &app.time.history;
-    let n = h.len();
-    let (Some(i), Some(first), Some(last)) = (
-        app.time.view_index(),
-        h.wall_ms(0),
-        n.checked_sub(1).and_then(|l| h.wall_ms(l)),
-    ) else {
-        return Line::default();
-    };
-    let at = h.wall_ms(i).unwrap_or(first);
-    // Samples under a second apart (`-d 0.5`): tenths, or two steps would read the same time.
-    let sub_second = n > 1 && (last - first) < (n as i64 - 1) * 1000;
-    let clock = |ms: i64| {
-        if sub_second {
-            crate::record::format_clock_tenths(ms)
-        } else {
-            format_clock(ms)
-        }
-    };
-    let left = format!("{} ", clock(at));
-    let ends = (format!("{} ", clock(first)), format!(" {}", clock(last)));
-    let right = t
-        .glyphs
-        .text(&format!(
-            "  {}/{n} j±{}",
-            i + 1,
-            duration(Some(app.time.jump.as_secs_f64()))
-        ))
-        .into_owned();
-    let fixed = left.len() + ends.0.len() + ends.1.len() + right.chars().count();
-    let mut spans = vec![span(left, t.headline)];
-    // Below 8 columns a bar says nothing: keep the numbers.
-    let bar_w = width.saturating_sub(fixed);
-    if bar_w >= 8 {
-        let [played, ahead, cursor, gap, action] = t.glyphs.timeline();
-        spans.push(span(ends.0, t.dim));
-        let glyph = |c: Cell| match c {
-            Cell::Played => played,
-            Cell::Ahead => ahead,
-            Cell::Cursor => cursor,
-            Cell::Mark(Mark::Gap) => gap,
-            Cell::Mark(Mark::Action) => action,
-            Cell::Mark(Mark::Oom) => '!',
-        };
-        // One span per run of equal cells keeps the frame small.
-        let mut run: Option<(Cell, String)> = None;
-        let mut marks = h.marks();
-        marks.extend(app.time.oom.events.iter().map(|(t, _)| (*t, Mark::Oom)));
-        for c in bar(first, last, at, &marks, bar_w) {
-            match &mut run {
-                Some((k, s)) if *k == c => s.push(glyph(c)),
-                _ => {
-                    if let Some((k, s)) = run.take() {
-                        spans.push(span(s, cell_style(k, t)));
-                    }
-                    run = Some((c, glyph(c).to_string()));
-                }
-            }
-        }
-        if let Some((k, s)) = run {
-            spans.push(span(s, cell_style(k, t)));
-        }
-        spans.push(span(ends.1, t.dim));
-    }
-    spans.push(span(right, t.dim));
-    Line::from(spans)
-}
-
-fn cell_style(c: super::timeline_bar::Cell, t: &Theme) -> Style {
-    use super::history::Mark;
-    use super::timeline_bar::Cell;
-    match c {
-        Cell::Played => t.info,
-        Cell::Ahead => t.dim,
-        Cell::Cursor => t.focus,
-        Cell::Mark(Mark::Gap) => t.crit,
-        Cell::Mark(Mark::Action) => t.warn,
-        Cell::Mark(Mark::Oom) => t.crit,
+        rows.extend(super::timeline_row::rows(app, t, width, true));
     }
 }
 

@@ -40,6 +40,7 @@ mod record;
 mod record_damage;
 mod replay;
 mod replay_keys;
+mod replay_ruler;
 mod scale;
 mod service;
 mod ship;
