@@ -21,6 +21,25 @@ pub fn columns(width: usize) -> Vec<Vec<Pane>> {
     }
 }
 
+/// Rows the left column must have left, its panes whole, for Processes to stand under them: its
+/// title, the table header and three processes.
+pub const PROCS_LEFT_FROM: usize = 5;
+
+/// Two columns: Processes (the right column's last pane, and the one that holds the most rows
+/// on a busy host) stands at the foot of the left column when that column's panes, whole with
+/// their idle rows, leave it `PROCS_LEFT_FROM` rows or more (`left_spare`): rows the left
+/// column would leave blank while the right one hides rows. The left panes' size is the host's
+/// (CPUs, nodes), so the choice holds from one frame to the next.
+pub fn balance(columns: &mut [Vec<Pane>], left_spare: usize) {
+    if columns.len() != 2 || left_spare < PROCS_LEFT_FROM {
+        return;
+    }
+    if let Some(i) = columns[1].iter().position(|p| *p == Pane::Procs) {
+        let p = columns[1].remove(i);
+        columns[0].push(p);
+    }
+}
+
 /// Widths of the columns, one space between them.
 pub fn column_widths(width: usize, n: usize) -> Vec<usize> {
     match n {
@@ -249,5 +268,15 @@ mod tests {
         assert_eq!(column_widths(200, 2), vec![99, 100]);
         let all: Vec<Pane> = columns(200).concat();
         assert_eq!(all.len(), PANES.len());
+        // Processes moves left only when the left column leaves it room.
+        let mut c = columns(200);
+        balance(&mut c, PROCS_LEFT_FROM - 1);
+        assert_eq!(c, columns(200));
+        balance(&mut c, PROCS_LEFT_FROM);
+        assert_eq!(c[0].last(), Some(&Pane::Procs));
+        assert_eq!(c.concat().len(), PANES.len());
+        let mut one = columns(100);
+        balance(&mut one, 40);
+        assert_eq!(one, columns(100));
     }
 }

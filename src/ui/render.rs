@@ -119,8 +119,18 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
             Paragraph::new(rows),
             Rect::new(area.x, area.y, area.width, top),
         );
-        let columns = layout::columns(width);
+        let mut columns = layout::columns(width);
         let widths = layout::column_widths(width, columns.len());
+        if let (Some(left), Some(w)) = (columns.first(), widths.first()) {
+            // What the left column's panes hold, idle rows shown: the same from frame to frame
+            // on a host (CPUs, nodes, pools), so the panes do not hop between columns.
+            let v = view(*w, false, None);
+            let need: usize = left
+                .iter()
+                .map(|p| 1 + panes::body_lens(*p, &panes::model(*p, &v), &v).full)
+                .sum();
+            layout::balance(&mut columns, avail.saturating_sub(need));
+        }
         let mut x = area.x;
         for (panes_here, w) in columns.iter().zip(widths) {
             let lines = column(panes_here, w, avail, &view);
