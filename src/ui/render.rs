@@ -301,7 +301,7 @@ fn header(
     let travelling = app.is_replay() || app.time.view.is_some();
     if tier == Tier::Compact {
         if travelling {
-            rows.extend(super::timeline_row::rows(app, t, width, false));
+            rows.extend(super::timeline_row::rows(&app.time, t, width, false));
         }
         return;
     }
@@ -345,7 +345,7 @@ fn header(
     }
     rows.push(Line::from(second));
     if travelling {
-        rows.extend(super::timeline_row::rows(app, t, width, true));
+        rows.extend(super::timeline_row::rows(&app.time, t, width, true));
     }
 }
 

@@ -2,10 +2,10 @@
 //! ring): the time in view, the bar over the history with its marks, the sample number and the
 //! jump step; and under the bar, where rows allow, the times it spans.
 
-use super::app::App;
 use super::history::Mark;
 use super::spans::span;
 use super::theme::Theme;
+use super::timeline::Timeline;
 use super::timeline_bar::{bar, ticks, Cell};
 use crate::record::{format_clock, format_clock_tenths};
 use crate::units::duration;
@@ -18,11 +18,11 @@ use ratatui::text::{Line, Span};
 /// the bar's first column, its last ending under the last, round times between (`ticks`).
 /// With `ruler` false (a compact screen), or a bar too short for the two ends below it, one
 /// row: `at 14:05:33 14:05:30 ━━━━●────── 14:05:35  4/6 j±1m00s`.
-pub fn rows(app: &App, t: &Theme, width: usize, ruler: bool) -> Vec<Line<'static>> {
-    let h = &app.time.history;
+pub fn rows(time: &Timeline, t: &Theme, width: usize, ruler: bool) -> Vec<Line<'static>> {
+    let h = &time.history;
     let n = h.len();
     let (Some(i), Some(first), Some(last)) = (
-        app.time.view_index(),
+        time.view_index(),
         h.wall_ms(0),
         n.checked_sub(1).and_then(|l| h.wall_ms(l)),
     ) else {
@@ -44,7 +44,7 @@ pub fn rows(app: &App, t: &Theme, width: usize, ruler: bool) -> Vec<Line<'static
         .text(&format!(
             "  {}/{n} j±{}",
             i + 1,
-            duration(Some(app.time.jump.as_secs_f64()))
+            duration(Some(time.jump.as_secs_f64()))
         ))
         .into_owned();
     let fixed = left.len() + right.chars().count();
@@ -71,7 +71,7 @@ pub fn rows(app: &App, t: &Theme, width: usize, ruler: bool) -> Vec<Line<'static
         spans.push(span(ends.0, t.dim));
     }
     let mut marks = h.marks();
-    marks.extend(app.time.oom.events.iter().map(|(t, _)| (*t, Mark::Oom)));
+    marks.extend(time.oom.events.iter().map(|(t, _)| (*t, Mark::Oom)));
     spans.extend(bar_spans(&bar(first, last, at, &marks, bar_w), t));
     if labels.is_empty() {
         spans.push(span(ends.1, t.dim));
