@@ -1,6 +1,7 @@
 //! Where the panes go: one column below ~160 columns, two above; how many body rows each pane
 //! gets (a header and one row each first, in priority order, then in proportion to what is left
-//! of each); no row stays blank while a pane has rows hidden.
+//! of each, then idle rows in the rows no pane wants); no row stays blank while a pane has rows
+//! hidden.
 
 use crate::pane::{Pane, PANES};
 
@@ -17,6 +18,25 @@ pub fn columns(width: usize) -> Vec<Vec<Pane>> {
         ]
     } else {
         vec![PANES.to_vec()]
+    }
+}
+
+/// Rows the left column must have left, its panes whole, for Processes to stand under them: its
+/// title, the table header and three processes.
+pub const PROCS_LEFT_FROM: usize = 5;
+
+/// Two columns: Processes (the right column's last pane, and the one that holds the most rows
+/// on a busy host) stands at the foot of the left column when that column's panes, whole with
+/// their idle rows, leave it `PROCS_LEFT_FROM` rows or more (`left_spare`): rows the left
+/// column would leave blank while the right one hides rows. The left panes' size is the host's
+/// (CPUs, nodes), so the choice holds from one frame to the next.
+pub fn balance(columns: &mut [Vec<Pane>], left_spare: usize) {
+    if columns.len() != 2 || left_spare < PROCS_LEFT_FROM {
+        return;
+    }
+    if let Some(i) = columns[1].iter().position(|p| *p == Pane::Procs) {
+        let p = columns[1].remove(i);
+        columns[0].push(p);
     }
 }
 
@@ -65,6 +85,26 @@ pub fn allocate(
     rows: usize,
     focus: Pane,
 ) -> Vec<usize> {
+    let (order, weights) = order_and_weights(panes, focus);
+    share(&order, lens, firsts, &weights, rows)
+}
+
+/// `allocate`, then the rows left once every pane is whole go to the idle rows the `h` switch
+/// hides (`fulls[i]` lines with them shown), shared the same way: a blank row is worth less
+/// than an idle disk.
+pub fn allocate_idle(
+    panes: &[Pane],
+    lens: &[usize],
+    fulls: &[usize],
+    firsts: &[usize],
+    rows: usize,
+    focus: Pane,
+) -> Vec<usize> {
+    let (order, weights) = order_and_weights(panes, focus);
+    share_then_reveal(&order, lens, fulls, firsts, &weights, rows)
+}
+
+fn order_and_weights(panes: &[Pane], focus: Pane) -> (Vec<usize>, Vec<usize>) {
     let mut order: Vec<usize> = (0..panes.len()).collect();
     order.sort_by_key(|&i| (panes[i] != focus, priority(panes[i])));
     let weights: Vec<usize> = panes
@@ -75,7 +115,33 @@ pub fn allocate(
             _ => 1,
         })
         .collect();
-    share(&order, lens, firsts, &weights, rows)
+    (order, weights)
+}
+
+/// `share` of `lens`; when rows are left with every part whole, those are shared among the
+/// parts' idle lines (`fulls[i] - lens[i]`), every one of which shows a row.
+pub fn share_then_reveal(
+    order: &[usize],
+    lens: &[usize],
+    fulls: &[usize],
+    firsts: &[usize],
+    weights: &[usize],
+    rows: usize,
+) -> Vec<usize> {
+    let mut alloc = share(order, lens, firsts, weights, rows);
+    let spare = rows.saturating_sub(alloc.iter().sum());
+    if spare > 0 {
+        let idle: Vec<usize> = lens
+            .iter()
+            .zip(fulls)
+            .map(|(l, f)| f.saturating_sub(*l))
+            .collect();
+        let more = share(order, &idle, &vec![1; idle.len()], weights, spare);
+        for (a, m) in alloc.iter_mut().zip(more) {
+            *a += m;
+        }
+    }
+    alloc
 }
 
 /// Shares `rows` among parts that hold `lens[i]` lines: first, in `order`, each gets `firsts[i]`
@@ -176,11 +242,41 @@ mod tests {
     }
 
     #[test]
+    fn rows_left_over_show_idle_rows() {
+        // CPU holds 5 lines (9 with its idle rows), Disks 3 (4 with its idle disk).
+        let (panes, lens, fulls) = ([Pane::Cpu, Pane::Disks], [5, 3], [9, 4]);
+        let a = |rows| allocate_idle(&panes, &lens, &fulls, &[2, 2], rows, Pane::Cpu);
+        // Short of what the panes hold: idle rows stay hidden, as `allocate` shares them.
+        assert_eq!(a(6), allocate(&panes, &lens, &[2, 2], 6, Pane::Cpu));
+        assert_eq!(a(8), vec![5, 3]);
+        // Beyond it every row shows an idle row, until all show.
+        for rows in 9..=13 {
+            let got = a(rows);
+            assert_eq!(got.iter().sum::<usize>(), rows, "{got:?}");
+            assert!(got[0] >= 5 && got[1] >= 3 && got[0] <= 9 && got[1] <= 4);
+        }
+        // One idle row each first, in priority order.
+        assert_eq!(a(9), vec![6, 3]);
+        assert_eq!(a(10), vec![6, 4]);
+        assert_eq!(a(20), vec![9, 4]);
+    }
+
+    #[test]
     fn two_columns_from_160() {
         assert_eq!(columns(159).len(), 1);
         assert_eq!(columns(160).len(), 2);
         assert_eq!(column_widths(200, 2), vec![99, 100]);
         let all: Vec<Pane> = columns(200).concat();
         assert_eq!(all.len(), PANES.len());
+        // Processes moves left only when the left column leaves it room.
+        let mut c = columns(200);
+        balance(&mut c, PROCS_LEFT_FROM - 1);
+        assert_eq!(c, columns(200));
+        balance(&mut c, PROCS_LEFT_FROM);
+        assert_eq!(c[0].last(), Some(&Pane::Procs));
+        assert_eq!(c.concat().len(), PANES.len());
+        let mut one = columns(100);
+        balance(&mut one, 40);
+        assert_eq!(one, columns(100));
     }
 }

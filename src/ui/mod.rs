@@ -34,6 +34,7 @@ pub mod term;
 pub mod theme;
 pub mod timeline;
 pub mod timeline_bar;
+pub mod timeline_row;
 pub mod trend;
 pub mod tweak_dialog;
 pub mod tweak_effect;

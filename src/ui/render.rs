@@ -11,7 +11,6 @@ use crate::findings::Severity;
 use crate::pane::Pane;
 use crate::units::{duration, fit};
 use ratatui::layout::Rect;
-use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
@@ -120,8 +119,18 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
             Paragraph::new(rows),
             Rect::new(area.x, area.y, area.width, top),
         );
-        let columns = layout::columns(width);
+        let mut columns = layout::columns(width);
         let widths = layout::column_widths(width, columns.len());
+        if let (Some(left), Some(w)) = (columns.first(), widths.first()) {
+            // What the left column's panes hold, idle rows shown: the same from frame to frame
+            // on a host (CPUs, nodes, pools), so the panes do not hop between columns.
+            let v = view(*w, false, None);
+            let need: usize = left
+                .iter()
+                .map(|p| 1 + panes::body_lens(*p, &panes::model(*p, &v), &v).full)
+                .sum();
+            layout::balance(&mut columns, avail.saturating_sub(need));
+        }
         let mut x = area.x;
         for (panes_here, w) in columns.iter().zip(widths) {
             let lines = column(panes_here, w, avail, &view);
@@ -156,7 +165,10 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
 }
 
 /// One column of panes `w` wide in `avail` rows: titles, then the bodies cut to the rows the
-/// layout gives them (re-laid out for that many rows where they hold more).
+/// layout gives them (re-laid out for that many rows where they hold more). A pane that draws
+/// fewer lines than it is given (a table's header that would stand alone is left out) is held
+/// to what it drew and the rows it leaves go to the others: no row stays blank while a pane
+/// hides rows.
 fn column<'a>(
     panes_here: &[Pane],
     w: usize,
@@ -165,27 +177,47 @@ fn column<'a>(
 ) -> Vec<Line<'static>> {
     let v = view(w, false, None);
     let models: Vec<_> = panes_here.iter().map(|p| panes::model(*p, &v)).collect();
-    let lens: Vec<usize> = panes_here
+    let sizes: Vec<panes::Lens> = panes_here
         .iter()
         .zip(&models)
-        .map(|(p, m)| panes::body_len(*p, m, &v))
+        .map(|(p, m)| panes::body_lens(*p, m, &v))
         .collect();
     let firsts: Vec<usize> = panes_here
         .iter()
-        .map(|p| panes::first_rows(*p, &v))
+        .zip(&models)
+        .map(|(p, m)| panes::first_rows(*p, m, &v))
         .collect();
-    let alloc = layout::allocate(
-        panes_here,
-        &lens,
-        &firsts,
-        avail.saturating_sub(panes_here.len()),
-        v.opts.focus,
-    );
+    let rows = avail.saturating_sub(panes_here.len());
+    let mut held: Vec<Option<usize>> = vec![None; panes_here.len()];
+    let mut bodies = Vec::new();
+    // Each round holds at least one more pane to what it drew: at most one round per pane.
+    for _ in 0..=panes_here.len() {
+        let cap = |i: usize, n: usize| held[i].map_or(n, |h| n.min(h));
+        let lens: Vec<usize> = (0..sizes.len()).map(|i| cap(i, sizes[i].hidden)).collect();
+        let fulls: Vec<usize> = (0..sizes.len()).map(|i| cap(i, sizes[i].full)).collect();
+        let firsts: Vec<usize> = (0..sizes.len()).map(|i| cap(i, firsts[i])).collect();
+        let alloc = layout::allocate_idle(panes_here, &lens, &fulls, &firsts, rows, v.opts.focus);
+        bodies = panes_here
+            .iter()
+            .zip(&models)
+            .zip(&alloc)
+            .map(|((p, m), n)| cut(panes::body(*p, m, &view(w, false, Some(*n))), *n).0)
+            .collect::<Vec<_>>();
+        let mut short = false;
+        for (i, b) in bodies.iter().enumerate() {
+            if b.len() < alloc[i] && held[i] != Some(b.len()) {
+                held[i] = Some(b.len());
+                short = true;
+            }
+        }
+        if !short {
+            break;
+        }
+    }
     let mut lines = Vec::with_capacity(avail);
-    for (((p, m), len), n) in panes_here.iter().zip(&models).zip(lens).zip(alloc) {
-        // Laid out once, for the rows it has: whole, or cut to the busiest.
-        let hidden = len.saturating_sub(n);
-        let (body, _) = cut(panes::body(*p, m, &view(w, false, Some(n))), n);
+    for (((p, m), size), body) in panes_here.iter().zip(&models).zip(&sizes).zip(bodies) {
+        // Lines of what it holds (idle rows hidden) that it does not show.
+        let hidden = size.hidden.saturating_sub(body.len());
         let tag = (hidden > 0).then(|| format!("+{hidden}"));
         lines.push(panes::title(*p, m, &v, v.opts.focus == *p, tag));
         lines.extend(body);
@@ -269,103 +301,13 @@ fn header(
     let travelling = app.is_replay() || app.time.view.is_some();
     if tier == Tier::Compact {
         if travelling {
-            rows.push(timeline_row(app, t, width));
+            rows.extend(super::timeline_row::rows(&app.time, t, width, false));
         }
         return;
     }
     rows.push(super::header_row::line(app, d, t, width));
     if travelling {
-        rows.push(timeline_row(app, t, width));
-    }
-}
-
-/// `14:30:12  14:05:30 ━━━━●────◆──╳── 15:05:30  1234/3600 j±1m`: where the view is in the
-/// history (the ring, or the recording with its gaps and tweak actions).
-fn timeline_row(app: &App, t: &Theme, width: usize) -> Line<'static> {
-    use super::history::Mark;
-    use super::timeline_bar::{bar, Cell};
-    use crate::record::format_clock;
-    let h = &app.time.history;
-    let n = h.len();
-    let (Some(i), Some(first), Some(last)) = (
-        app.time.view_index(),
-        h.wall_ms(0),
-        n.checked_sub(1).and_then(|l| h.wall_ms(l)),
-    ) else {
-        return Line::default();
-    };
-    let at = h.wall_ms(i).unwrap_or(first);
-    // Samples under a second apart (`-d 0.5`): tenths, or two steps would read the same time.
-    let sub_second = n > 1 && (last - first) < (n as i64 - 1) * 1000;
-    let clock = |ms: i64| {
-        if sub_second {
-            crate::record::format_clock_tenths(ms)
-        } else {
-            format_clock(ms)
-        }
-    };
-    let left = format!("{} ", clock(at));
-    let ends = (format!("{} ", clock(first)), format!(" {}", clock(last)));
-    let right = t
-        .glyphs
-        .text(&format!(
-            "  {}/{n} j±{}",
-            i + 1,
-            duration(Some(app.time.jump.as_secs_f64()))
-        ))
-        .into_owned();
-    let fixed = left.len() + ends.0.len() + ends.1.len() + right.chars().count();
-    let mut spans = vec![span(left, t.headline)];
-    // Below 8 columns a bar says nothing: keep the numbers.
-    let bar_w = width.saturating_sub(fixed);
-    if bar_w >= 8 {
-        let [played, ahead, cursor, gap, action] = t.glyphs.timeline();
-        spans.push(span(ends.0, t.dim));
-        let glyph = |c: Cell| match c {
-            Cell::Played => played,
-            Cell::Ahead => ahead,
-            Cell::Cursor => cursor,
-            Cell::Mark(Mark::Gap) => gap,
-            Cell::Mark(Mark::Action) => action,
-            Cell::Mark(Mark::Oom) => '!',
-            Cell::Mark(Mark::Kernel) => 'k',
-        };
-        // One span per run of equal cells keeps the frame small.
-        let mut run: Option<(Cell, String)> = None;
-        let mut marks = h.marks();
-        marks.extend(app.time.oom.events.iter().map(|(t, _)| (*t, Mark::Oom)));
-        marks.extend(app.time.oom.kernel.iter().map(|t| (*t, Mark::Kernel)));
-        for c in bar(first, last, at, &marks, bar_w) {
-            match &mut run {
-                Some((k, s)) if *k == c => s.push(glyph(c)),
-                _ => {
-                    if let Some((k, s)) = run.take() {
-                        spans.push(span(s, cell_style(k, t)));
-                    }
-                    run = Some((c, glyph(c).to_string()));
-                }
-            }
-        }
-        if let Some((k, s)) = run {
-            spans.push(span(s, cell_style(k, t)));
-        }
-        spans.push(span(ends.1, t.dim));
-    }
-    spans.push(span(right, t.dim));
-    Line::from(spans)
-}
-
-fn cell_style(c: super::timeline_bar::Cell, t: &Theme) -> Style {
-    use super::history::Mark;
-    use super::timeline_bar::Cell;
-    match c {
-        Cell::Played => t.info,
-        Cell::Ahead => t.dim,
-        Cell::Cursor => t.focus,
-        Cell::Mark(Mark::Gap) => t.crit,
-        Cell::Mark(Mark::Action) => t.warn,
-        Cell::Mark(Mark::Oom) => t.crit,
-        Cell::Mark(Mark::Kernel) => t.warn,
+        rows.extend(super::timeline_row::rows(&app.time, t, width, true));
     }
 }
 

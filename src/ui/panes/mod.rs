@@ -3,24 +3,19 @@
 //! CPU heat strip, the dirty gauge in block glyphs) in `extras`.
 
 mod extras;
+mod table;
 mod view;
 
 use super::spans::{note, span};
-use super::theme::Theme;
 use crate::units::fit;
-use crate::view::model::{busiest, Block, Cells, Column, Later, Order, PaneView, Row, Table};
+use crate::view::model::{Block, Cells, PaneView};
 use crate::view::{Ctx, Pane};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 pub use extras::sparkline;
+pub use table::{fitting, header_line, row_line, Lens};
 pub use view::{Opts, View};
-
-/// CPUs from which a cut CPU table shows the heat strip: below it, rows say more than a strip.
-const STRIP_FROM: usize = 5;
-/// Rows a cut table keeps for its busiest rows beyond twice its package lines before it shows
-/// them.
-const GROUPS_AFTER: usize = 4;
 
 /// The pane's model for this view (zoomed or not). Built once per pane per frame: the title
 /// and the body, at any row budget, are laid out from the same one.
@@ -91,15 +86,31 @@ pub fn headline(p: Pane, m: &PaneView, v: &View, room: usize) -> Vec<Span<'stati
     s
 }
 
-/// Body rows a pane asks for before the others grow, when the layout cannot show it whole: a
-/// table header and one row, and for CPU the heat strip of every CPU above them.
-pub fn first_rows(p: Pane, v: &View) -> usize {
-    match p {
-        Pane::Cpu if v.d.cpus.iter().filter(|c| c.online).count() >= STRIP_FROM => {
-            2 + extras::packed_strip_lines(v)
-        }
-        _ => 2,
+/// Body rows a pane asks for before the others grow, when the layout cannot show it whole: its
+/// lines that are not tables (kept at any budget that has room for them) and its first table's
+/// first rows (a header and one row, for CPU the heat strip above them, or the note of a table
+/// of idle rows), so that a pane given rows never shows a header alone; 2 for a pane of lines.
+pub fn first_rows(p: Pane, m: &PaneView, v: &View) -> usize {
+    let first = m.body.iter().find_map(|b| match b {
+        Block::Table(t) => Some(table::first(p, t, v)),
+        _ => None,
+    });
+    match first {
+        Some(n) => fixed_len(m, v) + n,
+        None => 2,
     }
+}
+
+/// Lines of the body that are not tables: kept whatever the budget, tables share the rest.
+fn fixed_len(m: &PaneView, v: &View) -> usize {
+    m.body
+        .iter()
+        .map(|b| match b {
+            Block::Line(_) | Block::Alert(_) | Block::Bars(_) => 1,
+            Block::Note(_) | Block::Table(_) => 0,
+            Block::DirtyGauge => dirty_gauge_len(v),
+        })
+        .sum()
 }
 
 pub fn body(p: Pane, m: &PaneView, v: &View) -> Vec<Line<'static>> {
@@ -148,7 +159,7 @@ pub fn body_with_tables(
             Block::Table(t) => {
                 let room = rooms.as_ref().and_then(|r| r.get(k).copied());
                 k += 1;
-                tables.extend(table(p, t, v, room, drawn, &mut lines));
+                tables.extend(table::table(p, t, v, room, drawn, &mut lines));
             }
             Block::DirtyGauge => extras::dirty_gauge(v, &mut lines),
             Block::Bars(b) => lines.push(extras::bars(v, b)),
@@ -159,36 +170,37 @@ pub fn body_with_tables(
 
 /// Rows for each table of the pane out of `budget`, after the lines that are not tables: each
 /// table a header and its busiest row first (CPU also its heat strip), then the rest as the
-/// layout shares rows among panes.
+/// layout shares rows among panes; rows beyond what every table holds show idle rows.
 fn table_rooms(p: Pane, m: &PaneView, v: &View, budget: usize) -> Vec<usize> {
-    let mut fixed = 0;
     let mut lens = Vec::new();
+    let mut fulls = Vec::new();
     let mut firsts = Vec::new();
     for b in &m.body {
-        match b {
-            Block::Line(_) | Block::Alert(_) | Block::Bars(_) => fixed += 1,
-            Block::Note(_) => {}
-            Block::DirtyGauge => fixed += dirty_gauge_len(v),
-            Block::Table(t) => {
-                lens.push(table_len(p, t, v));
-                firsts.push(if lens.len() == 1 { first_rows(p, v) } else { 2 });
-            }
+        if let Block::Table(t) = b {
+            let l = table::lens(p, t, v);
+            lens.push(l.hidden);
+            fulls.push(l.full);
+            firsts.push(if lens.len() == 1 {
+                table::first(p, t, v)
+            } else {
+                2
+            });
         }
     }
     let order: Vec<usize> = (0..lens.len()).collect();
     let weights = vec![1; lens.len()];
-    let mut rooms = super::layout::share(
-        &order,
-        &lens,
-        &firsts,
-        &weights,
-        budget.saturating_sub(fixed),
-    );
-    // A header with no row under it says nothing: its row goes to a table that wants one.
+    let rows = budget.saturating_sub(fixed_len(m, v));
+    let mut rooms =
+        super::layout::share_then_reveal(&order, &lens, &fulls, &firsts, &weights, rows);
+    // A header with no row under it says nothing: its row goes to a table showing rows that
+    // wants one more, else to none (the pane then draws a row less, which the column gives to
+    // another pane).
     for k in 0..rooms.len() {
         if rooms[k] == 1 && lens[k] > 1 {
-            if let Some(j) = (0..rooms.len()).find(|&j| j != k && rooms[j] < lens[j]) {
-                rooms[k] = 0;
+            rooms[k] = 0;
+            if let Some(j) =
+                (0..rooms.len()).find(|&j| j != k && rooms[j] >= 2 && rooms[j] < fulls[j])
+            {
                 rooms[j] += 1;
             }
         }
@@ -196,191 +208,38 @@ fn table_rooms(p: Pane, m: &PaneView, v: &View, budget: usize) -> Vec<usize> {
     rooms
 }
 
-/// Lines a pane's body holds, every row of every table (what `body_with_tables` lays out without
-/// a budget), counted without laying anything out: the layout measures every pane every frame.
+/// Lines a pane's body holds, every row of every table with idle rows hidden as the switch asks
+/// (what `body_with_tables` lays out without a budget), counted without laying anything out: the
+/// layout measures every pane every frame.
 pub fn body_len(p: Pane, m: &PaneView, v: &View) -> usize {
-    m.body
-        .iter()
-        .map(|b| match b {
-            Block::Line(_) | Block::Alert(_) | Block::Bars(_) => 1,
-            Block::Note(_) => usize::from(v.detail),
-            Block::DirtyGauge => dirty_gauge_len(v),
-            Block::Table(t) => table_len(p, t, v),
-        })
-        .sum()
+    body_lens(p, m, v).hidden
+}
+
+/// `body_len`, and the lines with every idle row shown too (what rows left over reveal).
+pub fn body_lens(p: Pane, m: &PaneView, v: &View) -> table::Lens {
+    let mut n = table::Lens {
+        hidden: fixed_len(m, v),
+        full: fixed_len(m, v),
+    };
+    for b in &m.body {
+        match b {
+            Block::Note(_) if v.detail => {
+                n.hidden += 1;
+                n.full += 1;
+            }
+            Block::Table(t) => {
+                let l = table::lens(p, t, v);
+                n.hidden += l.hidden;
+                n.full += l.full;
+            }
+            _ => {}
+        }
+    }
+    n
 }
 
 fn dirty_gauge_len(v: &View) -> usize {
     let mut g = Vec::new();
     extras::dirty_gauge(v, &mut g);
     g.len()
-}
-
-/// Lines `table` lays out with no room given: its header, every row kept by the filter and the
-/// idle switch, and the idle note; or its empty note; or the filter's no-match note.
-fn table_len(p: Pane, t: &Table, v: &View) -> usize {
-    if t.rows.is_empty() {
-        return usize::from(t.empty.is_some());
-    }
-    let matched: Vec<&Row> = t.rows.iter().filter(|r| v.keep(p, r)).collect();
-    if matched.is_empty() && !v.opts.filter_for(p).is_empty() {
-        return 2;
-    }
-    let shown = if v.opts.hide_idle {
-        matched.iter().filter(|r| !r.quiet).count()
-    } else {
-        matched.len()
-    };
-    1 + shown + usize::from(shown < matched.len())
-}
-
-/// Lays out one table; returns the lines of its header and rows when it has them. `room`, when
-/// given, is the rows it may take: fewer than it holds shows the CPU heat strip, a big host's
-/// package lines when there is room for them, and the busiest rows.
-fn table(
-    p: Pane,
-    t: &Table,
-    v: &View,
-    room: Option<usize>,
-    drawn: Option<&std::ops::Range<usize>>,
-    lines: &mut Vec<Line<'static>>,
-) -> Option<std::ops::Range<usize>> {
-    let th = v.theme;
-    if room == Some(0) {
-        return None;
-    }
-    if t.rows.is_empty() {
-        if let Some(e) = &t.empty {
-            lines.push(note(format!("  {e}"), th));
-        }
-        return None;
-    }
-    // The basic columns, and the extra ones when zoomed or wide.
-    let wide = v.detail || v.width >= 120;
-    let keep: Vec<usize> = (0..t.columns.len())
-        .filter(|i| wide || !t.columns[*i].extra)
-        .collect();
-    let cols: Vec<Column> = keep.iter().map(|i| t.columns[*i].clone()).collect();
-    let row_line = |r: &Row| {
-        let later = match (t.later, v.opts.everyone) {
-            (Some(Later::Everyone), Some(all)) if r.cells.is_empty() => {
-                crate::view::everyone::cells_of(all, r.natural)
-            }
-            _ => Vec::new(),
-        };
-        let own = if later.is_empty() { &r.cells } else { &later };
-        let cells: Vec<(String, Style)> = keep
-            .iter()
-            .filter_map(|i| own.get(*i))
-            .map(|c| (c.text.clone(), v.style(c.level)))
-            .collect();
-        row_line(&cols, cells, v.width)
-    };
-    let matched: Vec<&Row> = t.rows.iter().filter(|r| v.keep(p, r)).collect();
-    let filter = v.opts.filter_for(p);
-    if matched.is_empty() && !filter.is_empty() {
-        lines.push(header_line(&cols, v.width, th));
-        lines.push(note(
-            format!("  no row matches filter {filter:?} (Esc clears)"),
-            th,
-        ));
-        return None;
-    }
-    let mut list = matched.clone();
-    if v.opts.hide_idle {
-        list.retain(|r| !r.quiet);
-    }
-    let idle = matched.len() - list.len();
-    let idle_note = usize::from(idle > 0);
-    if v.by_name() {
-        list.sort_by(|a, b| a.natural.cmp(&b.natural).then(a.name.cmp(&b.name)));
-    } else if t.order == Order::Load {
-        list.sort_by(|a, b| busiest(a, b));
-    }
-    if let Some(room) = room.filter(|r| list.len() + 1 + idle_note > *r) {
-        // Fewer rows than the table holds: every CPU as a glyph first, then the busiest rows.
-        if !v.by_name() {
-            list.sort_by(|a, b| busiest(a, b));
-        }
-        let mut left = room.saturating_sub(1);
-        if p == Pane::Cpu && list.len() >= STRIP_FROM && left >= 2 {
-            // The strip first, leaving a row under the header for the busiest CPU.
-            let before = lines.len();
-            extras::heat_strip(v, lines, left - 1);
-            left = left.saturating_sub(lines.len() - before);
-        }
-        lines.push(header_line(&cols, v.width, th));
-        // A big host's package lines, when most of its rows cannot show anyway and the busiest
-        // rows keep most of the room.
-        if !t.groups.is_empty()
-            && list.len() >= 2 * left
-            && left >= 2 * t.groups.len() + GROUPS_AFTER
-        {
-            for g in &t.groups {
-                lines.push(row_line(g));
-            }
-            left -= t.groups.len();
-        }
-        for r in list.iter().take(left) {
-            lines.push(row_line(r));
-        }
-        return None;
-    }
-    let header = lines.len();
-    lines.push(header_line(&cols, v.width, th));
-    for r in &list {
-        let draw = drawn.is_none_or(|w| w.contains(&lines.len()));
-        lines.push(if draw { row_line(r) } else { Line::default() });
-    }
-    if idle > 0 {
-        lines.push(note(format!("  {idle} idle hidden (h shows)"), th));
-    }
-    Some(header..header + 1 + list.len())
-}
-
-/// How many leading columns fit in `width` (one space between columns).
-pub fn fitting(cols: &[Column], width: usize) -> usize {
-    let mut used = 0;
-    for (i, c) in cols.iter().enumerate() {
-        let need = c.width + usize::from(i > 0);
-        if used + need > width {
-            return i.max(1);
-        }
-        used += need;
-    }
-    cols.len()
-}
-
-fn cell(text: &str, c: &Column, first: bool) -> String {
-    let t = fit(text, c.width);
-    let w = c.width;
-    let sep = if first { "" } else { " " };
-    if c.left {
-        format!("{sep}{t:<w$}")
-    } else {
-        format!("{sep}{t:>w$}")
-    }
-}
-
-pub fn header_line(cols: &[Column], width: usize, theme: &Theme) -> Line<'static> {
-    let n = fitting(cols, width);
-    let s: String = cols[..n]
-        .iter()
-        .enumerate()
-        .map(|(i, c)| cell(&c.title, c, i == 0))
-        .collect();
-    Line::from(Span::styled(s, theme.dim))
-}
-
-pub fn row_line(cols: &[Column], cells: Vec<(String, Style)>, width: usize) -> Line<'static> {
-    let n = fitting(cols, width);
-    Line::from(
-        cells
-            .into_iter()
-            .zip(cols)
-            .take(n)
-            .enumerate()
-            .map(|(i, ((text, style), c))| Span::styled(cell(&text, c, i == 0), style))
-            .collect::<Vec<_>>(),
-    )
 }
