@@ -7,6 +7,7 @@
 //! Everything after the pass (baselines, peaks, causes) works on those rows.
 
 pub mod baseline;
+pub mod brief;
 pub mod causes;
 pub mod diff;
 pub mod episodes;
@@ -368,15 +369,7 @@ fn finish(
         })
         .collect();
     lines.sort_by_key(|l| std::cmp::Reverse(l.1));
-    let severity = lines.first().map_or(Severity::Info, |l| l.1);
-    let summary = match lines.first() {
-        Some((_, _, msg)) if lines.len() > 1 => {
-            let more: Vec<&str> = lines[1..].iter().map(|l| l.0.as_str()).collect();
-            format!("{msg}; with {}", more.join(", "))
-        }
-        Some((_, _, msg)) => msg.clone(),
-        None => String::new(),
-    };
+    let (severity, summary) = brief::summary(&e);
     let mut tweaks: Vec<TweakHint> = Vec::new();
     for id in &e.ids {
         let Some(name) = e.rules.get(id).and_then(|s| s.tweak.clone()) else {

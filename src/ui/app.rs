@@ -44,6 +44,8 @@ pub struct App {
     /// (`sync_want`); the sampler's switch for it (live only).
     pub everyone: Option<Everyone>,
     pub want: Option<Arc<Want>>,
+    /// The episodes list (`E`).
+    pub episodes: super::episodes::Episodes,
 }
 
 impl App {
@@ -86,6 +88,7 @@ impl App {
             session: Session::default(),
             everyone: None,
             want: None,
+            episodes: Default::default(),
         }
     }
 
@@ -239,8 +242,19 @@ impl App {
             Action::FocusPrev => self.prefs.focus_step(false),
             Action::Focus(p) => self.prefs.focus_on(p),
             Action::Zoom => self.prefs.toggle_zoom(),
+            Action::Scroll(m) if self.prefs.episodes_open && !self.prefs.help => {
+                self.episodes.step(m)
+            }
             Action::Scroll(m) => self.prefs.scroll(m),
             Action::Findings => self.prefs.toggle_findings(),
+            Action::Episodes => self.toggle_episodes(),
+            Action::EpisodeGo => {
+                if let Some(t) = self.episodes.picked_start() {
+                    self.prefs.episodes_open = false;
+                    let i = self.time.history.seek(t);
+                    self.time.jump_to(i, judge, status);
+                }
+            }
             Action::IntervalUp | Action::IntervalDown => {
                 return match self.time.step_interval(a == Action::IntervalUp) {
                     Some(msg) => {
@@ -272,6 +286,30 @@ impl App {
             Action::TweakUndo => status.text = self.tweaks.undo(),
         }
         Effect::Redraw
+    }
+
+    /// `E`: opens the episodes list (live: built now over the history kept, since start as far
+    /// as it reaches), or closes it.
+    fn toggle_episodes(&mut self) {
+        self.prefs.episodes_open = !self.prefs.episodes_open;
+        if !self.prefs.episodes_open || self.time.is_replay() {
+            return;
+        }
+        let h = &mut self.time.history;
+        let mut intervals = Vec::new();
+        for i in h.first_index() + 1..h.len() {
+            let (Some(start), Some(end)) = (h.wall_ms(i - 1), h.wall_ms(i)) else {
+                continue;
+            };
+            if let Ok(a) = self.judge.assess_at(h, i) {
+                intervals.push((start, end, a));
+            }
+        }
+        let list =
+            crate::explain::brief::of_intervals(intervals.iter().map(|(s, e, a)| (*s, *e, a)));
+        // The newest last, picked: live, what is happening now matters first.
+        self.episodes.sel = list.len().saturating_sub(1);
+        self.episodes.state = super::episodes::State::Ready(list);
     }
 
     /// `R`: starts recording the live stream to a new file in `record_dir`, or stops it.

@@ -39,6 +39,8 @@ pub(super) enum Msg {
     Link(Option<String>),
     Input(Event),
     Signal(i32),
+    /// A replay's episodes, read on a thread when it opened (`ui::episodes`).
+    Episodes(Result<Vec<crate::explain::brief::Brief>, String>),
 }
 
 /// What feeds a dashboard whose samples come from elsewhere (`perftop ssh`): each call says

@@ -156,7 +156,7 @@ mod tests {
         assert!(help_rows(false)
             .iter()
             .any(|(k, _)| k == "Up Down PgUp PgDn Home End"));
-        assert!(help_rows(false).iter().any(|(k, _)| k == "f"));
+        assert!(help_rows(false).iter().any(|(k, _)| k == "f E"));
         assert!(help_rows(true).iter().any(|(k, _)| k == "[ ]"));
         assert!(help_rows(false).iter().any(|(k, _)| k == "g a u"));
         assert!(!help_rows(true).iter().any(|(k, _)| k == "g a u"));

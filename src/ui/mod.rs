@@ -5,6 +5,7 @@ pub mod app;
 pub mod ascii;
 pub mod colors;
 pub mod dialog_box;
+pub mod episodes;
 pub mod events;
 pub mod filter;
 pub mod findings_list;
@@ -168,6 +169,15 @@ pub fn run_replay(opts: ReplayOptions) -> Result<Ended> {
     let mut app = replay_app(&opts)?;
     need_terminal("perftop dump")?;
     let (tx, rx) = mpsc::channel::<Msg>();
+    // The episodes list (`E`): the whole recording walked once, off the UI thread.
+    app.episodes.state = episodes::State::Reading;
+    let (path, t, episodes_tx) = (opts.path.clone(), app.judge.thresholds.clone(), tx.clone());
+    std::thread::Builder::new()
+        .name("episodes".into())
+        .spawn(move || {
+            let _ = episodes_tx.send(Msg::Episodes(episodes::read(&path, &t)));
+        })
+        .context("starting the episodes reader")?;
     // Replay has no sampler: the interval control goes nowhere.
     let (ctl_tx, _) = mpsc::channel::<Duration>();
     spawn_input(tx.clone())?;
@@ -344,6 +354,13 @@ fn event_loop(
                     redraw = true;
                 }
                 Msg::Everyone(e) => app.everyone = Some(*e),
+                Msg::Episodes(read) => {
+                    app.episodes.state = match read {
+                        Ok(list) => episodes::State::Ready(list),
+                        Err(why) => episodes::State::Failed(why),
+                    };
+                    redraw = true;
+                }
                 Msg::Link(state) => {
                     app.session.link = state;
                     redraw = true;

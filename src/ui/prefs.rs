@@ -25,6 +25,8 @@ pub struct Prefs {
     pub help_scroll: Scroll,
     /// `f`: the list of every finding, over the dashboard.
     pub findings_open: bool,
+    /// The episodes list is open (`App::episodes` holds it).
+    pub episodes_open: bool,
     pub findings_scroll: Scroll,
     pub sort: SortKey,
     /// What the processes table ranks by (`s` with the Processes pane focused).
@@ -45,6 +47,7 @@ impl Default for Prefs {
             help: false,
             help_scroll: Scroll::default(),
             findings_open: false,
+            episodes_open: false,
             findings_scroll: Scroll::default(),
             sort: SortKey::Load,
             proc_sort: ProcSort::default(),
@@ -60,6 +63,8 @@ impl Prefs {
     pub fn screen(&self) -> Screen {
         if self.help {
             Screen::Help
+        } else if self.episodes_open {
+            Screen::Episodes
         } else if self.findings_open {
             Screen::Findings
         } else if self.zoom {
@@ -74,6 +79,8 @@ impl Prefs {
     pub fn back(&mut self) {
         if self.help {
             self.help = false;
+        } else if self.episodes_open {
+            self.episodes_open = false;
         } else if self.findings_open {
             self.findings_open = false;
         } else if self.zoom {

@@ -154,6 +154,9 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
         };
         super::findings_list::draw(f, area, &list, &app.prefs.findings_scroll, d, theme);
     }
+    if app.prefs.episodes_open {
+        super::episodes::draw(f, area, &app.episodes, app.is_replay(), theme);
+    }
     if app.prefs.help {
         super::help::draw(f, area, theme, app.is_replay(), &app.prefs.help_scroll);
     }

@@ -19,6 +19,7 @@ mod cli;
 mod cost;
 mod cut;
 mod derive_prop;
+mod episodes_list;
 mod escapes;
 mod explain;
 mod fast_samples;

@@ -45,6 +45,10 @@ pub enum Action {
     Scroll(Move),
     /// Open / close the list of every finding.
     Findings,
+    /// Open / close the episodes list (`ui::episodes`).
+    Episodes,
+    /// In the episodes list: go to the picked episode's start.
+    EpisodeGo,
 }
 
 /// Where a binding applies. `Any` bindings work everywhere, including the help screen;
@@ -59,6 +63,8 @@ pub enum Context {
     Scroll,
     /// Only while the help screen is open (`j`/`k` scroll it; elsewhere `j` jumps in time).
     Help,
+    /// Only while the episodes list is open (Enter goes to the picked one).
+    EpisodeList,
 }
 
 /// What is on screen, for `lookup`.
@@ -69,6 +75,8 @@ pub enum Screen {
     Zoomed,
     /// The findings list: scroll keys, `f`/Esc close it, the global keys.
     Findings,
+    /// The episodes list: the scroll keys move the pick, Enter goes there, `E`/Esc close it.
+    Episodes,
     /// The help screen: the global keys and the scroll keys (and `j`/`k`).
     Help,
 }

@@ -6,7 +6,7 @@ mod table;
 
 pub use binding::*;
 pub use table::KEYMAP;
-use Context::{Any, Help as HelpOnly, Scroll};
+use Context::{Any, EpisodeList, Help as HelpOnly, Scroll};
 
 /// What the event loop must do after a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,8 +25,11 @@ pub fn lookup(key: Key, screen: Screen, replay: bool) -> Option<Action> {
     let on_screen = |bnd: &&Binding| match screen {
         Screen::Help => matches!(bnd.context, Any | Scroll | HelpOnly),
         Screen::Findings => matches!(bnd.context, Any | Scroll) || bnd.action == Action::Findings,
-        Screen::Zoomed => bnd.context != HelpOnly,
-        Screen::Dashboard => !matches!(bnd.context, Scroll | HelpOnly),
+        Screen::Episodes => {
+            matches!(bnd.context, Any | Scroll | EpisodeList) || bnd.action == Action::Episodes
+        }
+        Screen::Zoomed => !matches!(bnd.context, HelpOnly | EpisodeList),
+        Screen::Dashboard => !matches!(bnd.context, Scroll | HelpOnly | EpisodeList),
     };
     let candidates = KEYMAP
         .iter()
@@ -124,6 +127,7 @@ mod tests {
                         Dashboard | History => 1,
                         Scroll => 2,
                         HelpOnly => 3,
+                        EpisodeList => 4,
                     };
                     assert!(!seen.contains(&(k, class)), "{k:?} bound twice");
                     seen.push((k, class));

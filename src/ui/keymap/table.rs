@@ -198,13 +198,30 @@ pub const KEYMAP: &[Binding] = &[
         "scroll the help up",
         None,
     )),
-    b(
-        Dashboard,
-        &[Char('f')],
-        Action::Findings,
-        "findings: every finding with its numbers, pane and tweak",
-        None,
+    row(
+        "findings list; E: episodes list (Enter goes to one)",
+        b(
+            Dashboard,
+            &[Char('f')],
+            Action::Findings,
+            "findings: every finding with its numbers, pane and tweak",
+            None,
+        ),
     ),
+    joins(b(
+        Dashboard,
+        &[Char('E')],
+        Action::Episodes,
+        "episodes: runs of findings (replay: the recording; live: since start)",
+        None,
+    )),
+    told(b(
+        EpisodeList,
+        &[Enter],
+        Action::EpisodeGo,
+        "go to the picked episode's start",
+        None,
+    )),
     row(
         "longer / shorter sampling interval",
         live(b(
