@@ -25,6 +25,9 @@ struct Field {
     text: String,
     style: Style,
     keep: u8,
+    /// A list field (`VM: a, b, c`): its label and items. Short of room it loses its last
+    /// items, one at a time, before it goes whole.
+    list: Option<(&'static str, Vec<String>)>,
 }
 
 /// The fields in screen order.
@@ -33,7 +36,12 @@ fn fields(app: &App, d: &Derived, t: &Theme) -> Vec<Field> {
     let mut f = Vec::new();
     let mut add = |text: String, style: Style, keep: u8| {
         if !text.is_empty() {
-            f.push(Field { text, style, keep });
+            f.push(Field {
+                text,
+                style,
+                keep,
+                list: None,
+            });
         }
     };
     if d.since_boot {
@@ -62,9 +70,6 @@ fn fields(app: &App, d: &Derived, t: &Theme) -> Vec<Field> {
             4,
         );
     }
-    if !h.vm_hints.is_empty() {
-        add(format!("VM: {}", h.vm_hints.join(", ")), t.dim, 3);
-    }
     let boot = crate::view::boot_context(h);
     if !boot.is_empty() {
         add(format!("boot: {}", boot.join(" ")), t.dim, 2);
@@ -76,7 +81,21 @@ fn fields(app: &App, d: &Derived, t: &Theme) -> Vec<Field> {
             6,
         );
     }
+    if !h.vm_hints.is_empty() {
+        // Before the boot field, in screen order.
+        let at = f.len() - usize::from(!boot.is_empty()) - usize::from(!h.problems.is_empty());
+        f.insert(at, list_field("VM: ", h.vm_hints.clone(), t.dim, 3));
+    }
     f
+}
+
+fn list_field(label: &'static str, items: Vec<String>, style: Style, keep: u8) -> Field {
+    Field {
+        text: format!("{label}{}", items.join(", ")),
+        style,
+        keep,
+        list: Some((label, items)),
+    }
 }
 
 /// The fields that fit `width` with two spaces between them, whole, in screen order; a field
@@ -90,7 +109,16 @@ fn fit(mut f: Vec<Field>, width: usize) -> Vec<Field> {
         let Some(drop) = (0..f.len()).rev().min_by_key(|&i| f[i].keep) else {
             break;
         };
-        f.remove(drop);
+        match &mut f[drop].list {
+            Some((label, items)) if items.len() > 1 => {
+                items.pop();
+                let text = format!("{label}{}", items.join(", "));
+                f[drop].text = text;
+            }
+            _ => {
+                f.remove(drop);
+            }
+        }
     }
     if let [only] = f.as_mut_slice() {
         only.text = crate::units::fit(&only.text, width);
@@ -119,6 +147,7 @@ mod tests {
             text: text.into(),
             style: Style::default(),
             keep,
+            list: None,
         }
     }
 
@@ -151,5 +180,29 @@ mod tests {
         assert_eq!(texts(&fit(row(), 40)), ["as root", "--root /srv/fixture"]);
         assert_eq!(texts(&fit(row(), 20)), ["--root /srv/fixture"]);
         assert_eq!(texts(&fit(row(), 10)), ["--root /s~"]);
+    }
+
+    /// A list field loses its last items before it goes whole (the 80-column row used to
+    /// drop the VM's hints all at once, leaving `as root` alone).
+    #[test]
+    fn a_list_field_sheds_items_before_it_goes() {
+        let vm = |w| {
+            let row = vec![
+                field("as root", 7),
+                list_field(
+                    "VM: ",
+                    vec!["hypervisor detected".into(), "no cpufreq".into()],
+                    Style::default(),
+                    3,
+                ),
+            ];
+            texts(&fit(row, w))
+                .into_iter()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(vm(80), ["as root", "VM: hypervisor detected, no cpufreq"]);
+        assert_eq!(vm(40), ["as root", "VM: hypervisor detected"]);
+        assert_eq!(vm(20), ["as root"]);
     }
 }
