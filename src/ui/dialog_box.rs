@@ -35,6 +35,21 @@ pub struct DialogView {
     pub focus: Option<Range<usize>>,
 }
 
+/// `lines` in a bordered box at `r` titled `title`, over whatever was drawn there (the lists
+/// and dialogs over the dashboard).
+pub fn framed(f: &mut Frame, r: Rect, lines: Vec<Line<'static>>, title: String, t: &Theme) {
+    f.render_widget(Clear, r);
+    f.render_widget(
+        Paragraph::new(lines).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_set(t.glyphs.border())
+                .title(title),
+        ),
+        r,
+    );
+}
+
 /// The box's inner width on a screen `area_width` wide: the full width less a column of
 /// margin and a border on each side.
 pub fn inner_width(area_width: u16) -> usize {
@@ -97,14 +112,7 @@ pub fn draw(f: &mut Frame, area: Rect, v: DialogView, scroll: &Scroll, t: &Theme
     };
     lines.push(Line::from(span(hint, t.dim)));
     // The margin beside the box is cleared too: half-covered dashboard rows read as noise.
+    // The margin column beside the box is cleared too.
     f.render_widget(Clear, Rect::new(area.x, r.y, area.width, r.height));
-    f.render_widget(
-        Paragraph::new(lines).block(
-            Block::default()
-                .borders(Borders::ALL)
-                .border_set(t.glyphs.border())
-                .title(format!(" {} ", t.glyphs.text(&v.title))),
-        ),
-        r,
-    );
+    framed(f, r, lines, format!(" {} ", t.glyphs.text(&v.title)), t);
 }

@@ -11,7 +11,6 @@ use crate::record::format_clock;
 use crate::units::fit;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
 /// Where the list's episodes stand.
@@ -199,16 +198,7 @@ pub fn draw(f: &mut Frame, area: Rect, e: &Episodes, replay: bool, t: &Theme) {
     } else {
         format!(" episodes, {span}{what} · Esc closes ")
     };
-    f.render_widget(Clear, r);
-    f.render_widget(
-        Paragraph::new(shown).block(
-            Block::default()
-                .borders(Borders::ALL)
-                .border_set(t.glyphs.border())
-                .title(title),
-        ),
-        r,
-    );
+    super::dialog_box::framed(f, r, shown, title, t);
 }
 
 #[cfg(test)]

@@ -12,7 +12,6 @@ use crate::findings::{Finding, Severity};
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
 /// A group of findings under a heading.
@@ -227,16 +226,7 @@ pub fn draw(f: &mut Frame, area: Rect, of: &Of, scroll: &Scroll, d: &Assessed, t
     } else {
         " findings · Esc closes ".to_string()
     };
-    f.render_widget(Clear, r);
-    f.render_widget(
-        Paragraph::new(shown).block(
-            Block::default()
-                .borders(Borders::ALL)
-                .border_set(t.glyphs.border())
-                .title(title),
-        ),
-        r,
-    );
+    super::dialog_box::framed(f, r, shown, title, t);
 }
 
 #[cfg(test)]

@@ -11,7 +11,6 @@ use super::theme::Theme;
 use super::wrap::{hang_at, wrap, MIN_HANG};
 use ratatui::layout::Rect;
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
 /// The keys' column; descriptions start after it and wrap back under their first word.
@@ -123,16 +122,7 @@ pub fn draw(f: &mut Frame, area: Rect, t: &Theme, replay: bool, scroll: &Scroll)
         w,
         h,
     );
-    f.render_widget(Clear, r);
-    f.render_widget(
-        Paragraph::new(shown).block(
-            Block::default()
-                .borders(Borders::ALL)
-                .border_set(t.glyphs.border())
-                .title(" perftop keys "),
-        ),
-        r,
-    );
+    super::dialog_box::framed(f, r, shown, " perftop keys ".into(), t);
 }
 
 #[cfg(test)]
