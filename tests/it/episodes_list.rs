@@ -4,8 +4,6 @@
 
 use crate::support;
 
-use perftop::record::writer::header_for;
-use perftop::record::Writer;
 use perftop::sample::Sample;
 use perftop::ui::app::App;
 use perftop::ui::episodes::{self, State};
@@ -37,15 +35,9 @@ fn screen(app: &App) -> String {
 
 #[test]
 fn replay_lists_the_recordings_episodes_and_goes_to_one() {
-    let samples = samples();
-    let h = header_for(&samples[0], Duration::from_secs(1), 0);
-    let mut w = Writer::new(Vec::new(), &h).expect("header");
-    for s in &samples {
-        w.sample(s, 0).expect("sample");
-    }
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("oom.ptrec");
-    std::fs::write(&path, w.into_inner()).expect("write");
+    std::fs::write(&path, support::encode_recording(&samples())).expect("write");
     let mut app = replay_app(&opts(&path)).expect("replays");
     // What `perftop replay` reads on its thread.
     let read = episodes::read(&path, &app.judge.thresholds).expect("episodes");

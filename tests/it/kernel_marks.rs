@@ -5,14 +5,12 @@
 
 use crate::support;
 
-use perftop::record::writer::header_for;
-use perftop::record::{EventKind, KernelMark, Recording, Writer};
+use perftop::record::{EventKind, KernelMark, Recording};
 use perftop::sample::{KernelEvent, KernelEvents, Sample};
 use perftop::ui::replay_app;
 use perftop::ui::theme::{ColorDepth, GlyphSet, Theme};
 use ratatui::crossterm::event::KeyCode;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 use support::screen::{draw, key as press, replay_options as opts, text};
 use support::{synth_samples, T0};
 
@@ -50,13 +48,8 @@ fn recording(dir: &Path) -> (PathBuf, Vec<Sample>) {
             ..KernelEvents::default()
         });
     }
-    let h = header_for(&samples[0], Duration::from_secs(1), 0);
-    let mut w = Writer::new(Vec::new(), &h).expect("header");
-    for s in &samples {
-        w.sample(s, 0).expect("sample");
-    }
     let path = dir.join("kernel.ptrec");
-    std::fs::write(&path, w.into_inner()).expect("write");
+    std::fs::write(&path, support::encode_recording(&samples)).expect("write");
     (path, samples)
 }
 
