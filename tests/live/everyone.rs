@@ -120,13 +120,17 @@ fn an_idle_process_is_listed_and_found_by_the_filter() {
             _ => None,
         })
         .expect("a table");
-    let found: Vec<&str> = table
+    let found: Vec<String> = table
         .rows
         .iter()
         .filter(|r| perftop::ui::filter::matches(r, &name))
-        .map(|r| r.cells[0].text.as_str())
+        // A row's cells are built when it is drawn (`Table::later`).
+        .filter_map(|r| {
+            let cells = perftop::view::everyone::cells_of(&all, r.natural);
+            cells.first().map(|c| c.text.clone())
+        })
         .collect();
-    assert_eq!(found, [pid.to_string().as_str()], "filter {name:?}");
+    assert_eq!(found, [pid.to_string()], "filter {name:?}");
     let by_pid = table
         .rows
         .iter()
