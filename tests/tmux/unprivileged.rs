@@ -54,7 +54,10 @@ fn the_dashboard_as_nobody_says_tweaks_need_root() {
         },
         |_| vec!["-d".into(), "1".into()],
     );
+    // The pid file names the shell that execs setpriv, then perftop: its owner is read once
+    // the dashboard is up (before, it may still be root's shell).
     let pid = s.perftop_pid();
+    s.wait("the dashboard", support::tmux::has_footer);
     let uid = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|st| {
@@ -62,7 +65,6 @@ fn the_dashboard_as_nobody_says_tweaks_need_root() {
                 .find_map(|l| l.strip_prefix("Uid:"))
                 .and_then(|u| u.split_whitespace().next().map(str::to_string))
         });
-    s.wait("the dashboard", support::tmux::has_footer);
     assert_eq!(uid.as_deref(), Some("65534"), "perftop runs as nobody");
     let screen = s.screen();
     assert!(screen.contains("tweaks need root"), "{screen}");
