@@ -41,12 +41,13 @@ pub fn of_report(r: &Report) -> Vec<Brief> {
     out
 }
 
-/// Episodes over consecutive intervals, each given as (start ms, end ms, assessed), in order.
-pub fn of_intervals<'a>(intervals: impl Iterator<Item = (i64, i64, &'a Assessed)>) -> Vec<Brief> {
+/// Episodes over consecutive intervals, each given as (start ms, end ms, assessed), in order;
+/// each interval is folded in and dropped, so memory does not grow with their number.
+pub fn of_intervals(intervals: impl Iterator<Item = (i64, i64, Assessed)>) -> Vec<Brief> {
     let mut b = Builder::new();
     let mut times = Vec::new();
     for (row, (start, end, a)) in intervals.enumerate() {
-        b.add(row, a);
+        b.add(row, &a);
         times.push((start, end));
     }
     let last = times.len().saturating_sub(1);

@@ -48,6 +48,9 @@ pub struct App {
     pub episodes: super::episodes::Episodes,
 }
 
+/// Intervals the live episodes list (`E`) is built over at most: an hour at 1 s.
+const LIVE_EPISODE_INTERVALS: usize = 3600;
+
 impl App {
     /// `keep` is how much history the ring holds (default ten minutes).
     pub fn new(interval: Duration, keep: Duration) -> App {
@@ -295,18 +298,17 @@ impl App {
         if !self.prefs.episodes_open || self.time.is_replay() {
             return;
         }
-        let h = &mut self.time.history;
-        let mut intervals = Vec::new();
-        for i in h.first_index() + 1..h.len() {
-            let (Some(start), Some(end)) = (h.wall_ms(i - 1), h.wall_ms(i)) else {
-                continue;
-            };
-            if let Ok(a) = self.judge.assess_at(h, i) {
-                intervals.push((start, end, a));
-            }
-        }
-        let list =
-            crate::explain::brief::of_intervals(intervals.iter().map(|(s, e, a)| (*s, *e, a)));
+        let (h, judge) = (&mut self.time.history, &self.judge);
+        // The newest `LIVE_EPISODE_INTERVALS` at most: a long `--keep` at a short interval holds
+        // up to 100,000 samples, each a derive and the rules on a key press. Each interval is
+        // folded in and dropped.
+        let first = (h.first_index() + 1).max(h.len().saturating_sub(LIVE_EPISODE_INTERVALS));
+        let last = h.len();
+        let intervals = (first..last).filter_map(|i| {
+            let (start, end) = (h.wall_ms(i - 1)?, h.wall_ms(i)?);
+            Some((start, end, judge.assess_at(h, i).ok()?))
+        });
+        let list = crate::explain::brief::of_intervals(intervals);
         // The newest last, picked: live, what is happening now matters first.
         self.episodes.sel = list.len().saturating_sub(1);
         self.episodes.state = super::episodes::State::Ready(list);
