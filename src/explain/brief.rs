@@ -55,7 +55,7 @@ pub fn of_intervals(intervals: impl Iterator<Item = (i64, i64, Assessed)>) -> Ve
         .finish()
         .into_iter()
         .filter_map(|e| {
-            let (severity, summary) = summary(&e);
+            let (severity, summary) = summary(&rule_lines(&e));
             Some(Brief {
                 start_ms: times.get(e.first_row)?.0,
                 first_ms: times.get(e.first_row)?.1,
@@ -71,24 +71,30 @@ pub fn of_intervals(intervals: impl Iterator<Item = (i64, i64, Assessed)>) -> Ve
     out
 }
 
-/// The worst rule's severity and message, naming the other rules that held with it (as
-/// `explain` words an episode).
-pub fn summary(e: &Built) -> (Severity, String) {
-    let mut lines: Vec<(&str, Severity, &str)> = e
+/// Each rule's (id, worst severity, message) over an episode, worst first (of equals, in the
+/// order they first held).
+pub fn rule_lines(e: &Built) -> Vec<(String, Severity, String)> {
+    let mut lines: Vec<(String, Severity, String)> = e
         .ids
         .iter()
         .filter_map(|id| {
             let s = e.rules.get(id)?;
-            Some((id.as_str(), s.severity, s.message.as_str()))
+            Some((id.clone(), s.severity, s.message.clone()))
         })
         .collect();
     lines.sort_by_key(|l| std::cmp::Reverse(l.1));
+    lines
+}
+
+/// The worst rule's severity and message, naming the other rules that held with it (as
+/// `explain` words an episode), from `rule_lines`.
+pub fn summary(lines: &[(String, Severity, String)]) -> (Severity, String) {
     match lines.first() {
         Some((_, sev, msg)) if lines.len() > 1 => {
-            let more: Vec<&str> = lines[1..].iter().map(|l| l.0).collect();
+            let more: Vec<&str> = lines[1..].iter().map(|l| l.0.as_str()).collect();
             (*sev, format!("{msg}; with {}", more.join(", ")))
         }
-        Some((_, sev, msg)) => (*sev, msg.to_string()),
+        Some((_, sev, msg)) => (*sev, msg.clone()),
         None => (Severity::Info, String::new()),
     }
 }

@@ -360,16 +360,8 @@ fn finish(
         let m = metrics::index(name)?;
         Some((name, baseline::normal(rows, m, e.family)?))
     });
-    let mut lines: Vec<(String, Severity, String)> = e
-        .ids
-        .iter()
-        .filter_map(|id| {
-            let s = e.rules.get(id)?;
-            Some((id.clone(), s.severity, s.message.clone()))
-        })
-        .collect();
-    lines.sort_by_key(|l| std::cmp::Reverse(l.1));
-    let (severity, summary) = brief::summary(&e);
+    let lines = brief::rule_lines(&e);
+    let (severity, summary) = brief::summary(&lines);
     let mut tweaks: Vec<TweakHint> = Vec::new();
     for id in &e.ids {
         let Some(name) = e.rules.get(id).and_then(|s| s.tweak.clone()) else {
