@@ -44,31 +44,74 @@ pub fn of_report(r: &Report) -> Vec<Brief> {
 /// Episodes over consecutive intervals, each given as (start ms, end ms, assessed), in order;
 /// each interval is folded in and dropped, so memory does not grow with their number.
 pub fn of_intervals(intervals: impl Iterator<Item = (i64, i64, Assessed)>) -> Vec<Brief> {
-    let mut b = Builder::new();
-    let mut times = Vec::new();
-    for (row, (start, end, a)) in intervals.enumerate() {
-        b.add(row, &a);
-        times.push((start, end));
+    let mut r = Running::new();
+    for (start, end, a) in intervals {
+        r.add((start, end), &a);
     }
-    let last = times.len().saturating_sub(1);
-    let mut out: Vec<Brief> = b
-        .finish()
-        .into_iter()
-        .filter_map(|e| {
-            let (severity, summary) = summary(&rule_lines(&e));
-            Some(Brief {
-                start_ms: times.get(e.first_row)?.0,
-                first_ms: times.get(e.first_row)?.1,
-                end_ms: times.get(e.last_row)?.1,
-                severity,
-                family: FAMILIES.get(e.family).map_or("?", |f| f.name),
-                summary,
-                open_end: e.last_row == last,
+    r.briefs()
+}
+
+/// The live dashboard's episodes since it started: each interval is folded in as the
+/// dashboard judges it, so opening the list or drawing the timeline judges nothing again.
+#[derive(Debug, Clone, Default)]
+pub struct Running {
+    builder: Builder,
+    /// Intervals folded in.
+    rows: usize,
+}
+
+/// Closed episodes a running dashboard keeps (a finding that flickers for weeks must not grow
+/// it without end); the oldest go first.
+pub const RUNNING_KEPT: usize = 1_000;
+
+impl Running {
+    pub fn new() -> Running {
+        Running::default()
+    }
+
+    /// Folds in the next interval, which ran from `start_ms` to `end_ms`.
+    pub fn add(&mut self, (start_ms, end_ms): (i64, i64), a: &Assessed) {
+        self.builder.add(self.rows, (start_ms, end_ms), a);
+        self.rows += 1;
+        if self.builder.done.len() >= 2 * RUNNING_KEPT {
+            self.builder.keep_closed(RUNNING_KEPT);
+        }
+    }
+
+    /// The episodes so far, in time order; those holding in the newest interval end `now`.
+    pub fn briefs(&self) -> Vec<Brief> {
+        let last = self.rows.saturating_sub(1);
+        let mut out: Vec<Brief> = self
+            .builder
+            .clone()
+            .finish()
+            .into_iter()
+            .map(|e| {
+                let (severity, summary) = summary(&rule_lines(&e));
+                Brief {
+                    start_ms: e.start_ms,
+                    first_ms: e.first_ms,
+                    end_ms: e.end_ms,
+                    severity,
+                    family: FAMILIES.get(e.family).map_or("?", |f| f.name),
+                    summary,
+                    open_end: e.last_row == last,
+                }
             })
-        })
-        .collect();
-    out.sort_by_key(|b| (b.start_ms, b.end_ms));
-    out
+            .collect();
+        out.sort_by_key(|b| (b.start_ms, b.end_ms));
+        out.drain(..out.len().saturating_sub(RUNNING_KEPT));
+        out
+    }
+
+    /// Each episode's (start ms, end ms, worst severity), for the timeline, without building
+    /// its words.
+    pub fn spans(&self) -> Vec<(i64, i64, Severity)> {
+        self.builder
+            .all()
+            .map(|e| (e.start_ms, e.end_ms, e.severity()))
+            .collect()
+    }
 }
 
 /// Each rule's (id, worst severity, message) over an episode, worst first (of equals, in the

@@ -50,14 +50,14 @@ pub fn side(
     let mut findings: BTreeMap<String, u64> = BTreeMap::new();
     // The same episode builder as `explain`, so "only in B" means what explain's list shows.
     let mut builder = Builder::new();
-    let (rows, n, unreadable) = walk_rows(rec, (lo, hi), t, threads, &mut |row, a| {
+    let (rows, n, unreadable) = walk_rows(rec, (lo, hi), t, threads, &mut |row, times, a| {
         if host.is_none() {
             host.clone_from(&a.host.hostname);
         }
         for f in &a.findings {
             *findings.entry(f.id.clone()).or_default() += 1;
         }
-        builder.add(row, a)
+        builder.add(row, times, a)
     })?;
     let mut episodes: BTreeMap<&'static str, Episodes> = BTreeMap::new();
     for e in builder.finish() {

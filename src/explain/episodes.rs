@@ -38,22 +38,44 @@ pub struct RuleSum {
     best: f64,
 }
 
-/// An episode as built: rows are indices into the report's rows.
+/// An episode as built: rows are indices into the report's rows (or, live, a count of the
+/// intervals judged), with their wall clock times.
 #[derive(Debug, Clone)]
 pub struct Built {
     pub family: usize,
     pub first_row: usize,
     pub last_row: usize,
+    /// The start and end (ms) of its first interval, and the end of its last.
+    pub start_ms: i64,
+    pub first_ms: i64,
+    pub end_ms: i64,
     /// The rules that held, in the order they first did.
     pub ids: Vec<String>,
     pub rules: BTreeMap<String, RuleSum>,
     pub culprits: Vec<CulpritSum>,
 }
 
-#[derive(Debug, Default)]
+impl Built {
+    /// The worst severity any of its rules reached.
+    pub fn severity(&self) -> Severity {
+        self.rules
+            .values()
+            .map(|r| r.severity)
+            .max()
+            .unwrap_or(Severity::Info)
+    }
+}
+
+#[derive(Debug, Clone)]
 pub struct Builder {
     open: Vec<Option<(Built, usize)>>,
     pub done: Vec<Built>,
+}
+
+impl Default for Builder {
+    fn default() -> Builder {
+        Builder::new()
+    }
 }
 
 impl Builder {
@@ -64,8 +86,9 @@ impl Builder {
         }
     }
 
-    /// Adds interval `row`; returns the bit mask of families that held in it.
-    pub fn add(&mut self, row: usize, a: &Assessed) -> u32 {
+    /// Adds interval `row`, which ran from `start_ms` to `end_ms`; returns the bit mask of
+    /// families that held in it.
+    pub fn add(&mut self, row: usize, (start_ms, end_ms): (i64, i64), a: &Assessed) -> u32 {
         let mut held = 0u32;
         for f in &a.findings {
             let fam = family_of(&f.id);
@@ -77,6 +100,9 @@ impl Builder {
                         family: fam,
                         first_row: row,
                         last_row: row,
+                        start_ms,
+                        first_ms: end_ms,
+                        end_ms,
                         ids: Vec::new(),
                         rules: BTreeMap::new(),
                         culprits: Vec::new(),
@@ -85,6 +111,7 @@ impl Builder {
                 )
             });
             ep.last_row = row;
+            ep.end_ms = end_ms;
             if !ep.ids.contains(&f.id) {
                 ep.ids.push(f.id.clone());
             }
@@ -158,6 +185,19 @@ impl Builder {
         held
     }
 
+    /// The episodes closed so far and those still open, in no order.
+    pub fn all(&self) -> impl Iterator<Item = &Built> {
+        self.done
+            .iter()
+            .chain(self.open.iter().flatten().map(|(e, _)| e))
+    }
+
+    /// Forgets all but the newest `keep` closed episodes (they close in time order).
+    pub fn keep_closed(&mut self, keep: usize) {
+        let n = self.done.len().saturating_sub(keep);
+        self.done.drain(..n);
+    }
+
     /// Closes the episodes still open at the window's end; returns all, by start.
     pub fn finish(mut self) -> Vec<Built> {
         for slot in &mut self.open {
@@ -205,7 +245,7 @@ mod tests {
         let mut b = Builder::new();
         for (row, h) in held.iter().enumerate() {
             let ids: &[&str] = if *h { &["memory.swapping"] } else { &[] };
-            b.add(row, &interval(ids));
+            b.add(row, (row as i64, row as i64 + 1), &interval(ids));
         }
         b.finish()
             .iter()
@@ -225,8 +265,8 @@ mod tests {
     #[test]
     fn related_findings_make_one_episode_and_others_their_own() {
         let mut b = Builder::new();
-        b.add(0, &interval(&["memory.pressure"]));
-        b.add(1, &interval(&["memory.swapping", "io.pressure"]));
+        b.add(0, (0, 1), &interval(&["memory.pressure"]));
+        b.add(1, (1, 2), &interval(&["memory.swapping", "io.pressure"]));
         let eps = b.finish();
         let names: Vec<(&str, Vec<String>)> = eps
             .iter()

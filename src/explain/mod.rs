@@ -133,6 +133,10 @@ pub fn window(rec: &Recording, from: Option<&str>, to: Option<&str>) -> Result<(
     Ok((lo, hi))
 }
 
+/// What `walk_rows` calls for each interval: its row number, (start ms, end ms) and the
+/// interval; returns the families that held.
+pub type RowFn<'a> = dyn FnMut(usize, (i64, i64), &Assessed) -> u32 + 'a;
+
 /// Calls `f` for every interval of the window, keeping its row; returns the rows, how many
 /// intervals there were and the warnings. The walk's threads decode; `f` runs in order.
 pub fn walk_rows(
@@ -140,7 +144,7 @@ pub fn walk_rows(
     (lo, hi): (i64, i64),
     t: &Thresholds,
     threads: usize,
-    f: &mut dyn FnMut(usize, &Assessed) -> u32,
+    f: &mut RowFn<'_>,
 ) -> Result<(Vec<Row>, u64, Vec<String>)> {
     let mut rows: Vec<Row> = Vec::new();
     let mut warns = Vec::new();
@@ -153,10 +157,11 @@ pub fn walk_rows(
         &mut |w| warns.push(w),
         &mut |_, w, a| {
             let secs = a.interval_s.unwrap_or(0.0);
-            let families = f(rows.len(), a);
+            let start_ms = w - (secs * 1000.0).round() as i64;
+            let families = f(rows.len(), (start_ms, w), a);
             rows.push(Row {
                 end_ms: w,
-                start_ms: w - (secs * 1000.0).round() as i64,
+                start_ms,
                 vals: metrics::read_all(a),
                 families,
                 alarmed: a.findings.iter().any(|f| f.severity >= Severity::Warn),
@@ -182,7 +187,7 @@ pub fn explain(
     let mut events = Vec::new();
     let mut first_settings: Option<Vec<(&'static str, String)>> = None;
     let mut last_settings = Vec::new();
-    let (rows, n, unreadable) = walk_rows(rec, (lo, hi), t, threads, &mut |row, a| {
+    let (rows, n, unreadable) = walk_rows(rec, (lo, hi), t, threads, &mut |row, times, a| {
         if host.is_none() {
             host.clone_from(&a.host.hostname);
         }
@@ -198,7 +203,7 @@ pub fn explain(
             first_settings = Some(now.clone());
         }
         last_settings = now;
-        b.add(row, a)
+        b.add(row, times, a)
     })?;
     if n == 0 {
         bail!(

@@ -16,7 +16,7 @@ use super::session::Session;
 use super::status::Status;
 use super::timeline::Timeline;
 use super::tweak_dialog::TweakState;
-use crate::findings::Thresholds;
+use crate::findings::{Severity, Thresholds};
 use crate::pane::Pane;
 use crate::record::Recording;
 use crate::sample::Sample;
@@ -47,9 +47,6 @@ pub struct App {
     /// The episodes list (`E`).
     pub episodes: super::episodes::Episodes,
 }
-
-/// Intervals the live episodes list (`E`) is built over at most: an hour at 1 s.
-const LIVE_EPISODE_INTERVALS: usize = 3600;
 
 impl App {
     /// `keep` is how much history the ring holds (default ten minutes).
@@ -130,6 +127,20 @@ impl App {
 
     pub fn is_replay(&self) -> bool {
         self.time.is_replay()
+    }
+
+    /// Each episode's (start ms, end ms, worst severity), for the timeline: the recording's
+    /// once read (replay), or the live ones since start.
+    pub fn episode_spans(&self) -> Vec<(i64, i64, Severity)> {
+        if self.time.is_replay() {
+            self.episodes
+                .list()
+                .iter()
+                .map(|b| (b.start_ms, b.end_ms, b.severity))
+                .collect()
+        } else {
+            self.time.episodes.spans()
+        }
     }
 
     /// Findings thresholds from the config file (restarts the tracker; replay judges again).
@@ -291,24 +302,14 @@ impl App {
         Effect::Redraw
     }
 
-    /// `E`: opens the episodes list (live: built now over the history kept, since start as far
-    /// as it reaches), or closes it.
+    /// `E`: opens the episodes list (live: the episodes since start, folded in as each interval
+    /// was judged), or closes it.
     fn toggle_episodes(&mut self) {
         self.prefs.episodes_open = !self.prefs.episodes_open;
         if !self.prefs.episodes_open || self.time.is_replay() {
             return;
         }
-        let (h, judge) = (&mut self.time.history, &self.judge);
-        // The newest `LIVE_EPISODE_INTERVALS` at most: a long `--keep` at a short interval holds
-        // up to 100,000 samples, each a derive and the rules on a key press. Each interval is
-        // folded in and dropped.
-        let first = (h.first_index() + 1).max(h.len().saturating_sub(LIVE_EPISODE_INTERVALS));
-        let last = h.len();
-        let intervals = (first..last).filter_map(|i| {
-            let (start, end) = (h.wall_ms(i - 1)?, h.wall_ms(i)?);
-            Some((start, end, judge.assess_at(h, i).ok()?))
-        });
-        let list = crate::explain::brief::of_intervals(intervals);
+        let list = self.time.episodes.briefs();
         // The newest last, picked: live, what is happening now matters first.
         self.episodes.sel = list.len().saturating_sub(1);
         self.episodes.state = super::episodes::State::Ready(list);

@@ -304,13 +304,25 @@ fn header(
     let travelling = app.is_replay() || app.time.view.is_some();
     if tier == Tier::Compact {
         if travelling {
-            rows.extend(super::timeline_row::rows(&app.time, t, width, false));
+            rows.extend(super::timeline_row::rows(
+                &app.time,
+                &app.episode_spans(),
+                t,
+                width,
+                false,
+            ));
         }
         return;
     }
     rows.push(super::header_row::line(app, d, t, width));
     if travelling {
-        rows.extend(super::timeline_row::rows(&app.time, t, width, true));
+        rows.extend(super::timeline_row::rows(
+            &app.time,
+            &app.episode_spans(),
+            t,
+            width,
+            true,
+        ));
     }
 }
 

@@ -11,6 +11,7 @@ use super::oom::OomLog;
 use super::status::Status;
 use super::trend::TrendPoint;
 use crate::assess::Assessed;
+use crate::explain::brief::Running;
 use crate::sample::Sample;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -57,6 +58,9 @@ pub struct Timeline {
     pub trends: VecDeque<TrendPoint>,
     /// OOM kills of the session (live) or the recording (replay), with their times.
     pub oom: OomLog,
+    /// Live: the episodes since start, folded in as each interval is judged (replay reads its
+    /// recording's on a thread instead: `ui::episodes`).
+    pub episodes: Running,
     /// Replay: trend points of the samples derived so far, by index.
     trend_cache: BTreeMap<usize, TrendPoint>,
 }
@@ -74,6 +78,7 @@ impl Timeline {
             derived: None,
             trends: VecDeque::new(),
             oom: OomLog::default(),
+            episodes: Running::new(),
             trend_cache: BTreeMap::new(),
         }
     }
@@ -110,6 +115,10 @@ impl Timeline {
         };
         let latest = judge.next(prev.as_ref(), cur);
         self.oom.record(&latest);
+        if let Some(p) = &prev {
+            self.episodes
+                .add((p.time.wall_ms, cur.time.wall_ms), &latest);
+        }
         if !self.paused {
             self.view = None;
             self.trends.push_back(TrendPoint::of(&latest));

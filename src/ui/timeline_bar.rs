@@ -1,7 +1,9 @@
-//! The timeline bar's contents: which column holds the cursor and which the marks (gaps, tweak
-//! actions, OOM kills) over the history in view, and the times labelled under it.
+//! The timeline bar's contents: which column holds the cursor, which the marks (gaps, tweak
+//! actions, OOM kills) and which lie in an episode, over the history in view, and the times
+//! labelled under it.
 
 use super::history::Mark;
+use crate::findings::Severity;
 
 /// One column of the timeline bar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -10,13 +12,24 @@ pub enum Cell {
     Ahead,
     Cursor,
     Mark(Mark),
+    /// Played or ahead, inside a warn or crit episode (its worst severity).
+    Episode {
+        played: bool,
+        severity: Severity,
+    },
 }
 
 /// The bar's cells for `width` columns over `first..=last`, with the cursor at `at`. A column
-/// holding a mark shows it (an OOM kill wins over a kernel log event, that over a gap, a gap over
-/// an action); the cursor wins
-/// over all so the position is never hidden.
-pub fn bar(first: i64, last: i64, at: i64, marks: &[(i64, Mark)], width: usize) -> Vec<Cell> {
+/// inside one of the `episodes` (start ms, end ms, worst severity) of warn or crit severity
+/// shows the worst that covers it; a column holding a mark shows the mark instead (an OOM kill
+/// wins over a kernel log event, that over a gap, a gap over an action); the cursor wins over
+/// all so the position is never hidden.
+pub fn bar(
+    (first, last, at): (i64, i64, i64),
+    marks: &[(i64, Mark)],
+    episodes: &[(i64, i64, Severity)],
+    width: usize,
+) -> Vec<Cell> {
     if width == 0 {
         return Vec::new();
     }
@@ -29,6 +42,27 @@ pub fn bar(first: i64, last: i64, at: i64, marks: &[(i64, Mark)], width: usize) 
     let mut cells: Vec<Cell> = (0..width)
         .map(|c| if c < cur { Cell::Played } else { Cell::Ahead })
         .collect();
+    for &(start, end, severity) in episodes {
+        if severity < Severity::Warn || end < first || start > last {
+            continue;
+        }
+        let (a, b) = (col(start.max(first)), col(end.min(last)));
+        for cell in &mut cells[a..=b] {
+            *cell = match *cell {
+                Cell::Episode {
+                    played,
+                    severity: s,
+                } => Cell::Episode {
+                    played,
+                    severity: s.max(severity),
+                },
+                other => Cell::Episode {
+                    played: other == Cell::Played,
+                    severity,
+                },
+            };
+        }
+    }
     let rank = |c: Cell| match c {
         Cell::Mark(Mark::Oom) => 4,
         Cell::Mark(Mark::Kernel) => 3,
@@ -117,19 +151,52 @@ mod tests {
     fn bar_places_cursor_and_marks() {
         // 0..=100 over 11 columns: one column per 10 ms.
         let marks = [(30, Mark::Action), (30, Mark::Gap), (80, Mark::Action)];
-        let b = bar(0, 100, 50, &marks, 11);
+        let b = bar((0, 100, 50), &marks, &[], 11);
         assert_eq!(b[0], Cell::Played);
         assert_eq!(b[3], Cell::Mark(Mark::Gap), "a gap wins over an action");
         assert_eq!(b[5], Cell::Cursor);
         assert_eq!(b[6], Cell::Ahead);
         assert_eq!(b[8], Cell::Mark(Mark::Action));
         // The cursor is never hidden by a mark, and a single-sample recording still draws.
-        assert_eq!(bar(0, 100, 80, &marks, 11)[8], Cell::Cursor);
+        assert_eq!(bar((0, 100, 80), &marks, &[], 11)[8], Cell::Cursor);
         assert_eq!(
-            bar(5, 5, 5, &[], 3),
+            bar((5, 5, 5), &[], &[], 3),
             vec![Cell::Cursor, Cell::Ahead, Cell::Ahead]
         );
-        assert!(bar(0, 1, 0, &[], 0).is_empty());
+        assert!(bar((0, 1, 0), &[], &[], 0).is_empty());
+    }
+
+    #[test]
+    fn episodes_are_spans_under_the_marks_and_the_cursor() {
+        use Severity::{Crit, Info, Warn};
+        let ep = |played, severity| Cell::Episode { played, severity };
+        // 0..=100 over 11 columns, cursor at 50: a warn episode 20..60, a crit one 55..75 (the
+        // worst wins where they meet), an info one 90..100 (not drawn), an action at 30.
+        let eps = [
+            (20, 60, Warn),
+            (55, 75, Crit),
+            (90, 100, Info),
+            (-50, -10, Crit),
+        ];
+        let b = bar((0, 100, 50), &[(30, Mark::Action)], &eps, 11);
+        assert_eq!(b[1], Cell::Played);
+        assert_eq!(b[2], ep(true, Warn));
+        assert_eq!(b[3], Cell::Mark(Mark::Action), "a mark wins over the span");
+        assert_eq!(b[4], ep(true, Warn));
+        assert_eq!(b[5], Cell::Cursor);
+        assert_eq!(
+            b[6],
+            ep(false, Crit),
+            "crit wins where a warn one also holds"
+        );
+        assert_eq!(b[7], ep(false, Crit));
+        assert_eq!(b[8], ep(false, Crit), "75 rounds to column 8");
+        assert_eq!(b[9], Cell::Ahead, "an info episode is not drawn");
+        assert_eq!(b[0], Cell::Played, "one wholly before the bar is not drawn");
+        // One that began before the history in view and goes on after it covers it all.
+        let b = bar((0, 100, 0), &[], &[(-500, 500, Warn)], 5);
+        assert_eq!(b[0], Cell::Cursor);
+        assert!(b[1..].iter().all(|c| *c == ep(false, Warn)), "{b:?}");
     }
 
     #[test]

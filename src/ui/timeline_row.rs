@@ -7,6 +7,7 @@ use super::spans::span;
 use super::theme::Theme;
 use super::timeline::Timeline;
 use super::timeline_bar::{bar, ticks, Cell};
+use crate::findings::Severity;
 use crate::record::{format_clock, format_clock_tenths};
 use crate::units::duration;
 use ratatui::style::Style;
@@ -14,11 +15,18 @@ use ratatui::text::{Line, Span};
 
 /// `at 14:05:33 ━━━━●────◆──╳──  4/6 j±1m00s` over
 /// `            14:05:30    14:05:32    14:05:35`: the time in view, the bar (played, cursor,
-/// ahead, marks), the sample number and the jump step; then the recording's first time under
-/// the bar's first column, its last ending under the last, round times between (`ticks`).
+/// ahead, marks; warn and crit episodes in their colour), the sample number and the jump step;
+/// then the recording's first time under the bar's first column, its last ending under the
+/// last, round times between (`ticks`).
 /// With `ruler` false (a compact screen), or a bar too short for the two ends below it, one
 /// row: `at 14:05:33 14:05:30 ━━━━●────── 14:05:35  4/6 j±1m00s`.
-pub fn rows(time: &Timeline, t: &Theme, width: usize, ruler: bool) -> Vec<Line<'static>> {
+pub fn rows(
+    time: &Timeline,
+    episodes: &[(i64, i64, Severity)],
+    t: &Theme,
+    width: usize,
+    ruler: bool,
+) -> Vec<Line<'static>> {
     let h = &time.history;
     let n = h.len();
     let (Some(i), Some(first), Some(last)) = (
@@ -73,7 +81,10 @@ pub fn rows(time: &Timeline, t: &Theme, width: usize, ruler: bool) -> Vec<Line<'
     let mut marks = h.marks();
     marks.extend(time.oom.events.iter().map(|(t, _)| (*t, Mark::Oom)));
     marks.extend(time.oom.kernel.iter().map(|t| (*t, Mark::Kernel)));
-    spans.extend(bar_spans(&bar(first, last, at, &marks, bar_w), t));
+    spans.extend(bar_spans(
+        &bar((first, last, at), &marks, episodes, bar_w),
+        t,
+    ));
     if labels.is_empty() {
         spans.push(span(ends.1, t.dim));
     }
@@ -102,6 +113,8 @@ fn bar_spans(cells: &[Cell], t: &Theme) -> Vec<Span<'static>> {
         Cell::Mark(Mark::Action) => action,
         Cell::Mark(Mark::Oom) => '!',
         Cell::Mark(Mark::Kernel) => 'k',
+        Cell::Episode { played: true, .. } => played,
+        Cell::Episode { played: false, .. } => ahead,
     };
     let mut spans = Vec::new();
     let mut run: Option<(Cell, String)> = None;
@@ -131,5 +144,10 @@ fn cell_style(c: Cell, t: &Theme) -> Style {
         Cell::Mark(Mark::Action) => t.warn,
         Cell::Mark(Mark::Oom) => t.crit,
         Cell::Mark(Mark::Kernel) => t.warn,
+        Cell::Episode {
+            severity: Severity::Crit,
+            ..
+        } => t.crit,
+        Cell::Episode { .. } => t.warn,
     }
 }
