@@ -80,19 +80,24 @@ pub fn run(opts: SshOptions) -> Result<crate::ui::Ended> {
         t.label()
     );
     crate::ui::run_fed(ui_options(opts), label, no_tweaks, move |feed, ctl| {
-        // `+`/`-` on the dashboard: the link tells the remote sampler.
-        let want: Wanted = Arc::new(AtomicU64::new(0));
-        let set = Arc::clone(&want);
-        std::thread::Builder::new()
-            .name("interval".into())
-            .spawn(move || {
-                for d in ctl {
-                    set.store(d.as_millis() as u64, Ordering::Relaxed);
-                }
-            })
-            .context("starting the interval thread")?;
-        spawn_link(t, cmd, started, want, feed, false)
+        spawn_link(t, cmd, started, wanted(ctl)?, feed, false)
     })
+}
+
+/// `+`/`-` on a host's dashboard: each new interval sent on `ctl` is kept where its link reads
+/// it and tells the remote sampler.
+fn wanted(ctl: std::sync::mpsc::Receiver<Duration>) -> Result<Wanted> {
+    let want: Wanted = Arc::new(AtomicU64::new(0));
+    let set = Arc::clone(&want);
+    std::thread::Builder::new()
+        .name("interval".into())
+        .spawn(move || {
+            for d in ctl {
+                set.store(d.as_millis() as u64, Ordering::Relaxed);
+            }
+        })
+        .context("starting the interval thread")?;
+    Ok(want)
 }
 
 /// The dashboard's options for remote samples: nothing local is read, nothing tweaked here.
@@ -174,9 +179,8 @@ fn fleet(opts: SshOptions, targets: Vec<Target>) -> Result<crate::ui::Ended> {
     let no_tweaks = "tweaks are not sent over ssh: run `perftop tweak` on the host itself \
                      (its preview, journal and undo)";
     crate::ui::run_fleet(ui_options(opts), labels, no_tweaks, move |feeds| {
-        for (t, feed) in targets.into_iter().zip(feeds) {
-            // The fleet samples every host at the interval it started with.
-            spawn_link(t, cmd.clone(), started, Wanted::default(), feed, true)?;
+        for (t, (feed, ctl)) in targets.into_iter().zip(feeds) {
+            spawn_link(t, cmd.clone(), started, wanted(ctl)?, feed, true)?;
         }
         Ok(())
     })

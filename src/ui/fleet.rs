@@ -18,7 +18,7 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::{Frame, Terminal};
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
 
 /// The least time between two draws of the table.
@@ -244,12 +244,13 @@ pub(super) fn run(
     labels: &[String],
     theme: &Theme,
     rx: &Receiver<Msg>,
+    ctls: &[Sender<Duration>],
 ) -> Result<Ended> {
     let guard = term::TerminalGuard::enter()?;
     let backend = wire::Wire::new(term::FrameWriter::new(std::io::stdout()), theme.depth);
     let mut terminal = Terminal::new(backend).context("starting the terminal backend")?;
     term::repaint(&mut terminal).context("clearing the screen")?;
-    let result = event_loop(&mut terminal, apps, labels, theme, rx);
+    let result = event_loop(&mut terminal, apps, labels, theme, (rx, ctls));
     drop(terminal);
     drop(guard);
     result
@@ -260,7 +261,7 @@ fn event_loop(
     apps: &mut [App],
     labels: &[String],
     theme: &Theme,
-    rx: &Receiver<Msg>,
+    (rx, ctls): (&Receiver<Msg>, &[Sender<Duration>]),
 ) -> Result<Ended> {
     let mut fleet = Fleet::default();
     let mut last_draw: Option<Instant> = None;
@@ -342,7 +343,18 @@ fn event_loop(
                             dirty = true;
                         }
                         Effect::None => {}
-                        Effect::Redraw | Effect::IntervalChanged => {
+                        Effect::IntervalChanged => {
+                            // `+`/`-` on an open host: its remote sampler takes the new
+                            // interval (the others keep theirs).
+                            if let Some(i) = fleet.open {
+                                if let (Some(ctl), Some(app)) = (ctls.get(i), apps.get(i)) {
+                                    let _ = ctl.send(app.time.interval);
+                                }
+                            }
+                            last_draw = None;
+                            dirty = true;
+                        }
+                        Effect::Redraw => {
                             last_draw = None;
                             dirty = true;
                         }

@@ -245,12 +245,13 @@ pub fn run_fed(
 }
 
 /// The fleet screen (`perftop ssh H1 H2 ...`): one live dashboard per host of `labels`, fed
-/// through the feeds `start` is given (one per host, in order).
+/// through the feeds `start` is given (one per host, in order), each with the channel on which
+/// that host's `+`/`-` hand its new interval to the remote sampler.
 pub fn run_fleet(
     opts: Options,
     labels: Vec<String>,
     no_tweaks: &str,
-    start: impl FnOnce(Vec<Feed>) -> Result<()>,
+    start: impl FnOnce(Vec<(Feed, mpsc::Receiver<Duration>)>) -> Result<()>,
 ) -> Result<Ended> {
     need_terminal("ssh HOST perftop batch")?;
     let theme = opts.look.theme()?;
@@ -265,16 +266,24 @@ pub fn run_fleet(
         })
         .collect();
     let (tx, rx) = mpsc::channel::<Msg>();
-    let feeds = (0..labels.len())
-        .map(|i| Feed {
-            tx: tx.clone(),
-            host: Some(i),
+    let (ctls, ctl_rxs): (Vec<_>, Vec<_>) = (0..labels.len())
+        .map(|_| mpsc::channel::<Duration>())
+        .unzip();
+    let feeds = ctl_rxs
+        .into_iter()
+        .enumerate()
+        .map(|(i, ctl)| {
+            let feed = Feed {
+                tx: tx.clone(),
+                host: Some(i),
+            };
+            (feed, ctl)
         })
         .collect();
     start(feeds)?;
     spawn_input(tx.clone())?;
     spawn_signals(tx)?;
-    let result = fleet::run(&mut apps, &labels, &theme, &rx);
+    let result = fleet::run(&mut apps, &labels, &theme, &rx, &ctls);
     for app in &mut apps {
         if let Some(msg) = app.stop_recording() {
             eprintln!("{}", crate::safe::text(&msg));

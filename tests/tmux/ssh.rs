@@ -135,6 +135,21 @@ fn wait_for_file(dir: &Path) -> PathBuf {
     }
 }
 
+/// The recording `R` wrote into `dir` holds samples a median 0.5 s apart by the remote's clock
+/// (after `-` from 1 s).
+fn half_second_steps(dir: &Path) {
+    let rec = wait_for_file(dir);
+    let r = perftop::record::Recording::open(&rec).expect("the recording");
+    let walls: Vec<i64> = r.samples.iter().map(|x| x.wall_ms).collect();
+    let mut steps: Vec<i64> = walls.windows(2).map(|w| w[1] - w[0]).collect();
+    steps.sort_unstable();
+    let median = steps.get(steps.len() / 2).copied().unwrap_or(0);
+    assert!(
+        steps.len() >= 4 && (400..=650).contains(&median),
+        "samples {walls:?}: median step {median} ms, not 500"
+    );
+}
+
 /// Waits until no remote perftop runs (the remote sampler ends with its channel).
 fn no_remote_perftop(exe: &Path) {
     let start = Instant::now();
@@ -202,16 +217,7 @@ fn ssh_copies_itself_shows_the_remote_and_reconnects() {
     s.keys(&["R"]);
     std::thread::sleep(Duration::from_millis(4000));
     s.keys(&["R"]);
-    let rec = wait_for_file(recs.path());
-    let r = perftop::record::Recording::open(&rec).expect("the recording");
-    let walls: Vec<i64> = r.samples.iter().map(|x| x.wall_ms).collect();
-    let mut steps: Vec<i64> = walls.windows(2).map(|w| w[1] - w[0]).collect();
-    steps.sort_unstable();
-    let median = steps.get(steps.len() / 2).copied().unwrap_or(0);
-    assert!(
-        steps.len() >= 4 && (400..=650).contains(&median),
-        "samples {walls:?}: median step {median} ms, not 500"
-    );
+    half_second_steps(recs.path());
 
     let first = pids_of(&exe);
     assert_eq!(first.len(), 1, "one remote sampler: {first:?}");
@@ -253,7 +259,8 @@ fn ssh_copies_itself_shows_the_remote_and_reconnects() {
     no_remote_perftop(&exe);
 }
 
-/// Two hosts: a row for each, with the finding in words; Enter opens one's dashboard, Esc
+/// Two hosts: a row for each, with the finding in words; Enter opens one's dashboard, where
+/// `-` halves that host's remote interval (its recording's samples come 0.5 s apart); Esc
 /// comes back; `q` leaves no perftop on the remote.
 #[test]
 fn ssh_fleet_shows_a_row_per_host() {
@@ -271,7 +278,14 @@ fn ssh_fleet_shows_a_row_per_host() {
     };
     let inc = Incident::start();
     let hosts = [sshd.target(), format!("localhost:{}", sshd.port)];
-    let s = start(&sshd, "ssh2", &hosts, &inc.root, &[]);
+    let recs = tempfile::tempdir().expect("tempdir");
+    let s = start(
+        &sshd,
+        "ssh2",
+        &hosts,
+        &inc.root,
+        &["--record-dir".into(), recs.path().display().to_string()],
+    );
     let screen = wait(&s, "two rows up with their finding", |sc| {
         sc.contains("perftop fleet  2 hosts")
             && hosts.iter().all(|h| {
@@ -285,6 +299,13 @@ fn ssh_fleet_shows_a_row_per_host() {
     wait(&s, "a host's dashboard", |sc| {
         sc.contains("Esc: the fleet") && sc.contains("synth-2c")
     });
+    s.keys(&["-"]);
+    wait(&s, "the new interval", |sc| sc.contains("0.50s"));
+    std::thread::sleep(Duration::from_millis(1500));
+    s.keys(&["R"]);
+    std::thread::sleep(Duration::from_millis(4000));
+    s.keys(&["R"]);
+    half_second_steps(recs.path());
     s.keys(&["Escape"]);
     wait(&s, "the fleet again", |sc| {
         sc.contains("perftop fleet  2 hosts")
@@ -294,4 +315,114 @@ fn ssh_fleet_shows_a_row_per_host() {
         sc.lines().any(|l| l.trim() == "DONE")
     });
     no_remote_perftop(&remote_exe(&sshd));
+}
+
+/// utime + stime of `pid` (all its threads), in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let f: Vec<u64> = s
+                .rsplit_once(") ")?
+                .1
+                .split_whitespace()
+                .skip(11)
+                .take(2)
+                .filter_map(|x| x.parse().ok())
+                .collect();
+            (f.len() == 2).then(|| f[0] + f[1])
+        })
+        .unwrap_or(0)
+}
+
+/// The children of `pid` (its `ssh` clients), by their parent in `/proc/N/stat`.
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|s| {
+                    let ppid = s.rsplit_once(") ")?.1.split_whitespace().nth(1)?;
+                    ppid.parse::<u32>().ok()
+                })
+                == Some(pid)
+        })
+        .collect()
+}
+
+/// Issue 44's cost figure, measured by hand (docs/fleet.md "Cost"): 16 hosts on the fleet
+/// screen at `-d 1` for 60 s; the local perftop's CPU (all its threads) as a share of one core,
+/// and its 16 `ssh` clients' beside it. The 16 hosts are this machine through the private sshd
+/// (their samplers' cost lands on this machine too, not on the local dashboard). Asserts the
+/// issue's 2% only where the machine was quiet enough to judge (a load average under 4).
+/// `cargo test --release --test tmux fleet_of_16_hosts_cost -- --ignored --nocapture`
+#[test]
+#[ignore = "a 60 s measurement, run by hand"]
+fn fleet_of_16_hosts_cost() {
+    let name = "fleet_of_16_hosts_cost";
+    if !support::tmux::tmux_available() {
+        support::skip(name, "tmux not installed");
+        return;
+    }
+    let sshd = match Sshd::start() {
+        Ok(s) => s,
+        Err(why) => {
+            support::skip(name, &why);
+            return;
+        }
+    };
+    // The remote copy in place already: 16 first connections need not copy 16 times.
+    let exe = remote_exe(&sshd);
+    std::fs::create_dir_all(exe.parent().expect("cache dir")).expect("cache dir");
+    std::fs::copy(env!("CARGO_BIN_EXE_perftop"), &exe).expect("seed the remote copy");
+    let inc = Incident::start();
+    let hosts: Vec<String> = (0..16).map(|_| sshd.target()).collect();
+    let s = start(&sshd, "ssh16", &hosts, &inc.root, &[]);
+    let screen = wait(&s, "16 rows up", |sc| {
+        sc.contains("perftop fleet  16 hosts")
+            && sc
+                .lines()
+                .filter(|l| l.starts_with(hosts[0].as_str()) && l.contains(" up "))
+                .count()
+                == 16
+    });
+    let pid: u32 = s.perftop_pid().parse().expect("pid");
+    let hz = 100.0; // USER_HZ: /proc's clock ticks.
+    let clients = children(pid);
+    let sum = |ps: &[u32]| ps.iter().map(|p| cpu_ticks(*p)).sum::<u64>();
+    let load = |()| std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let (t0, p0, c0, l0) = (Instant::now(), cpu_ticks(pid), sum(&clients), load(()));
+    std::thread::sleep(Duration::from_secs(60));
+    let (secs, p1, c1, l1) = (
+        t0.elapsed().as_secs_f64(),
+        cpu_ticks(pid),
+        sum(&clients),
+        load(()),
+    );
+    let pct = |d: u64| d as f64 / hz / secs * 100.0;
+    let (local, ssh) = (pct(p1 - p0), pct(c1 - c0));
+    println!(
+        "fleet of 16 hosts, {secs:.1} s: perftop {local:.2}% of a core, its {} ssh clients {ssh:.2}%; load {} -> {}",
+        clients.len(),
+        l0.trim(),
+        l1.trim()
+    );
+    s.keys(&["q"]);
+    let quiet = l1
+        .split_whitespace()
+        .next()
+        .and_then(|x| x.parse::<f64>().ok())
+        .is_some_and(|l| l < 4.0);
+    if quiet {
+        assert!(local <= 2.0, "perftop {local:.2}% of a core:\n{screen}");
+    } else {
+        support::skip(
+            name,
+            &format!("too busy to judge the 2% (load {})", l1.trim()),
+        );
+    }
 }
