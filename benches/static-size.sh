@@ -29,6 +29,7 @@ config_check() {
         echo "zstd-sys is built with legacy or zdict_builder (cargo tree -e features -i zstd-sys)"
         bad=1
     fi
+    grep -qE '^small-zstd = \["zstd/thin"\]' Cargo.toml || { echo "no feature small-zstd"; bad=1; }
     [ "$bad" = 0 ] && echo "static profile settings: ok"
     return "$bad"
 }
@@ -37,7 +38,8 @@ config_check
 [ "${1:-}" = "--config" ] && exit 0
 
 start=$(date +%s)
-CC_x86_64_unknown_linux_musl=musl-gcc cargo build --profile static --target "$target"
+CC_x86_64_unknown_linux_musl=musl-gcc cargo build --profile static --features small-zstd \
+    --target "$target"
 bin="${CARGO_TARGET_DIR:-target}/$target/static/perftop"
 size=$(stat -c %s "$bin")
 file -b "$bin"
