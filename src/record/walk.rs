@@ -157,6 +157,9 @@ pub fn intervals(
         return Ok(n);
     }
     let bounds = |k: usize| (walk_from + k * size, (walk_from + (k + 1) * size).min(end));
+    if cfg!(panic = "abort") {
+        abort_note::install();
+    }
     let (job_tx, job_rx) = mpsc::channel::<usize>();
     let job_rx = Mutex::new(job_rx);
     let (res_tx, res_rx) = mpsc::channel::<(usize, Result<Vec<Item>>)>();
@@ -172,6 +175,7 @@ pub fn intervals(
                 };
                 let Ok(k) = job else { return };
                 let (lo, hi) = bounds(k);
+                let _noted = abort_note::decoding(lo, hi);
                 let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     let mut items = Vec::with_capacity(hi - lo);
                     chunk(rec, walk_from, lo, hi, &mut |it| {
@@ -214,6 +218,45 @@ pub fn intervals(
         Ok(())
     })?;
     Ok(n)
+}
+
+/// A build with `panic = "abort"` (the `static` profile, to keep the binary small) has no
+/// unwinding for `catch_unwind` to catch: there a decoding worker's panic ends the process, and
+/// this hook says which samples could not be decoded, as the unwinding build's error does,
+/// after the previous hook (the terminal's restore, the panic message) has run.
+mod abort_note {
+    use std::cell::Cell;
+
+    thread_local! {
+        static DECODING: Cell<Option<(usize, usize)>> = const { Cell::new(None) };
+    }
+
+    pub fn install() {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            let prev = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                prev(info);
+                if let Some((lo, hi)) = DECODING.with(Cell::get) {
+                    eprintln!("perftop: decoding samples {lo}..{hi} panicked");
+                }
+            }));
+        });
+    }
+
+    /// While this lives, the thread is decoding samples `lo..hi`.
+    pub struct Decoding;
+
+    pub fn decoding(lo: usize, hi: usize) -> Decoding {
+        DECODING.with(|d| d.set(Some((lo, hi))));
+        Decoding
+    }
+
+    impl Drop for Decoding {
+        fn drop(&mut self) {
+            DECODING.with(|d| d.set(None));
+        }
+    }
 }
 
 /// What all decoding threads together may hold of sample records and their JSON: each thread's

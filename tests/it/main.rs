@@ -31,6 +31,8 @@ mod irq_turns;
 mod kernel_marks;
 mod net_health;
 mod numa_cover;
+mod old_kernel_cgroups;
+mod old_kernel_tui;
 mod old_kernels;
 mod outputs;
 mod parsers_prop;

@@ -1,6 +1,6 @@
 //! Kernels in the field (issue 43 item 4): RHEL 7 (3.10), RHEL 8 (4.18), Ubuntu 20.04 (5.4),
-//! 22.04 (5.15) and 24.04 (6.8), each a real capture rewritten in that kernel's formats
-//! (`support::kernels`). Read through the real `Reader`, assessed, and checked as `batch` and
+//! 22.04 (5.15), 24.04 (6.8) and a 6.12 host without cgroup v1, each a real capture rewritten
+//! in that kernel's formats (`support::kernels`). Read through the real `Reader`, assessed, and checked as `batch` and
 //! its JSON give them: where the kernel lacks a file or a field the number is unknown with the
 //! reason, never 0; where it has it the value is the one worked out from the injected counters;
 //! the 80-column `batch` report is pinned by a snapshot per kernel.
@@ -16,7 +16,7 @@ use serde_json::Value;
 
 /// t0 and t1 of `k`, stamped T0 and T0 + their uptime difference (as `outputs.rs` does), and
 /// the assessed interval as `batch --format json` serializes it.
-fn json_of(k: &Kernel) -> (Value, String) {
+pub(crate) fn json_of(k: &Kernel) -> (Value, String) {
     let dir = kernels::build(k);
     let read = |w: &str| -> Sample { Reader::new(Root::new(dir.path().join(w))).sample() };
     let (mut a, mut b) = (read("t0"), read("t1"));

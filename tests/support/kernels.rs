@@ -21,8 +21,11 @@
 //! renders: `SCANNED` pages scanned by kswapd, `REFAULTS` refaults, and on 6.8 `IRQ_STALL_US`
 //! of IRQ pressure.
 //!
-//! Cgroups are not here: the capture holds none, and `tests/fixtures/cgroups` has v1 and v2
-//! hierarchies of their own.
+//! The capture holds no cgroups: each kernel gets the tree its distribution mounts, in its
+//! format (`cgroups`: v1 on RHEL 7, RHEL 8 and Ubuntu 20.04, v2 on 22.04 and 24.04, v2 only on
+//! a 6.12 Kubernetes node), with `proc/self/mountinfo` naming it.
+
+pub mod cgroups;
 
 use std::path::Path;
 
@@ -49,6 +52,8 @@ pub struct Kernel {
     /// `/proc/meminfo` keys the kernel does not print.
     pub meminfo_absent: &'static [&'static str],
     pub vmstat: VmFormat,
+    /// The cgroup hierarchies mounted and their format.
+    pub cgroups: cgroups::Layout,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -70,8 +75,9 @@ pub enum VmFormat {
 
 const SINCE_5_19: &[&str] = &["Zswap", "Zswapped", "SecPageTables"];
 
-/// RHEL 7, Ubuntu 20.04, RHEL 8, Ubuntu 22.04 and 24.04, oldest first.
-pub const KERNELS: [Kernel; 5] = [
+/// RHEL 7, RHEL 8, Ubuntu 20.04, 22.04 and 24.04, oldest first, and a 6.12 host without
+/// cgroup v1 (RHEL 10 removed it; 6.11 made the v1 memory controller optional).
+pub const KERNELS: [Kernel; 6] = [
     Kernel {
         name: "rhel7-3.10",
         release: "3.10.0-1160.el7.x86_64",
@@ -94,6 +100,10 @@ pub const KERNELS: [Kernel; 5] = [
             "SecPageTables",
         ],
         vmstat: VmFormat::PerZone,
+        cgroups: cgroups::Layout::Legacy {
+            oom_kill: false,
+            res_counter: true,
+        },
     },
     Kernel {
         name: "rhel8-4.18",
@@ -112,6 +122,10 @@ pub const KERNELS: [Kernel; 5] = [
             "SecPageTables",
         ],
         vmstat: VmFormat::OneRefault,
+        cgroups: cgroups::Layout::Legacy {
+            oom_kill: true,
+            res_counter: false,
+        },
     },
     Kernel {
         name: "ubuntu2004-5.4",
@@ -121,6 +135,7 @@ pub const KERNELS: [Kernel; 5] = [
         softnet_cols: 11,
         meminfo_absent: SINCE_5_19,
         vmstat: VmFormat::OneRefault,
+        cgroups: cgroups::Layout::Hybrid,
     },
     Kernel {
         name: "ubuntu2204-5.15",
@@ -130,6 +145,7 @@ pub const KERNELS: [Kernel; 5] = [
         softnet_cols: 13,
         meminfo_absent: SINCE_5_19,
         vmstat: VmFormat::SplitRefault,
+        cgroups: cgroups::Layout::Unified { irq: false },
     },
     Kernel {
         name: "ubuntu2404-6.8",
@@ -139,6 +155,17 @@ pub const KERNELS: [Kernel; 5] = [
         softnet_cols: 13,
         meminfo_absent: &[],
         vmstat: VmFormat::SplitRefault,
+        cgroups: cgroups::Layout::Unified { irq: true },
+    },
+    Kernel {
+        name: "v2only-6.12",
+        release: "6.12.0-55.9.1.el10_0.x86_64",
+        psi: Psi::WithIrq,
+        diskstats_fields: 17,
+        softnet_cols: 13,
+        meminfo_absent: &[],
+        vmstat: VmFormat::SplitRefault,
+        cgroups: cgroups::Layout::V2Only,
     },
 ];
 
@@ -207,6 +234,7 @@ fn rewrite(k: &Kernel, root: &Path, step: u64) {
             .collect()
     });
     edit(&proc.join("vmstat"), |t| vmstat(k.vmstat, t, step));
+    cgroups::write(k.cgroups, root, step);
 }
 
 /// `/proc/vmstat` in `format`, with `SCANNED` and `REFAULTS` of growth from t0 to t1.
