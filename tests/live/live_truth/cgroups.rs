@@ -154,7 +154,10 @@ fn a_cpu_quota_and_a_memory_limit_show_per_cgroup() {
     let mut t = Table::new(T);
     assert_eq!(frames.len(), N as usize);
     let bracket = after.3.duration_since(before.3).as_secs_f64();
-    let window: f64 = frames.iter().filter_map(|fr| f(fr, &["interval_s"])).sum();
+    // What each frame's group rates run over: the groups' own two reads (`cgroups_secs`, late
+    // in each pass) when perftop says so, else the frame's interval.
+    let over = |fr: &Value| f(fr, &["host", "cgroups_secs"]).or_else(|| f(fr, &["interval_s"]));
+    let window: f64 = frames.iter().filter_map(over).sum();
     let d = |k: &str| {
         (after.1.get(k).copied().unwrap_or(0)).saturating_sub(before.1.get(k).copied().unwrap_or(0))
             as f64
@@ -205,7 +208,7 @@ fn a_cpu_quota_and_a_memory_limit_show_per_cgroup() {
     // period's 20 ms at each end.
     let ours: Option<f64> = frames
         .iter()
-        .map(|fr| Some(f(group(fr, &cpu_name)?, &["cpu_pct"])? / 100.0 * f(fr, &["interval_s"])?))
+        .map(|fr| Some(f(group(fr, &cpu_name)?, &["cpu_pct"])? / 100.0 * over(fr)?))
         .sum();
     let kernel_s = after.0.saturating_sub(before.0) as f64 / 1e9;
     t.bracket(
@@ -219,9 +222,7 @@ fn a_cpu_quota_and_a_memory_limit_show_per_cgroup() {
     let thr_kernel = d("throttled_time") / 1e6 / bracket;
     let thr_ours: Option<f64> = frames
         .iter()
-        .map(|fr| {
-            Some(f(group(fr, &cpu_name)?, &["throttled_ms_per_s"])? * f(fr, &["interval_s"])?)
-        })
+        .map(|fr| Some(f(group(fr, &cpu_name)?, &["throttled_ms_per_s"])? * over(fr)?))
         .sum::<Option<f64>>()
         .map(|ms| ms / window);
     t.rel(
