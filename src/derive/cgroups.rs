@@ -2,8 +2,8 @@
 //! against memory.high / memory.max (or the v1 limit), memory events, its own PSI and I/O
 //! rates, under a name that says what it is (a systemd unit, a docker/podman/k8s container).
 
-use super::{ratio, Interval};
-use crate::sample::{CgroupIo, CgroupPressure, CgroupSample, Limit, Sample};
+use super::{ratio, turn_pair, Interval};
+use crate::sample::{CgroupIo, CgroupPressure, CgroupSample, Cgroups, Limit, Sample};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -67,7 +67,7 @@ pub fn derive_cgroups(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Vec<
     // Groups read in turns (samples faster than a second) or after a gap run between their
     // own two reads; unknown when there is no read before.
     let prev = prev.and_then(|p| p.cgroups.as_ref());
-    let (iv, before, _) = super::turn_pair(iv, c.turn.as_deref(), prev);
+    let (iv, before, _) = pair(iv, prev, c);
     let before: HashMap<&str, &CgroupSample> = before
         .filter(|p| p.version == c.version)
         .map(|p| p.groups.iter().map(|g| (g.path.as_str(), g)).collect())
@@ -77,6 +77,27 @@ pub fn derive_cgroups(iv: Interval, prev: Option<&Sample>, cur: &Sample) -> Vec<
         .iter()
         .map(|g| one(iv, before.get(g.path.as_str()).copied(), g, mem_total))
         .collect()
+}
+
+/// What the groups' rates run between: the read before (`turn_pair`) over the time between
+/// the two reads, which on a live host is the groups' own read times (`Cgroups::at`), not
+/// the stamps'. The third value is that time when it is not the sample's interval
+/// (`cgroups_secs`).
+pub fn pair<'a>(
+    iv: Interval,
+    prev: Option<&'a Cgroups>,
+    cur: &'a Cgroups,
+) -> (Interval, Option<&'a Cgroups>, Option<f64>) {
+    if cur.turn.is_some() || iv.since_boot {
+        return turn_pair(iv, cur.turn.as_deref(), prev);
+    }
+    match (prev.and_then(|p| p.at.as_ref()), cur.at.as_ref()) {
+        (Some(a), Some(b)) => {
+            let own = Interval::of_times(Some(a), b);
+            (own, prev, own.secs)
+        }
+        _ => (iv, prev, None),
+    }
 }
 
 /// Why `derive_cgroups` gave nothing, when that is not simply "no groups".
@@ -280,5 +301,47 @@ mod tests {
         assert_eq!(n("/process_api/b29ed4c4"), "process_api/b29ed4c4");
         assert_eq!(n("/docker/short"), "docker/short");
         assert_eq!(n("/"), "/");
+    }
+
+    /// Live, the groups are read late in the pass, a different time after each stamp: a
+    /// burner at its 0.2 CPU quota used 0.16 CPU-s between two reads 0.8 s apart, in samples
+    /// stamped 1 s apart (the first read lagged its stamp 0.3 s, the second 0.1 s). Its rate is
+    /// 20%, over the reads' own 0.8 s; the stamps' interval made it 16%.
+    #[test]
+    fn live_groups_rate_over_their_own_reads() {
+        use crate::sample::{CgroupVersion, SampleTime};
+        let t = |s: f64| SampleTime {
+            uptime_s: Some(s),
+            boottime_ns: Some((s * 1e9) as u64),
+            wall_ms: (s * 1000.0) as i64,
+        };
+        let at = |stamp: f64, read: f64, usage_us: u64| Sample {
+            time: t(stamp),
+            cgroups: Some(Cgroups {
+                version: Some(CgroupVersion::V1),
+                groups: vec![CgroupSample {
+                    path: "/burner".into(),
+                    usage_us: Some(usage_us),
+                    ..CgroupSample::default()
+                }],
+                at: Some(t(read)),
+                ..Cgroups::default()
+            }),
+            ..Sample::default()
+        };
+        let (a, b) = (at(100.0, 100.3, 5_000_000), at(101.0, 101.1, 5_160_000));
+        let d = super::super::derive(Some(&a), &b);
+        let cpu = d.cgroups[0].cpu_pct.expect("cpu %");
+        assert!((cpu - 20.0).abs() < 1e-6, "{cpu}");
+        let secs = d.host.cgroups_secs.expect("cgroups_secs");
+        assert!((secs - 0.8).abs() < 1e-6, "{secs}");
+        // A fixture tree's groups (no read time of their own) run over the stamps' interval.
+        let (mut a, mut b) = (a, b);
+        for s in [&mut a, &mut b] {
+            s.cgroups.as_mut().expect("groups").at = None;
+        }
+        let d = super::super::derive(Some(&a), &b);
+        assert!((d.cgroups[0].cpu_pct.expect("cpu %") - 16.0).abs() < 1e-6);
+        assert_eq!(d.host.cgroups_secs, None);
     }
 }

@@ -132,8 +132,9 @@ pub struct HostMetrics {
     pub cgroups_unknown: Option<String>,
     /// Groups in the scanned set left out of `cgroups` (more than perftop reads per sample).
     pub cgroups_left_out: Option<u32>,
-    /// The seconds the groups' rates run over when they were read in turns (samples faster
-    /// than a second) or after a gap: not the sample's interval.
+    /// The seconds the groups' rates run over when not the sample's interval: read in turns
+    /// (samples faster than a second), after a gap, or on a live host between their own two
+    /// reads late in each pass (`Cgroups::at`). A group's rate x this = its counter's growth.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cgroups_secs: Option<f64>,
     /// Why `filesystems` is empty or old: a `--root` fixture, a first read under way, a mount
@@ -278,7 +279,7 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample) -> Derived {
         .map(|c| c.left_out);
     host.cgroups_secs = cur.cgroups.as_ref().and_then(|c| {
         let prev = prev.and_then(|p| p.cgroups.as_ref());
-        turn_pair(iv, c.turn.as_deref(), prev).2
+        cgroups::pair(iv, prev, c).2
     });
     let interrupts = irq::derive_interrupts(iv, prev, cur, &host);
     let (filesystems, fs_unknown) = filesystems::derive_filesystems(cur);

@@ -23,6 +23,12 @@ pub struct Cgroups {
     /// `None`: read this sample, and the previous sample read them too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<Box<super::Turn<Cgroups>>>,
+    /// When the groups were read, on a live host: late in the sample's pass (after the
+    /// processes, 0.1-1.5 s after the stamp on a loaded 2-vCPU VM), so their rates run between
+    /// their own reads, not the stamps'. `None`: at the stamp (a fixture tree, an older
+    /// recording).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<super::SampleTime>,
 }
 
 fn is_zero(n: &u32) -> bool {

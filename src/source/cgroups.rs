@@ -111,6 +111,7 @@ pub fn read_cgroups(
         groups,
         left_out: cache.left_out,
         turn: None,
+        at: None,
     }
 }
 

@@ -364,8 +364,17 @@ impl Reader {
             true => None,
         }
         .or_else(|| {
-            let read = cgroups::read_cgroups(probe, &mut self.cgroups, mem_total);
-            carry.read(probe.tier.sample_no, &time, Some(read))
+            // Stamped with their own read: this far into a pass a loaded host is 0.1-1.5 s
+            // past the sample's stamp, by a different amount each sample, and a rate over the
+            // stamps' interval was that much off (a 0.2 CPU quota read as 0.18 under stress-ng).
+            let at = probe.root.is_live().then(|| host::read_time(probe));
+            let mut read = cgroups::read_cgroups(probe, &mut self.cgroups, mem_total);
+            read.at = at.clone();
+            carry.read(
+                probe.tier.sample_no,
+                at.as_ref().unwrap_or(&time),
+                Some(read),
+            )
         });
         // Last, after every counter of the sample is read: the one wait a sample may make.
         if let Some(p) = processes.as_mut() {

@@ -134,7 +134,10 @@ pub fn notes(d: &Derived) -> Vec<Block> {
             d.cgroups.len()
         )));
     }
-    if let Some(secs) = h.cgroups_secs {
+    // Live, the groups' own reads are always a few ms off the stamps' interval: said only
+    // when the difference is one a reader would see (read in turns, a gap).
+    let own = |secs: f64| d.interval_s.is_none_or(|iv| (secs - iv).abs() > 0.1 * iv);
+    if let Some(secs) = h.cgroups_secs.filter(|s| own(*s)) {
         // Samples faster than a second read the groups in turns: rates over their own reads.
         out.push(Block::Note(format!(
             "groups read about once a second: rates over the last {secs:.1} s"

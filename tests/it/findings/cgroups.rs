@@ -239,12 +239,14 @@ fn one_group(p: &mut Pair, a: CgroupSample, b: CgroupSample) {
         groups: vec![a],
         left_out: 0,
         turn: None,
+        at: None,
     });
     p.b.cgroups = Some(Cgroups {
         version: Some(CgroupVersion::V2),
         groups: vec![b],
         left_out: 0,
         turn: None,
+        at: None,
     });
 }
 

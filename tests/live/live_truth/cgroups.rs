@@ -120,12 +120,36 @@ fn a_cpu_quota_and_a_memory_limit_show_per_cgroup() {
     );
     live::write_file(&cpu.join("cpu.cfs_quota_us").display().to_string(), "20000");
     g.run(&[&cpu, &acct], "sh -c 'while :; do :; done'");
-    // 48 MiB touched and held; then the limit is set so the group sits at 95% of it.
-    g.run(&[&mem], "perl -e '$x = \"x\" x (48 << 20); sleep 600'");
+    // 48 MiB touched and held; then the limit is set so the group sits at 95% of it. The
+    // holder says when its allocation is done (a file): building the string charges more than
+    // 48 MiB on the way (a copy), and under stress-ng a read 300 ms after usage passed 48 MiB
+    // caught it half way (70 MB): the limit set from that killed the holder before the
+    // recording (perftop then read 236 kB against the 71,926 kB expected).
+    let ready = tempfile::tempdir().expect("tempdir");
+    let marker = ready.path().join("held");
+    g.run(
+        &[&mem],
+        &format!(
+            "perl -e '$x = \"x\" x (48 << 20); open(F, \">\", \"{}\"); close(F); sleep 600'",
+            marker.display()
+        ),
+    );
     let usage = mem.join("memory.usage_in_bytes");
-    let settled = live::wait_until(Duration::from_secs(10), || num(&usage) > 48 << 20);
-    assert!(settled, "the holder never charged 48 MiB");
-    live::sleep_ms(300);
+    let held = live::wait_until(Duration::from_secs(60), || marker.exists());
+    assert!(held, "the holder never finished its 48 MiB in 60 s");
+    assert!(
+        num(&usage) > 48 << 20,
+        "the holder charged {} bytes",
+        num(&usage)
+    );
+    // Settled: two reads 300 ms apart within 1 MiB (the holder's freed copy uncharged).
+    let mut last = num(&usage);
+    let settled = live::wait_until(Duration::from_secs(10), || {
+        live::sleep_ms(300);
+        let now = num(&usage);
+        std::mem::replace(&mut last, now).abs_diff(now) < 1 << 20
+    });
+    assert!(settled, "the holder's usage kept moving for 10 s");
     let limit = (num(&usage) as f64 / 0.95) as u64 / 4096 * 4096;
     live::write_file(
         &mem.join("memory.limit_in_bytes").display().to_string(),
@@ -154,7 +178,10 @@ fn a_cpu_quota_and_a_memory_limit_show_per_cgroup() {
     let mut t = Table::new(T);
     assert_eq!(frames.len(), N as usize);
     let bracket = after.3.duration_since(before.3).as_secs_f64();
-    let window: f64 = frames.iter().filter_map(|fr| f(fr, &["interval_s"])).sum();
+    // What each frame's group rates run over: the groups' own two reads (`cgroups_secs`, late
+    // in each pass) when perftop says so, else the frame's interval.
+    let over = |fr: &Value| f(fr, &["host", "cgroups_secs"]).or_else(|| f(fr, &["interval_s"]));
+    let window: f64 = frames.iter().filter_map(over).sum();
     let d = |k: &str| {
         (after.1.get(k).copied().unwrap_or(0)).saturating_sub(before.1.get(k).copied().unwrap_or(0))
             as f64
@@ -205,7 +232,7 @@ fn a_cpu_quota_and_a_memory_limit_show_per_cgroup() {
     // period's 20 ms at each end.
     let ours: Option<f64> = frames
         .iter()
-        .map(|fr| Some(f(group(fr, &cpu_name)?, &["cpu_pct"])? / 100.0 * f(fr, &["interval_s"])?))
+        .map(|fr| Some(f(group(fr, &cpu_name)?, &["cpu_pct"])? / 100.0 * over(fr)?))
         .sum();
     let kernel_s = after.0.saturating_sub(before.0) as f64 / 1e9;
     t.bracket(
@@ -219,9 +246,7 @@ fn a_cpu_quota_and_a_memory_limit_show_per_cgroup() {
     let thr_kernel = d("throttled_time") / 1e6 / bracket;
     let thr_ours: Option<f64> = frames
         .iter()
-        .map(|fr| {
-            Some(f(group(fr, &cpu_name)?, &["throttled_ms_per_s"])? * f(fr, &["interval_s"])?)
-        })
+        .map(|fr| Some(f(group(fr, &cpu_name)?, &["throttled_ms_per_s"])? * over(fr)?))
         .sum::<Option<f64>>()
         .map(|ms| ms / window);
     t.rel(

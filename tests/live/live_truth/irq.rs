@@ -96,6 +96,10 @@ fn config(dir: &std::path::Path, ipi_per_s: f64) -> std::path::PathBuf {
     p
 }
 
+/// CAL+TLB/s on the load's busiest CPU that perftop must show in every interval; a round
+/// whose load the kernel counted under twice this is set aside as starved.
+const LOAD_FLOOR: f64 = 1000.0;
+
 #[test]
 fn interrupts_match_mpstat_and_the_kernel() {
     const T: &str = "interrupts_match_mpstat_and_the_kernel";
@@ -154,7 +158,12 @@ fn interrupts_round(test: &'static str) -> Table {
                 + ticks.rate(&format!("TLB/{c}")).unwrap_or(0.0)
         })
         .fold(0.0, f64::max);
-    if kernel_load < 10_000.0 {
+    // Every check below holds at any load rate (counts against the kernel's bracket, the
+    // storm threshold set from perftop's own rates); the load need only stand clear of the
+    // host's own IPIs (tens a second). Beside stress-ng --cpu 2 --io 1 --vm 1 and two other
+    // sessions' builds it reached 1,925-4,321/s (10,000 was asked before: 3 rounds of 3 set
+    // aside, a SKIP in every busy run).
+    if kernel_load < LOAD_FLOOR * 2.0 {
         t.noisy(&format!(
             "the shootdown load reached {kernel_load:.0} CAL+TLB/s on its busiest CPU by the \
              kernel's count (~50,000/s on a quiet 2-vCPU VM): other work starved it"
@@ -236,10 +245,12 @@ fn interrupts_round(test: &'static str) -> Table {
         })
         .fold(f64::INFINITY, f64::min);
     t.holds(
-        "shootdown load visible (busiest CPU's CAL+TLB/s in every interval > 5000)",
+        &format!(
+            "shootdown load visible (busiest CPU's CAL+TLB/s in every interval > {LOAD_FLOOR})"
+        ),
         format!("{least:.0}"),
-        "> 5000".into(),
-        least > 5000.0,
+        format!("> {LOAD_FLOOR}"),
+        least > LOAD_FLOOR,
     );
     let dir = tempfile::tempdir().expect("tempdir");
     let low = config(dir.path(), (least / 2.0).floor());

@@ -31,6 +31,7 @@ mod net;
 mod oom;
 mod pressure;
 mod processes;
+mod spare_loop;
 mod storage;
 mod stuck;
 mod tcp;

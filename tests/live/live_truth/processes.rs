@@ -4,7 +4,9 @@
 
 use super::live::{self, f, Load, Recording, Table};
 use super::*;
+use crate::support::ticker;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Stdio};
 
@@ -47,6 +49,30 @@ fn process<'a>(frame: &'a Value, comm: &str) -> Option<&'a Value> {
         .as_array()?
         .iter()
         .find(|p| p["comm"].as_str() == Some(comm))
+}
+
+/// The kernel's own counters of the two processes, read by the ticker: `burner` its CPU
+/// ticks (utime + stime of `/proc/PID/stat`), `writer` its `write_bytes` in kB.
+fn own_counters(bp: u32, wp: u32) -> Option<BTreeMap<String, u64>> {
+    let st = std::fs::read_to_string(format!("/proc/{bp}/stat")).ok()?;
+    let rest: Vec<&str> = st[st.rfind(')')? + 1..].split_whitespace().collect();
+    // After the comm: state is field 3, utime 14, stime 15.
+    let ticks = rest.get(11)?.parse::<u64>().ok()? + rest.get(12)?.parse::<u64>().ok()?;
+    let io = std::fs::read_to_string(format!("/proc/{wp}/io")).ok()?;
+    let wb = io
+        .lines()
+        .find_map(|l| l.strip_prefix("write_bytes:")?.trim().parse::<u64>().ok())?;
+    Some(BTreeMap::from([
+        ("burner".to_string(), ticks),
+        ("writer".to_string(), wb / 1024),
+    ]))
+}
+
+/// A frame's window in wall-clock ms: its interval, ending at its stamp.
+fn window(fr: &Value) -> Option<(i64, i64, f64)> {
+    let end = f(fr, &["host", "wall_ms"])?;
+    let secs = f(fr, &["interval_s"])?;
+    Some(((end - secs * 1000.0) as i64, end as i64, secs))
 }
 
 #[test]
@@ -116,6 +142,16 @@ fn burner_and_writer_match_pidstat_and_are_the_culprits() {
         .spawn()
         .expect("start the writer");
     let (bp, wp) = (burner.0.id(), writer.id());
+    // The burner at nice -10: it is the stimulus, and beside stress-ng --cpu 2 and other
+    // builds on the 2 vCPUs it ran 12.6% of a CPU at nice 0 (pidstat), under the 50% a
+    // steady burner must reach to be judged (a counted SKIP in every busy run). perftop and
+    // pidstat read its share whatever its priority.
+    let favoured = rustix::process::Pid::from_raw(bp as i32)
+        .map(|pid| rustix::process::setpriority_process(Some(pid), -10));
+    assert!(
+        matches!(favoured, Some(Ok(()))),
+        "renicing the burner: {favoured:?}"
+    );
     disk.writers.push(writer);
     live::sleep_ms(300);
     const N: u32 = 4;
@@ -124,8 +160,10 @@ fn burner_and_writer_match_pidstat_and_are_the_culprits() {
         "pidstat",
         &["-u", "-d", "-r", "-h", "-p", &pids, "1", &N.to_string()],
     );
+    let tick = ticker::Ticker::start(100, move || own_counters(bp, wp));
     let frames = Recording::start(1.0, N + 1).finish();
     let ps = live::output(pidstat);
+    let ticks = tick.stop();
     // The kernel's own command lines, read while both still run.
     let kernel_cmdline = |pid: u32| {
         std::fs::read(format!("/proc/{pid}/cmdline"))
@@ -181,10 +219,36 @@ fn burner_and_writer_match_pidstat_and_are_the_culprits() {
             "true / true".into(),
             b.is_some() && w.is_some(),
         );
+        // The kernel's bracket (always judged): the burner's CPU ticks in the frame's
+        // window, rate x interval, between the ticker's reads inside and around it.
+        let win = window(fr);
+        if let (Some(b), Some((from, to, secs))) = (b, win) {
+            if let Some((lo, hi)) = ticks.bracket("burner", from, to, ticker::lags(i)) {
+                t.bracket(
+                    &format!("[{i}] burner CPU ticks in its window vs /proc/PID/stat around it"),
+                    f(b, &["cpu_pct"]).map(|p| p * secs),
+                    lo,
+                    hi,
+                    1.0,
+                );
+            }
+        }
         if let (Some(b), Some(r)) = (b, bref.get(i)) {
-            // A steady burner: the same share whichever second it is measured over, within
-            // the tick accounting's 1% per interval and a few ticks of the other load.
-            t.close(&format!("[{i}] burner %CPU"), f(b, &["cpu_pct"]), r[0], 6.0);
+            // pidstat's second, started by a busy machine some ms away from perftop's, reads
+            // the same share only where the burner ran steadily (under stress-ng at nice -10
+            // it ran 39% in pidstat's second and 46% in perftop's): judged there, else noted.
+            if ticks
+                .spread("burner", 500)
+                .is_some_and(|(lo, hi)| hi - lo <= 6.0)
+            {
+                t.close(&format!("[{i}] burner %CPU"), f(b, &["cpu_pct"]), r[0], 6.0);
+            } else {
+                t.note(
+                    &format!("[{i}] burner %CPU vs pidstat"),
+                    &format!("{:?} vs {:.1}", f(b, &["cpu_pct"]), r[0]),
+                    "unsteady: judged by the kernel's bracket",
+                );
+            }
             t.rel(
                 &format!("[{i}] burner RSS kB"),
                 f(b, &["rss_kb"]),
@@ -193,6 +257,17 @@ fn burner_and_writer_match_pidstat_and_are_the_culprits() {
                 8.0,
             );
             bcpu.push(f(b, &["cpu_pct"]).unwrap_or(f64::NAN));
+        }
+        if let (Some(w), Some((from, to, secs))) = (w, win) {
+            if let Some((lo, hi)) = ticks.bracket("writer", from, to, ticker::lags(i)) {
+                t.bracket(
+                    &format!("[{i}] writer kB written in its window vs /proc/PID/io around it"),
+                    f(w, &["write_kb_per_s"]).map(|r| r * secs),
+                    lo,
+                    hi,
+                    8.0,
+                );
+            }
         }
         if let Some(w) = w {
             let v = f(w, &["write_kb_per_s"]);
@@ -205,29 +280,66 @@ fn burner_and_writer_match_pidstat_and_are_the_culprits() {
         }
     }
     let burner_ref = mean(&bref.iter().map(|r| r[0]).collect::<Vec<_>>());
-    if burner_ref < 50.0 {
+    // The kernel's own count: the writer stalled (another program's dirty pages held it in
+    // balance_dirty_pages: 0 kB in 3 of 4 seconds beside the it suite), so it is neither busy
+    // enough to be listed nor the dirty culprit; naming the other program then is right.
+    let written = ticks.rate("writer").unwrap_or(0.0);
+    if written < 1024.0 {
+        t.noisy(&format!(
+            "the writer wrote {written:.0} kB/s by /proc/PID/io: stalled by other writers"
+        ));
+    }
+    if burner_ref < 20.0 {
         // pidstat's own count: other programs starved the burner (3.67% of a CPU beside
-        // stress-ng --cpu 2), so it is not among the busiest processes perftop lists.
+        // stress-ng --cpu 2 at nice 0), so it may not be among the busiest processes perftop
+        // lists. At nice -10 it ran 34.7% beside stress-ng, the it suite and two builds, and
+        // every comparison held (mean 33.3% vs pidstat's 34.7%): 50% was asked before.
         t.noisy(&format!(
             "the burner ran {burner_ref:.1}% of a CPU by pidstat: starved"
         ));
     }
-    t.close(
-        "burner %CPU, mean of the run",
-        Some(mean(&bcpu)),
-        burner_ref,
-        3.0,
-    );
+    // The means over the run against pidstat's where the load was steady over whole seconds
+    // (the windows are offset by up to a second's part); the kernel's bracket judged each
+    // interval above either way. Under stress-ng the writer's pace moved 70,739 vs 96,650
+    // kB/s between the two windows.
+    let steady = |key: &str, tol: f64| {
+        ticks
+            .spread(key, 1000)
+            .is_some_and(|(lo, hi)| hi - lo <= tol)
+    };
+    if steady("burner", 3.0) {
+        t.close(
+            "burner %CPU, mean of the run",
+            Some(mean(&bcpu)),
+            burner_ref,
+            3.0,
+        );
+    } else {
+        t.note(
+            "burner %CPU, mean of the run vs pidstat",
+            &format!("{:.1} vs {burner_ref:.1}", mean(&bcpu)),
+            "unsteady: judged by the kernel's bracket",
+        );
+    }
     // A throttled writer's pace moves from second to second (the kernel's pauses are
     // 10-200 ms); over the run both clocks see the same bytes dirtied, give or take the
     // part of a second by which the windows are offset.
-    t.rel(
-        "writer kB_wr/s, mean of the run",
-        Some(mean(&wkb)),
-        mean(&wref.iter().map(|r| r[3]).collect::<Vec<_>>()),
-        0.2,
-        512.0,
-    );
+    let wref_mean = mean(&wref.iter().map(|r| r[3]).collect::<Vec<_>>());
+    if steady("writer", 0.2 * wref_mean) {
+        t.rel(
+            "writer kB_wr/s, mean of the run",
+            Some(mean(&wkb)),
+            wref_mean,
+            0.2,
+            512.0,
+        );
+    } else {
+        t.note(
+            "writer kB_wr/s, mean of the run vs pidstat",
+            &format!("{:.0} vs {wref_mean:.0}", mean(&wkb)),
+            "unsteady: judged by the kernel's bracket",
+        );
+    }
     let dirty_culprits: Vec<String> = frames
         .iter()
         .flat_map(|fr| fr["findings"].as_array().cloned().unwrap_or_default())

@@ -436,12 +436,23 @@ fn queue_full_on_a_loop_device_held_at_nr_requests() {
 fn a_never_used_loop_devices_settings_are_read_on_its_first_io() {
     const T: &str = "a_never_used_loop_devices_settings_are_read_on_its_first_io";
     let _machine = support::machine();
-    if !live::ready(T, &["losetup", "truncate", "dd"]) {
+    if !live::ready(T, &["losetup", "truncate", "dd", "python3"]) {
         return;
     }
-    let Some(lo) = never_used_loop() else {
-        support::skip(T, "no spare loop device without I/O since boot");
-        return;
+    // A spare device without I/O since boot, else one added for the test (removed after
+    // `_loops` detaches it: dropped last).
+    let (lo, _added) = match never_used_loop() {
+        Some(lo) => (lo, None),
+        None => match super::spare_loop::add() {
+            Ok((lo, added)) => (lo, Some(added)),
+            Err(e) => {
+                support::skip(
+                    T,
+                    &format!("no spare loop device without I/O since boot, and adding one: {e}"),
+                );
+                return;
+            }
+        },
     };
     let Some(_loops) = Loops::new(0, 16)
         .and_then(|mut g| g.attach(0, 16, Some(&lo)).map(|()| g))
