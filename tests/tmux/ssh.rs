@@ -116,6 +116,16 @@ fn start(sshd: &Sshd, tag: &str, hosts: &[String], root: &Path, extra: &[String]
     s
 }
 
+/// The private sshd, or a visible skip of test `name` saying why there is none (no tmux, not
+/// root, no openssh-server).
+fn ready(name: &str) -> Option<Sshd> {
+    if !support::tmux::tmux_available() {
+        support::skip(name, "tmux not installed");
+        return None;
+    }
+    Sshd::start().map_err(|why| support::skip(name, &why)).ok()
+}
+
 /// The recording `R` wrote into `dir`, once it is there.
 fn wait_for_file(dir: &Path) -> PathBuf {
     let start = Instant::now();
@@ -170,16 +180,8 @@ fn no_remote_perftop(exe: &Path) {
 #[test]
 fn ssh_copies_itself_shows_the_remote_and_reconnects() {
     let name = "ssh_copies_itself_shows_the_remote_and_reconnects";
-    if !support::tmux::tmux_available() {
-        support::skip(name, "tmux not installed");
+    let Some(sshd) = ready(name) else {
         return;
-    }
-    let sshd = match Sshd::start() {
-        Ok(s) => s,
-        Err(why) => {
-            support::skip(name, &why);
-            return;
-        }
     };
     let exe = remote_exe(&sshd);
     assert!(!exe.exists(), "a fresh HOME has no perftop");
@@ -265,16 +267,8 @@ fn ssh_copies_itself_shows_the_remote_and_reconnects() {
 #[test]
 fn ssh_fleet_shows_a_row_per_host() {
     let name = "ssh_fleet_shows_a_row_per_host";
-    if !support::tmux::tmux_available() {
-        support::skip(name, "tmux not installed");
+    let Some(sshd) = ready(name) else {
         return;
-    }
-    let sshd = match Sshd::start() {
-        Ok(s) => s,
-        Err(why) => {
-            support::skip(name, &why);
-            return;
-        }
     };
     let inc = Incident::start();
     let hosts = [sshd.target(), format!("localhost:{}", sshd.port)];
@@ -364,16 +358,8 @@ fn children(pid: u32) -> Vec<u32> {
 #[ignore = "a 60 s measurement, run by hand"]
 fn fleet_of_16_hosts_cost() {
     let name = "fleet_of_16_hosts_cost";
-    if !support::tmux::tmux_available() {
-        support::skip(name, "tmux not installed");
+    let Some(sshd) = ready(name) else {
         return;
-    }
-    let sshd = match Sshd::start() {
-        Ok(s) => s,
-        Err(why) => {
-            support::skip(name, &why);
-            return;
-        }
     };
     // The remote copy in place already: 16 first connections need not copy 16 times.
     let exe = remote_exe(&sshd);
