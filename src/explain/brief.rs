@@ -1,6 +1,6 @@
-//! Episodes in a line each, for the dashboard's and the replay's episodes list (`E`): from an
-//! `explain` report (a replay's recording), or built over the intervals the live dashboard
-//! keeps (since it started, as far as its history reaches).
+//! Episodes in a line each, for the dashboard's and the replay's episodes list (`E`) and the
+//! timeline's spans: from an `explain` report (a replay's recording), or folded in as the live
+//! dashboard judges each interval (`Running`, since it started).
 
 use super::episodes::{Builder, Built};
 use super::families::FAMILIES;
@@ -39,16 +39,6 @@ pub fn of_report(r: &Report) -> Vec<Brief> {
         .collect();
     out.sort_by_key(|b| (b.start_ms, b.end_ms));
     out
-}
-
-/// Episodes over consecutive intervals, each given as (start ms, end ms, assessed), in order;
-/// each interval is folded in and dropped, so memory does not grow with their number.
-pub fn of_intervals(intervals: impl Iterator<Item = (i64, i64, Assessed)>) -> Vec<Brief> {
-    let mut r = Running::new();
-    for (start, end, a) in intervals {
-        r.add((start, end), &a);
-    }
-    r.briefs()
 }
 
 /// The live dashboard's episodes since it started: each interval is folded in as the
