@@ -145,9 +145,15 @@ fn wait_for_file(dir: &Path) -> PathBuf {
     }
 }
 
-/// The recording `R` wrote into `dir` holds samples a median 0.5 s apart by the remote's clock
-/// (after `-` from 1 s).
-fn half_second_steps(dir: &Path) {
+/// `-` on the dashboard in view (from 1 s), then 4 s recorded with `R` into `dir`: the
+/// recording holds samples a median 0.5 s apart by the remote's clock.
+fn half_second_steps(s: &Session, dir: &Path) {
+    s.keys(&["-"]);
+    wait(s, "the new interval", |sc| sc.contains("0.50s"));
+    std::thread::sleep(Duration::from_millis(1500));
+    s.keys(&["R"]);
+    std::thread::sleep(Duration::from_millis(4000));
+    s.keys(&["R"]);
     let rec = wait_for_file(dir);
     let r = perftop::record::Recording::open(&rec).expect("the recording");
     let walls: Vec<i64> = r.samples.iter().map(|x| x.wall_ms).collect();
@@ -213,13 +219,7 @@ fn ssh_copies_itself_shows_the_remote_and_reconnects() {
 
     // `-` halves the interval on the remote too: the samples recorded after it (`R`, here)
     // come 0.5 s apart by the remote's own clock.
-    s.keys(&["-"]);
-    wait(&s, "the new interval", |sc| sc.contains("0.50s"));
-    std::thread::sleep(Duration::from_millis(1500));
-    s.keys(&["R"]);
-    std::thread::sleep(Duration::from_millis(4000));
-    s.keys(&["R"]);
-    half_second_steps(recs.path());
+    half_second_steps(&s, recs.path());
 
     let first = pids_of(&exe);
     assert_eq!(first.len(), 1, "one remote sampler: {first:?}");
@@ -293,13 +293,7 @@ fn ssh_fleet_shows_a_row_per_host() {
     wait(&s, "a host's dashboard", |sc| {
         sc.contains("Esc: the fleet") && sc.contains("synth-2c")
     });
-    s.keys(&["-"]);
-    wait(&s, "the new interval", |sc| sc.contains("0.50s"));
-    std::thread::sleep(Duration::from_millis(1500));
-    s.keys(&["R"]);
-    std::thread::sleep(Duration::from_millis(4000));
-    s.keys(&["R"]);
-    half_second_steps(recs.path());
+    half_second_steps(&s, recs.path());
     s.keys(&["Escape"]);
     wait(&s, "the fleet again", |sc| {
         sc.contains("perftop fleet  2 hosts")
