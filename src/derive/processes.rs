@@ -95,7 +95,9 @@ pub fn derive_processes(
     };
     let page_kb = cur.memory.page_kb;
     let prev_procs = prev.and_then(|s| s.processes.as_ref());
-    let adjacent = prev.is_some_and(|s| p.base_wall_ms == Some(s.time.wall_ms));
+    let prev_read = prev_procs.and_then(|pp| pp.at.as_ref());
+    let adjacent =
+        prev.is_some_and(|s| p.base_wall_ms == Some(prev_read.unwrap_or(&s.time).wall_ms));
     // Read once in several samples (samples faster than a second): every task's rates are
     // over its own two reads, `base` at `base_time` to this pass's read, on the pass's
     // sample and on the samples that carry it alike.
@@ -126,13 +128,17 @@ pub fn derive_processes(
                 match (same, &t.base_time) {
                     // The previous sample carried an earlier pass (the interval just went
                     // from under a second to a second or more): over that pass's time.
-                    (Some(same), _) => match prev_procs.and_then(|pp| pp.at.as_ref()) {
+                    // On a live host both passes carry their own read times.
+                    (Some(same), _) => match prev_read {
                         Some(at) => (Some(same), Interval::of_times(Some(at), read_at)),
                         None => (Some(same), iv),
                     },
                     // Its base was read a few passes ago (an idle process read in turns).
-                    (None, Some(at)) => (t.base, Interval::of_times(Some(at), &cur.time)),
-                    (None, None) => (t.base.filter(|_| adjacent), iv),
+                    (None, Some(at)) => (t.base, Interval::of_times(Some(at), read_at)),
+                    (None, None) => (
+                        t.base.filter(|_| adjacent),
+                        prev_read.map_or(iv, |at| Interval::of_times(Some(at), read_at)),
+                    ),
                 }
             };
             let mut m = metrics(t, base.as_ref(), iv, page_kb);

@@ -16,8 +16,9 @@ pub struct Processes {
     pub kernel_threads: u32,
     /// Threads of all processes (the `num_threads` sum).
     pub threads: u64,
-    /// Wall time of the previous pass, which every `Task::base` was read in: derive uses a
-    /// task's base only when the previous sample is that pass.
+    /// Wall time of the previous pass (its `at`, or its sample's stamp when it had none),
+    /// which every `Task::base` was read in: derive uses a task's base only when the previous
+    /// sample is that pass.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_wall_ms: Option<i64>,
     /// How many `io` files were read: all of them on a small host, the busiest and blocked
@@ -33,8 +34,11 @@ pub struct Processes {
     /// once a second, `source::processes::ProcState::pass_due`); `None`: every sample.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub every: Option<u32>,
-    /// Carried from an earlier sample's pass, read at this time: the rates are that pass's,
-    /// over each task's `base_time` to this time. `None`: read this sample.
+    /// When the pass read them: on a live host its own start, taken just before the `stat`
+    /// reads (a pass runs 5-100 ms after the sample's stamp, by a different amount each
+    /// sample, and a rate over the stamps' interval was that much off: a burner at 98% of a
+    /// CPU read 92% on a first interval); on a sample between passes, the carried pass's time,
+    /// so the rates are that pass's. `None`: at the stamp (a fixture root, older recordings).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<super::SampleTime>,
 }

@@ -287,13 +287,18 @@ impl Reader {
             true => None,
         }
         .or_else(|| {
-            Some(processes::read_processes(
+            // Stamped with the pass's own start on a live host, as the groups are below: its
+            // rates run between two passes' reads, not two stamps (`Processes::at`).
+            let at = probe.root.is_live().then(|| host::read_time(probe));
+            let mut read = processes::read_processes(
                 probe,
                 &mut self.procs,
-                &time,
+                at.as_ref().unwrap_or(&time),
                 busy,
                 cpu.forks,
-            ))
+            );
+            read.at = at;
+            Some(read)
         });
         self.threads.begin(&time);
         cpu.ksoftirqd = kthreads::read_ksoftirqd(
@@ -330,11 +335,14 @@ impl Reader {
         memory.page_kb_from = Some(from);
         match self.want.as_deref() {
             Some(w) if w.on() && self.procs.passed => {
+                // Its rates over its own reads too (it runs after the pass and the kernel
+                // threads, later into a loaded sample each time).
+                let at = probe.root.is_live().then(|| host::read_time(probe));
                 self.full_list = Some(processes::everyone::build(
                     probe,
                     &self.procs,
                     &mut self.everyone,
-                    &time,
+                    at.as_ref().unwrap_or(&time),
                     page_kb,
                     w.threads(),
                 ));
