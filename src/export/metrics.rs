@@ -7,7 +7,7 @@ use crate::assess::Assessed;
 use crate::findings::{Baselines, Thresholds};
 use crate::pane::JSON_KEYS;
 use crate::record::openmetrics::{om_value as value, points};
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::fmt::Write as _;
 
 /// Left out of the live feed: per-process series (a pid is a new series every time a process

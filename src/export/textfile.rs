@@ -1,8 +1,10 @@
 //! `--textfile DIR`: `DIR/perftop.prom` for node_exporter's textfile collector, replaced whole
-//! every interval. Each page is written to a new `DIR/.perftop.prom.PID.NONCE.tmp`, synced,
-//! then renamed over the old page in the same directory, so a reader sees the old page or the
-//! new one, never part of one; the collector reads only `*.prom`, so a temp file a crash
-//! leaves is never read, and the next start removes it.
+//! every interval. Each page is written to a new `DIR/.perftop.prom.PID.NONCE.tmp`, then
+//! renamed over the old page in the same directory, so a reader sees the old page or the new
+//! one, never part of one; the collector reads only `*.prom`, so a temp file a crash leaves is
+//! never read, and the next start removes it. The page is not synced: it is replaced a second
+//! later, a power cut loses nothing that is not re-read at start, and a `fsync` a second is a
+//! journal commit a second on the disk of a host that may be in an I/O incident.
 //!
 //! perftop runs as root and the directory may be shared (`/tmp`, a collector's spool): the
 //! directory and every directory above it must be owned by root or by us and not writable by
@@ -28,8 +30,10 @@ const TRIES: u32 = 8;
 pub struct Textfile {
     dir: PathBuf,
     path: PathBuf,
-    /// Pages written: part of the fallback name when `/dev/urandom` cannot be read.
+    /// Pages written: part of every name (`nonce`).
     written: Cell<u64>,
+    /// 64 bits from `/dev/urandom` read once at start (`None`: it could not be read).
+    seed: Option<u64>,
 }
 
 impl Textfile {
@@ -63,10 +67,16 @@ impl Textfile {
                 let _ = std::fs::remove_file(e.path());
             }
         }
+        let mut b = [0u8; 8];
+        let seed = File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(&mut b))
+            .ok()
+            .map(|()| u64::from_ne_bytes(b));
         let t = Textfile {
             path: real.join(NAME),
             dir: real,
             written: Cell::new(0),
+            seed,
         };
         // Fail at start, not on the first interval: a read-only directory is a set-up error.
         t.write("")
@@ -84,7 +94,6 @@ impl Textfile {
         let written = f
             .set_permissions(Permissions::from_mode(MODE))
             .and_then(|()| f.write_all(text.as_bytes()))
-            .and_then(|()| f.sync_all())
             .with_context(|| format!("writing {}", tmp.display()));
         // rename(2) never follows its target: a link planted as perftop.prom is replaced by
         // the page, not written through.
@@ -135,19 +144,19 @@ impl Textfile {
         }
     }
 
-    /// 64 bits nobody else can predict: `/dev/urandom`, else the clock's nanoseconds mixed
-    /// with what this process has written (unique to us; `O_EXCL` still guards a guess).
+    /// 64 bits nobody else can predict: the secret seed read once from `/dev/urandom` (an
+    /// open and a read a page cost more than the rest of the name), mixed with the pages
+    /// written and the attempt so no name repeats; without a seed the clock's nanoseconds
+    /// (unique to us; `O_EXCL` still guards a guess).
     fn nonce(&self, attempt: u32) -> u64 {
-        let mut b = [0u8; 8];
-        let random = File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut b));
-        if random.is_ok() {
-            return u64::from_ne_bytes(b);
-        }
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0);
-        splitmix(nanos ^ self.written.get().rotate_left(40) ^ u64::from(attempt) << 32)
+        let count = self.written.get().rotate_left(40) ^ u64::from(attempt) << 32;
+        let base = self.seed.unwrap_or_else(|| {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(0)
+        });
+        splitmix(base ^ count)
     }
 
     /// On a clean stop the page goes too: a stale page would say the host is as it was.

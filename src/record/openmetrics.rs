@@ -176,13 +176,48 @@ const SYSCTLS: [&str; 5] = [
 /// Appends `_<key>` to `fam` (in base units for a number) and says by what to multiply.
 fn push_key(fam: &mut String, k: &str, x: &Value) -> f64 {
     fam.push('_');
-    if x.is_number() {
-        let (name, factor) = unit(k);
-        fam.push_str(&name);
+    names::with(k, x.is_number(), |name, factor| {
+        fam.push_str(name);
         factor
-    } else {
-        fam.push_str(&sanitize(k));
-        1.0
+    })
+}
+
+/// The names `unit` and `sanitize` give each JSON key, kept: the keys are the same ~700 field
+/// names every interval, and working each out again (three or four small strings a key) was
+/// a fifth of `perftop export`'s page (`perf record`, 2026-11-27).
+mod names {
+    use foldhash::{HashMap, HashMapExt};
+    use std::cell::RefCell;
+
+    /// Past this many keys the cache starts again: keys are field names, but a pane whose
+    /// JSON has data as keys must not make it grow without end.
+    const MAX: usize = 4096;
+
+    thread_local! {
+        static NAMES: RefCell<[HashMap<String, (String, f64)>; 2]> =
+            RefCell::new([HashMap::new(), HashMap::new()]);
+    }
+
+    /// Calls `f` with the name of key `k` (`unit(k)` for a number, else `sanitize(k)`).
+    pub(super) fn with<R>(k: &str, number: bool, f: impl FnOnce(&str, f64) -> R) -> R {
+        NAMES.with(|cell| {
+            let mut maps = cell.borrow_mut();
+            let map = &mut maps[usize::from(number)];
+            if let Some((name, factor)) = map.get(k) {
+                return f(name, *factor);
+            }
+            let (name, factor) = if number {
+                super::unit(k)
+            } else {
+                (super::sanitize(k), 1.0)
+            };
+            let out = f(&name, factor);
+            if map.len() >= MAX {
+                map.clear();
+            }
+            map.insert(k.to_string(), (name, factor));
+            out
+        })
     }
 }
 
@@ -311,7 +346,7 @@ fn om_walk(
             for (i, e) in a.iter().enumerate() {
                 labels.truncate(base);
                 let add = |l: &mut Vec<(String, String)>, k: &str, val: String| {
-                    let mut name = sanitize(k);
+                    let mut name = names::with(k, false, |n, _| n.to_string());
                     if l.iter().any(|(n, _)| *n == name) {
                         name = format!("{stem}_{name}");
                     }
