@@ -276,12 +276,19 @@ fn render_labels(labels: &[(String, String)], out: &mut String) {
 /// A sample value as both text formats write it (`NaN`, `+Inf`, `-Inf`, else Rust's
 /// shortest round-trip form).
 pub(crate) fn om_value(v: f64) -> String {
+    let mut s = String::new();
+    om_value_into(v, &mut s);
+    s
+}
+
+/// `om_value`, appended to `out`.
+pub(crate) fn om_value_into(v: f64, out: &mut String) {
     if v.is_nan() {
-        "NaN".into()
+        out.push_str("NaN");
     } else if v.is_infinite() {
-        if v > 0.0 { "+Inf" } else { "-Inf" }.into()
+        out.push_str(if v > 0.0 { "+Inf" } else { "-Inf" });
     } else {
-        format!("{v}")
+        let _ = write!(out, "{v}");
     }
 }
 
