@@ -105,7 +105,7 @@ pub(crate) fn points(v: &Value, keys: &[&str], sink: &mut OmSink) -> Result<()> 
 
 /// A numeric field's name and factor in Prometheus' base units: `_kb` becomes `_bytes`
 /// (x1024), `_pct`, the PSI averages and `util` a `_ratio` (/100), `/s` and `_per_s` `_per_second`, the iostat
-/// awaits (ms) and `_ms`, `_us`, `_centisecs`, `_s` `_seconds`, `_mhz` `_hertz`, `_c`
+/// awaits (ms) and `_ms`, `_us`, `_centisecs`, `_s`, `_secs` `_seconds`, `_mhz` `_hertz`, `_c`
 /// `_celsius`; anything else keeps its name.
 fn unit(key: &str) -> (String, f64) {
     let k = key.to_ascii_lowercase();
@@ -146,7 +146,7 @@ fn unit(key: &str) -> (String, f64) {
         (st, "_seconds", 1e-6)
     } else if let Some(st) = k.strip_suffix("_centisecs") {
         (st, "_seconds", 0.01)
-    } else if let Some(st) = k.strip_suffix("_s") {
+    } else if let Some(st) = k.strip_suffix("_s").or_else(|| k.strip_suffix("_secs")) {
         (st, "_seconds", 1.0)
     } else if let Some(st) = k.strip_suffix("_mhz") {
         (st, "_hertz", 1e6)
@@ -587,6 +587,7 @@ mod tests {
             ("aqu-sz", "aqu_sz", 1.0),
             ("dirty_expire_centisecs", "dirty_expire_seconds", 0.01),
             ("uptime_s", "uptime_seconds", 1.0),
+            ("cgroups_secs", "cgroups_seconds", 1.0),
             ("temperature_c", "temperature_celsius", 1.0),
             ("dirty_ratio", "sysctl_dirty_ratio", 0.01),
             ("dirty_bytes", "sysctl_dirty_bytes", 1.0),
