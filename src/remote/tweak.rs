@@ -244,6 +244,10 @@ mod tests {
         // `exe` swapped for a printer of its arguments, one per line.
         let script = script.replacen("exe=", "exe=/usr/bin/printf; : ", 1);
         let printer = script.replace("\"$exe\"", "\"$exe\" '%s\\n'");
+        // The root branch whoever runs the test (the sudo branch's words are the same).
+        let root_test = "[ \"$(id -u)\" = 0 ]";
+        assert!(printer.contains(root_test), "{printer}");
+        let printer = printer.replace(root_test, "true");
         let line = super::super::install::sh_c(&printer);
         let out = std::process::Command::new("sh")
             .arg("-c")
@@ -253,11 +257,8 @@ mod tests {
             .expect("sh");
         let text = String::from_utf8_lossy(&out.stdout);
         let words: Vec<&str> = text.lines().collect();
-        // As root the command runs directly; as another user through sudo -n (which may not
-        // be here): only the words matter.
-        let at = words.iter().position(|w| *w == "--root").unwrap_or(0);
         assert_eq!(
-            &words[at..],
+            words,
             [
                 "--root",
                 "/srv/fix ture",
@@ -270,6 +271,33 @@ mod tests {
             ],
             "{text}\n{}",
             String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// A remote that does not answer in time is given up and its ssh ended (no child left
+    /// behind); one that answers gives its code and both outputs.
+    #[test]
+    fn a_silent_remote_is_given_up_in_time() {
+        let spawn = |script: &str| {
+            std::process::Command::new("sh")
+                .args(["-c", script])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("sh")
+        };
+        let child = spawn("sleep 30");
+        let pid = child.id();
+        let start = Instant::now();
+        assert_eq!(wait(child, Duration::from_millis(300)), None);
+        let took = start.elapsed();
+        assert!(took < Duration::from_secs(10), "gave up after {took:?}");
+        // Killed and reaped: no such process any more.
+        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists());
+        let child = spawn("echo out; echo err >&2; exit 3");
+        assert_eq!(
+            wait(child, Duration::from_secs(20)),
+            Some((Some(3), "out\n".to_string(), "err\n".to_string()))
         );
     }
 

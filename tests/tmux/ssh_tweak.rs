@@ -181,3 +181,40 @@ fn ssh_tweak_is_journalled_on_the_remote_and_undone_from_here() {
     );
     s.keys(&["q"]);
 }
+
+/// The remote side as another user than root: the script `perftop ssh` runs there goes through
+/// `sudo -n` and, where sudo is missing or wants a password, the answer says that tweaks need
+/// root or passwordless sudo, naming the host (run here as `nobody`, without ssh).
+#[test]
+fn a_remote_user_without_root_or_sudo_gets_told_so() {
+    let name = "a_remote_user_without_root_or_sudo_gets_told_so";
+    if !support::is_root() || !Path::new("/usr/bin/setpriv").is_file() {
+        support::skip(name, "needs root and setpriv to run the script as nobody");
+        return;
+    }
+    let remote = perftop::remote::tweak::Remote {
+        target: perftop::remote::Target::parse("db1").expect("target"),
+        root: None,
+        state_dir: None,
+    };
+    let script = remote.script(&["set", "vm.swappiness", "61", "--dry-run"]);
+    let out = std::process::Command::new("/usr/bin/setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .args(["sh", "-c", &script])
+        .env("HOME", "/nonexistent")
+        .output()
+        .expect("setpriv");
+    let answer = perftop::remote::tweak::judge(
+        "db1",
+        out.status.code(),
+        &String::from_utf8_lossy(&out.stdout),
+        &String::from_utf8_lossy(&out.stderr),
+    );
+    match &answer {
+        perftop::remote::tweak::Answer::NoRoot(why) => assert!(
+            why.starts_with("db1: ") && why.contains("tweaks need root or passwordless sudo"),
+            "{why}"
+        ),
+        other => panic!("not a refusal for want of root: {other:?}"),
+    }
+}
