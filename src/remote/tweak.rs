@@ -55,16 +55,22 @@ impl Answer {
 
 impl Remote {
     /// The `sh` script that runs `perftop tweak ARGS` on the remote as root: directly when the
-    /// remote user is root, else through `sudo -n` (which fails rather than asks).
+    /// remote user is root, else through `sudo -n` (which fails rather than asks). `args`: the
+    /// subcommand and its options, then `--` and the words a person typed (knob, value), so
+    /// that a value such as `-5` is never read as an option.
     pub fn script(&self, args: &[&str]) -> String {
         let mut cmd = String::from("\"$exe\"");
         if let Some(r) = &self.root {
             cmd.push_str(&format!(" --root {}", sh_quote(r)));
         }
         cmd.push_str(" tweak");
-        for a in args {
+        let ends = args.iter().position(|a| *a == "--").unwrap_or(args.len());
+        let word = |cmd: &mut String, a: &str| {
             cmd.push(' ');
             cmd.push_str(&sh_quote(a));
+        };
+        for a in &args[..ends] {
+            word(&mut cmd, a);
         }
         // `tweak list` reads no journal, and clap refuses options it does not take.
         if let Some(d) = self
@@ -73,6 +79,9 @@ impl Remote {
             .filter(|_| args.first() != Some(&"list"))
         {
             cmd.push_str(&format!(" --state-dir {}", sh_quote(d)));
+        }
+        for a in &args[ends..] {
+            word(&mut cmd, a);
         }
         format!(
             "exe={exe}; if [ \"$(id -u)\" = 0 ]; then exec {cmd} </dev/null; fi; \
@@ -240,7 +249,7 @@ mod tests {
             root: Some("/srv/fix ture".into()),
             state_dir: Some("/tmp/st'ate".into()),
         };
-        let script = r.script(&["set", "vm.swappiness", "1; echo pwned $(id)"]);
+        let script = r.script(&["set", "--dry-run", "--", "vm.swappiness", "1; echo $(id)"]);
         // `exe` swapped for a printer of its arguments, one per line.
         let script = script.replacen("exe=", "exe=/usr/bin/printf; : ", 1);
         let printer = script.replace("\"$exe\"", "\"$exe\" '%s\\n'");
@@ -264,10 +273,12 @@ mod tests {
                 "/srv/fix ture",
                 "tweak",
                 "set",
-                "vm.swappiness",
-                "1; echo pwned $(id)",
+                "--dry-run",
                 "--state-dir",
-                "/tmp/st'ate"
+                "/tmp/st'ate",
+                "--",
+                "vm.swappiness",
+                "1; echo $(id)",
             ],
             "{text}\n{}",
             String::from_utf8_lossy(&out.stderr)

@@ -56,8 +56,16 @@ pub fn parse_list(text: &str) -> (Vec<RemoteKnob>, Vec<String>) {
 /// What `y` on a remote preview did, for the recording's timeline.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Done {
-    Applied { knob: String, value: String },
-    Undone { id: u64, knob: String },
+    Applied {
+        knob: String,
+        value: String,
+    },
+    /// `was`: the value the change had set (its undo preview's first line).
+    Undone {
+        id: u64,
+        knob: String,
+        was: String,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -146,7 +154,7 @@ impl RemoteTweaks {
     /// The remote's preview of setting `knob` to `value`, in a dialog that names the host.
     pub fn propose(&self, knob: &str, value: &str) -> Outcome {
         let host = self.host();
-        match self.ask(&["set", knob, value, "--dry-run"]) {
+        match self.ask(&["set", "--dry-run", "--", knob, value]) {
             Answer::Done(text) => {
                 let lines: Vec<String> = text.lines().map(str::to_string).collect();
                 if !lines
@@ -159,7 +167,9 @@ impl RemoteTweaks {
                     dialog: Some(RemoteDialog::Confirm {
                         title: format!("on {host}: set {knob} → {value}?"),
                         lines,
-                        run: ["set", knob, value, "--yes"].map(String::from).to_vec(),
+                        run: ["set", "--yes", "--", knob, value]
+                            .map(String::from)
+                            .to_vec(),
                         done: Done::Applied {
                             knob: knob.to_string(),
                             value: value.to_string(),
@@ -182,10 +192,11 @@ impl RemoteTweaks {
                 // `undo change #N: KNOB → VALUE:`
                 let parsed = first.strip_prefix("undo change #").and_then(|r| {
                     let (id, rest) = r.split_once(": ")?;
-                    let knob = rest.split(" → ").next()?;
-                    Some((id.parse::<u64>().ok()?, knob.to_string()))
+                    let (knob, was) = rest.split_once(" → ")?;
+                    let was = was.strip_suffix(':').unwrap_or(was);
+                    Some((id.parse::<u64>().ok()?, knob.to_string(), was.to_string()))
                 });
-                let Some((id, knob)) = parsed else {
+                let Some((id, knob, was)) = parsed else {
                     return Outcome::status(None, format!("{host}: undo: {}", text.trim()));
                 };
                 Outcome {
@@ -195,7 +206,7 @@ impl RemoteTweaks {
                         run: ["undo", "--id", &id.to_string(), "--yes"]
                             .map(String::from)
                             .to_vec(),
-                        done: Done::Undone { id, knob },
+                        done: Done::Undone { id, knob, was },
                     }),
                     status: None,
                     done: None,
@@ -285,7 +296,8 @@ impl RemoteTweaks {
                                 Done::Applied { knob, value } => {
                                     format!("{knob} = {value} there (u undoes it)")
                                 }
-                                Done::Undone { id, knob } => format!("#{id} {knob} restored there"),
+                                Done::Undone { id, knob, .. } =>
+                                    format!("#{id} {knob} restored there"),
                             },
                             read_back(&text),
                         ))),
@@ -457,6 +469,52 @@ mod tests {
             ]
         );
         assert_eq!(warnings, ["tuned is running and may set these back"]);
+    }
+
+    /// The menu's keys that stay here (no ssh): a disabled knob says why naming the host, an
+    /// enabled one opens the value box, Esc goes back to the list, Esc again closes.
+    #[test]
+    fn the_remote_menu_picks_and_types_without_asking_the_remote() {
+        let (knobs, warnings) = parse_list(
+            "governor  -  allowed: \n    the governor\n    disabled: no cpufreq here\n\
+             vm.swappiness  60  allowed: 0 – 200\n    swap\n",
+        );
+        let r = RemoteTweaks {
+            remote: Remote {
+                target: crate::remote::Target::parse("db1:2222").expect("target"),
+                root: None,
+                state_dir: None,
+            },
+        };
+        let key = |c| KeyEvent::new(c, ratatui::crossterm::event::KeyModifiers::NONE);
+        let menu = RemoteDialog::Menu {
+            host: "db1:2222".into(),
+            knobs,
+            warnings,
+            sel: 0,
+            typing: None,
+        };
+        let out = r.key(menu, key(KeyCode::Enter));
+        assert_eq!(
+            out.status.as_deref(),
+            Some("governor: disabled on db1:2222: no cpufreq here")
+        );
+        let out = r.key(out.dialog.expect("still open"), key(KeyCode::Down));
+        let out = r.key(out.dialog.expect("still open"), key(KeyCode::Enter));
+        let out = r.key(out.dialog.expect("still open"), key(KeyCode::Char('3')));
+        let d = out.dialog.expect("still open");
+        assert!(matches!(&d, RemoteDialog::Menu { sel: 1, typing: Some(t), .. } if t == "3"));
+        let v = d.view(60);
+        assert!(v.title.contains("db1:2222"), "{}", v.title);
+        assert!(
+            v.lines.iter().any(|(_, l)| l == "    new value: 3_"),
+            "{:?}",
+            v.lines
+        );
+        let out = r.key(d, key(KeyCode::Esc));
+        let d = out.dialog.expect("back to the list");
+        assert!(matches!(&d, RemoteDialog::Menu { typing: None, .. }));
+        assert!(r.key(d, key(KeyCode::Esc)).dialog.is_none());
     }
 
     /// `tweak set --yes`'s output as `mode::tweak::set` prints it: the preview, the report.

@@ -327,14 +327,15 @@ impl TweakState {
             self.dialog = Some(Dialog::Remote(Box::new(d)));
         }
         self.done = out.done.map(|d| {
-            let (kind, name, to) = match d {
-                Done::Applied { knob, value } => ("applied", knob, Some(value)),
-                Done::Undone { id, knob } => ("undone", knob, Some(format!("#{id}"))),
+            // The remote's old values are its journal's; the timeline gets what is known here.
+            let (kind, name, from, to) = match d {
+                Done::Applied { knob, value } => ("applied", knob, None, Some(value)),
+                Done::Undone { knob, was, .. } => ("undone", knob, Some(was), None),
             };
             crate::record::Action {
                 kind: kind.into(),
                 name,
-                from: None,
+                from,
                 to,
             }
         });

@@ -197,7 +197,7 @@ fn a_remote_user_without_root_or_sudo_gets_told_so() {
         root: None,
         state_dir: None,
     };
-    let script = remote.script(&["set", "vm.swappiness", "61", "--dry-run"]);
+    let script = remote.script(&["set", "--dry-run", "--", "vm.swappiness", "61"]);
     let out = std::process::Command::new("/usr/bin/setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
         .args(["sh", "-c", &script])
