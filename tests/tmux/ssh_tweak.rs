@@ -95,6 +95,8 @@ fn ssh_tweak_is_journalled_on_the_remote_and_undone_from_here() {
         support::skip(name, "vm.swappiness cannot be written here (a container?)");
         return;
     }
+    // It changes kernel state: never beside another test that drives or measures the machine.
+    let _machine = support::machine();
     let _restore = Restore(old.clone());
     let old_n: u32 = old.parse().expect("a number");
     let new = if old_n >= 100 { old_n - 7 } else { old_n + 7 }.to_string();
@@ -114,9 +116,13 @@ fn ssh_tweak_is_journalled_on_the_remote_and_undone_from_here() {
         ("TERM", "xterm-256color"),
         ("PERFTOP_SSH", perftop_ssh.as_str()),
     ];
+    // `-d 5`: the remote sampler reads this whole machine; the test needs its dashboard, not
+    // its samples, and the tests beside it their CPU.
     let args = vec![
         "ssh".to_string(),
         target.clone(),
+        "-d".into(),
+        "5".into(),
         "--remote-state-dir".into(),
         state_dir.display().to_string(),
     ];
