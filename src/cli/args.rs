@@ -279,6 +279,10 @@ pub enum Command {
         /// The remote perftop reads this directory instead of / (fixtures, demos).
         #[arg(long, value_name = "DIR")]
         remote_root: Option<String>,
+        /// The remote's tweak journal, lock and audit log directory (default: its
+        /// /run/perftop; for tests and demos).
+        #[arg(long, value_name = "DIR")]
+        remote_state_dir: Option<String>,
         /// Where R writes its recordings (here, not on the remote; default: the current
         /// directory).
         #[arg(long, value_name = "DIR")]

@@ -330,6 +330,7 @@ fn dispatch(command: Command, before: &mut Before) -> Result<ExitCode> {
         Command::Ssh {
             hosts,
             remote_root,
+            remote_state_dir,
             record_dir,
             interval,
             config,
@@ -341,6 +342,7 @@ fn dispatch(command: Command, before: &mut Before) -> Result<ExitCode> {
             let opts = mode::ssh::SshOptions {
                 hosts,
                 remote_root,
+                remote_state_dir,
                 interval,
                 look: look(display, &config)?,
                 record_dir: mode::live::record_dir(record_dir)?,

@@ -2,8 +2,9 @@
 //! perftop streams over the system `ssh` (`remote`). One host: its full dashboard, fed by the
 //! link instead of the local sampler. Several: the fleet screen.
 //!
-//! Tweaks are not sent over the link: the dashboard refuses them and says how to make them on
-//! the host itself (`perftop tweak` there keeps its own journal, preview and undo).
+//! Tweaks go to the host itself: the dashboard's tweak keys run that host's perftop
+//! (`perftop tweak` there, as root or with `sudo -n`, over an ssh of their own:
+//! `remote::tweak`), so its preview, journal, read-back and undo are the host's own.
 
 use crate::record::stream::Got;
 use crate::remote::install::{self, Copy};
@@ -18,6 +19,8 @@ use std::time::Duration;
 pub struct SshOptions {
     pub hosts: Vec<String>,
     pub remote_root: Option<String>,
+    /// `--remote-state-dir`: the remote's tweak journal directory (default: its /run/perftop).
+    pub remote_state_dir: Option<String>,
     pub interval: Duration,
     pub look: crate::ui::Look,
     pub record_dir: PathBuf,
@@ -75,13 +78,19 @@ pub fn run(opts: SshOptions) -> Result<crate::ui::Ended> {
     let cmd = stream_command(opts.interval, opts.remote_root.as_deref());
     let started = opts.interval;
     let label = format!("{} ({})", t.label(), crate::safe::line(&probe.name));
-    let no_tweaks = format!(
-        "tweaks are not sent over ssh: run `perftop tweak` on {} itself (its preview, journal and undo)",
-        t.label()
-    );
-    crate::ui::run_fed(ui_options(opts), label, no_tweaks, move |feed, ctl| {
+    let remote = tweaks_at(&opts, &t);
+    crate::ui::run_fed(ui_options(opts), label, remote, move |feed, ctl| {
         spawn_link(t, cmd, started, wanted(ctl)?, feed, false)
     })
+}
+
+/// Where the tweak keys of `t`'s dashboard go: its perftop, under the same root it samples.
+fn tweaks_at(opts: &SshOptions, t: &Target) -> crate::remote::tweak::Remote {
+    crate::remote::tweak::Remote {
+        target: t.clone(),
+        root: opts.remote_root.clone(),
+        state_dir: opts.remote_state_dir.clone(),
+    }
 }
 
 /// `+`/`-` on a host's dashboard: each new interval sent on `ctl` is kept where its link reads
@@ -176,9 +185,8 @@ fn fleet(opts: SshOptions, targets: Vec<Target>) -> Result<crate::ui::Ended> {
     let cmd = stream_command(opts.interval, opts.remote_root.as_deref());
     let started = opts.interval;
     let labels: Vec<String> = targets.iter().map(Target::label).collect();
-    let no_tweaks = "tweaks are not sent over ssh: run `perftop tweak` on the host itself \
-                     (its preview, journal and undo)";
-    crate::ui::run_fleet(ui_options(opts), labels, no_tweaks, move |feeds| {
+    let remotes = targets.iter().map(|t| tweaks_at(&opts, t)).collect();
+    crate::ui::run_fleet(ui_options(opts), labels, remotes, move |feeds| {
         for (t, (feed, ctl)) in targets.into_iter().zip(feeds) {
             spawn_link(t, cmd.clone(), started, wanted(ctl)?, feed, true)?;
         }

@@ -47,6 +47,9 @@ pub enum TweakCmd {
         /// Restore without asking.
         #[arg(long)]
         yes: bool,
+        /// Show what undo would restore; change nothing.
+        #[arg(long, conflicts_with = "yes")]
+        dry_run: bool,
     },
     /// Who holds the tweak lock, the changes in effect, journal damage, what undo would do.
     Status {
@@ -77,7 +80,12 @@ pub fn run(root: Root, cmd: TweakCmd, read_only: bool) -> Result<()> {
             dry_run,
             yes,
         } => set(&ctx(Some(state_dir)), &knob, &value, dry_run, yes),
-        TweakCmd::Undo { state_dir, id, yes } => undo(&ctx(Some(state_dir)), id, yes),
+        TweakCmd::Undo {
+            state_dir,
+            id,
+            yes,
+            dry_run,
+        } => undo(&ctx(Some(state_dir)), id, yes, dry_run),
         TweakCmd::Status { state_dir } => print(&status(&ctx(Some(state_dir)))?),
         TweakCmd::Journal { state_dir } => print(&journal(&ctx(Some(state_dir)))?),
         TweakCmd::HoldLatency { us, state_dir } => hold_latency(&ctx(Some(state_dir)), us),
@@ -204,8 +212,9 @@ pub fn hold_latency(ctx: &Ctx, us: u32) -> Result<()> {
     Ok(())
 }
 
-/// Previews, confirms and restores a journalled change: the last one, or `--id N`.
-pub fn undo(ctx: &Ctx, id: Option<u64>, yes: bool) -> Result<()> {
+/// Previews, confirms and restores a journalled change: the last one, or `--id N`
+/// (`--dry-run`: the preview only, which `perftop ssh` shows before its `y`).
+pub fn undo(ctx: &Ctx, id: Option<u64>, yes: bool, dry_run: bool) -> Result<()> {
     let which = id.map_or(Which::Last, Which::Id);
     // Before reading the journal: as another user, /run/perftop reads "Permission denied",
     // which says nothing about what to do.
@@ -233,6 +242,9 @@ pub fn undo(ctx: &Ctx, id: Option<u64>, yes: bool) -> Result<()> {
         shown.push_str(&format!("  warning: {w}\n"));
     }
     write!(out, "{}", crate::safe::text(&shown)).context("writing to stdout")?;
+    if dry_run {
+        return Ok(());
+    }
     if !yes && !confirm("restore?")? {
         writeln!(out, "not restored").context("writing to stdout")?;
         return Ok(());

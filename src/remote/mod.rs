@@ -1,12 +1,14 @@
 //! perftop on other hosts over the system `ssh`: the target (`[USER@]HOST[:PORT]`), the ssh
 //! command line (`PERFTOP_SSH` overrides `ssh`), the copy of this binary kept in the remote's
-//! `~/.cache/perftop/` (`install`) and the link that streams its samples back (`link`).
+//! `~/.cache/perftop/` (`install`), the link that streams its samples back (`link`) and the
+//! tweaks run there (`tweak`).
 //!
 //! Why the system `ssh` and not a library: the user's config, agent, jump hosts and
 //! known_hosts then apply as they do for every other ssh they run, and nothing new is trusted.
 
 pub mod install;
 pub mod link;
+pub mod tweak;
 
 use anyhow::{bail, Result};
 use std::process::Command;

@@ -24,6 +24,7 @@ pub mod oom;
 pub mod panes;
 pub mod prefs;
 pub mod prompt;
+pub mod remote_tweak;
 pub mod render;
 pub mod ring;
 pub mod scroll;
@@ -39,6 +40,7 @@ pub mod timeline_row;
 pub mod trend;
 pub mod tweak_dialog;
 pub mod tweak_effect;
+pub mod tweak_preview;
 pub mod wire;
 pub mod wrap;
 pub mod zoom;
@@ -212,11 +214,11 @@ fn live_app(opts: &Options) -> App {
 }
 
 /// The dashboard of a remote host: `start` is given the feed and starts what reads the host
-/// (its own threads). `host` names the host in the header; tweaks are refused with `no_tweaks`.
+/// (its own threads). `host` names the host in the header; the tweak keys act on `remote`.
 pub fn run_fed(
     opts: Options,
     host: String,
-    no_tweaks: String,
+    remote: crate::remote::tweak::Remote,
     start: impl FnOnce(Feed, mpsc::Receiver<Duration>) -> Result<()>,
 ) -> Result<Ended> {
     need_terminal("ssh HOST perftop batch")?;
@@ -224,7 +226,7 @@ pub fn run_fed(
     let mut app = live_app(&opts);
     app.session.privilege = format!("ssh {host}");
     app.session.link = Some("connecting".into());
-    app.tweaks.off = Some(no_tweaks);
+    app.tweaks.remote = Some(remote_tweak::RemoteTweaks { remote });
     let (tx, rx) = mpsc::channel::<Msg>();
     // `+`/`-`: `start` hands the new interval to the remote sampler.
     let (ctl_tx, ctl_rx) = mpsc::channel::<Duration>();
@@ -246,22 +248,24 @@ pub fn run_fed(
 
 /// The fleet screen (`perftop ssh H1 H2 ...`): one live dashboard per host of `labels`, fed
 /// through the feeds `start` is given (one per host, in order), each with the channel on which
-/// that host's `+`/`-` hand its new interval to the remote sampler.
+/// that host's `+`/`-` hand its new interval to the remote sampler; each host's tweak keys act
+/// on its `remotes` entry.
 pub fn run_fleet(
     opts: Options,
     labels: Vec<String>,
-    no_tweaks: &str,
+    remotes: Vec<crate::remote::tweak::Remote>,
     start: impl FnOnce(Vec<(Feed, mpsc::Receiver<Duration>)>) -> Result<()>,
 ) -> Result<Ended> {
     need_terminal("ssh HOST perftop batch")?;
     let theme = opts.look.theme()?;
     let mut apps: Vec<App> = labels
         .iter()
-        .map(|l| {
+        .zip(remotes)
+        .map(|(l, remote)| {
             let mut app = live_app(&opts);
             app.session.privilege = format!("ssh {l} · Esc: the fleet");
             app.session.link = Some("connecting".into());
-            app.tweaks.off = Some(no_tweaks.to_string());
+            app.tweaks.remote = Some(remote_tweak::RemoteTweaks { remote });
             app
         })
         .collect();

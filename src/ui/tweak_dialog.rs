@@ -7,7 +7,9 @@
 
 use super::dialog_box::{DialogView, Tone};
 use super::knob_menu::{KnobMenu, Step};
+use super::remote_tweak::{Done, Outcome, RemoteDialog, RemoteTweaks};
 use super::scroll::{Move, Scroll};
+use super::tweak_preview::{change_lines, old_values, plan_lines};
 use super::wrap::wrap;
 use crate::tweak::apply::{self, FsWriter, UndoPreview, Which};
 use crate::tweak::journal::Journal;
@@ -38,6 +40,8 @@ pub enum Dialog {
     Choose { title: String, choices: Vec<String> },
     /// The knob menu.
     Menu(Box<KnobMenu>),
+    /// A remote host's menu or preview (`perftop ssh`).
+    Remote(Box<RemoteDialog>),
 }
 
 impl Dialog {
@@ -64,6 +68,7 @@ impl Dialog {
                 focus: None,
             },
             Dialog::Menu(m) => m.view(width, held),
+            Dialog::Remote(r) => r.view(width),
         }
     }
 }
@@ -80,54 +85,14 @@ pub struct TweakState {
     pub hold: Option<pmqos::LatencyHold>,
     /// The change just applied or undone, for the recording's timeline (taken by the App).
     pub done: Option<crate::record::Action>,
-    /// Why tweaks are off here, when it is not read-only or replay (`perftop ssh`).
+    /// Why tweaks are off here, when it is not read-only or replay.
     pub off: Option<String>,
+    /// `perftop ssh`: the tweak keys act on that host, through its own perftop
+    /// (`remote_tweak`); nothing is applied here.
+    pub remote: Option<RemoteTweaks>,
     /// The dirty thresholds the kernel set at the newest sample, for a dirty knob's preview
     /// to say where they move (`tweak_effect`); kept up to date by the App.
     pub dirty: Option<crate::derive::memory::DirtyMetrics>,
-}
-
-/// A change's lines in a preview: the file as the kernel names it (wrapped where long; it
-/// names the policy, CPU or sysctl already), then its values on a line of their own, so that
-/// both are whole at 80 columns.
-fn change_lines(rel: &str, values: String) -> [(Tone, String); 2] {
-    [
-        (Tone::Text, format!("/{rel}")),
-        (Tone::Head, format!("    {values}")),
-    ]
-}
-
-/// The preview of `p`: every file, old → new, side effects said as such, then the notes.
-fn plan_lines(p: &Plan) -> Vec<(Tone, String)> {
-    let mut lines = Vec::new();
-    for c in &p.changes {
-        let values = if !c.write && c.old == c.new {
-            format!("{} (journalled; the kernel may change it)", c.old)
-        } else if c.write {
-            format!("{} → {}", c.old, c.new)
-        } else {
-            format!("{} → {}  (kernel side effect)", c.old, c.new)
-        };
-        lines.extend(change_lines(&c.rel, values));
-    }
-    lines.extend(
-        p.warnings
-            .iter()
-            .map(|w| (Tone::Warn, format!("warning: {w}"))),
-    );
-    lines.extend(p.notes.iter().map(|n| (Tone::Dim, format!("note: {n}"))));
-    lines
-}
-
-/// The old values a plan writes over, in one word when they agree (`powersave`), else `mixed`.
-fn old_values(p: &Plan) -> Option<String> {
-    let mut olds = p.writes().map(|c| c.old.as_str());
-    let first = olds.next()?;
-    Some(if olds.all(|o| o == first) {
-        first.to_string()
-    } else {
-        "mixed".to_string()
-    })
 }
 
 /// A multi-line message (the journal damage list) on the one status line.
@@ -211,6 +176,10 @@ impl TweakState {
 
     /// `g`: to performance, or back to what was there before (a chooser when ambiguous).
     pub fn governor_toggle(&mut self) -> Option<String> {
+        if let Some(r) = &self.remote {
+            let host = r.remote.target.label();
+            return Some(format!("on {host}, a lists its knobs: governor is there"));
+        }
         let ctx = match self.ctx() {
             Ok(c) => c.clone(),
             Err(e) => return Some(e),
@@ -259,6 +228,11 @@ impl TweakState {
 
     /// `a`: every knob, its value, what it accepts or why it is disabled; pick and set.
     pub fn menu(&mut self) -> Option<String> {
+        if let Some(r) = &self.remote {
+            let out = r.menu();
+            self.scroll.reset();
+            return self.remote_outcome(out);
+        }
         let Some(ctx) = self.ctx.clone() else {
             return Some("tweaks are disabled here (replay)".into());
         };
@@ -298,6 +272,10 @@ impl TweakState {
 
     /// `u`: preview restoring the last journalled change.
     pub fn undo(&mut self) -> Option<String> {
+        if let Some(r) = &self.remote {
+            let out = r.undo();
+            return self.remote_outcome(out);
+        }
         let ctx = match self.ctx() {
             Ok(c) => c.clone(),
             Err(e) => return Some(e),
@@ -339,10 +317,48 @@ impl TweakState {
         }
     }
 
+    /// A remote step's outcome: its dialog opened (or kept), its change for the timeline.
+    fn remote_outcome(&mut self, out: Outcome) -> Option<String> {
+        if let Some(d) = out.dialog {
+            // A preview opens at its top; the menu keeps its selection in view itself.
+            if matches!(d, RemoteDialog::Confirm { .. }) {
+                self.scroll.reset();
+            }
+            self.dialog = Some(Dialog::Remote(Box::new(d)));
+        }
+        self.done = out.done.map(|d| {
+            // The remote's old values are its journal's; the timeline gets what is known here.
+            let (kind, name, from, to) = match d {
+                Done::Applied { knob, value } => ("applied", knob, None, Some(value)),
+                Done::Undone { knob, was, .. } => ("undone", knob, Some(was), None),
+            };
+            crate::record::Action {
+                kind: kind.into(),
+                name,
+                from,
+                to,
+            }
+        });
+        out.status.filter(|s| !s.is_empty())
+    }
+
     /// A key while a dialog is open; returns the status line.
     pub fn key(&mut self, ev: KeyEvent) -> Option<String> {
         let dialog = self.dialog.take()?;
         match dialog {
+            Dialog::Remote(d) if matches!(*d, RemoteDialog::Confirm { .. }) => {
+                if let Some(m) = scroll_move(ev.code) {
+                    self.scroll.apply(m);
+                    self.dialog = Some(Dialog::Remote(d));
+                    return None;
+                }
+                let out = self.remote.as_ref().map(|r| r.key(*d, ev))?;
+                self.remote_outcome(out)
+            }
+            Dialog::Remote(d) => {
+                let out = self.remote.as_ref().map(|r| r.key(*d, ev))?;
+                self.remote_outcome(out)
+            }
             Dialog::Menu(mut m) => match m.key(ev) {
                 Step::Stay(status) => {
                     self.dialog = Some(Dialog::Menu(m));
@@ -466,47 +482,4 @@ fn scroll_move(code: KeyCode) -> Option<Move> {
         KeyCode::End => Move::Bottom,
         _ => return None,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::root::Root;
-
-    /// An `irq.N` preview under a root where irqbalance runs: the warning comes before the
-    /// notes, in the warning tone.
-    #[test]
-    fn irq_preview_warns_that_irqbalance_moves_it_back() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let root = dir.path();
-        for (rel, text) in [
-            ("proc/irq/36/smp_affinity_list", "0-1\n"),
-            ("sys/devices/system/cpu/online", "0-1\n"),
-            ("proc/812/comm", "irqbalance\n"),
-        ] {
-            let p = root.join(rel);
-            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-            std::fs::write(p, text).expect("write");
-        }
-        let ctx = Ctx {
-            root: Root::new(root),
-            state_dir: root.join("state"),
-            privileged: true,
-            read_only: false,
-        };
-        let p = plan::plan(&ctx, "irq.36", "1").expect("plan");
-        let lines = plan_lines(&p);
-        let warn: Vec<&(Tone, String)> = lines.iter().filter(|(t, _)| *t == Tone::Warn).collect();
-        assert_eq!(warn.len(), 1, "{lines:?}");
-        assert!(
-            warn[0]
-                .1
-                .starts_with("warning: irqbalance is running and will move IRQ 36 back"),
-            "{}",
-            warn[0].1
-        );
-        assert!(warn[0].1.contains("--banirq=36"), "{}", warn[0].1);
-        // No second, vaguer note about irqbalance.
-        assert!(!lines.iter().any(|(_, l)| l.starts_with("note: irqbalance")));
-    }
 }

@@ -180,7 +180,7 @@ fn no_remote_perftop(exe: &Path) {
 }
 
 /// To a remote without perftop: copies itself to ~/.cache/perftop/perftop-VERSION (the same
-/// bytes), shows the remote host's name, its finding, refuses tweaks naming the host; the
+/// bytes), shows the remote host's name, its finding, `g` points at the remote's menu; the
 /// sampler's sshd session killed: "link lost", then samples again from a new remote sampler;
 /// `q` leaves no perftop on the remote.
 #[test]
@@ -213,8 +213,8 @@ fn ssh_copies_itself_shows_the_remote_and_reconnects() {
         sc.contains("memory stalls")
     });
     s.keys(&["g"]);
-    wait(&s, "tweaks refused over ssh", |sc| {
-        sc.contains("tweaks are not sent over ssh") && sc.contains(&sshd.target())
+    wait(&s, "g pointing at the remote's knob menu", |sc| {
+        sc.contains(&format!("on {}, a lists its knobs", sshd.target()))
     });
 
     // `-` halves the interval on the remote too: the samples recorded after it (`R`, here)
