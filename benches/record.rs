@@ -6,7 +6,8 @@
 //! criterion statistics needed.
 //!
 //! `cargo bench --bench record` (add `-- quick` to skip the day-long part; `-- live PATH` prints
-//! the bytes/sample of an existing recording, e.g. one made by `perftop record`; `-- tree DIR N`
+//! the bytes/sample of an existing recording, e.g. one made by `perftop record`; `-- json PATH`
+//! its samples' JSON, one a line; `-- tree DIR N`
 //! the headless recorder's CPU per sample on a host tree)
 
 // The synthetic-host generator is a test fixture (tests/support), not part of perftop.
@@ -118,6 +119,10 @@ fn live(path: &str) {
     for (version, what) in [
         (1, "format 1 (deltas against the keyframe)"),
         (2, "format 2 (steps)"),
+        (
+            3,
+            "format 3 (steps, keyframe skeletons against the built-in one)",
+        ),
     ] {
         let per = |v: &[Sample]| encode_as(v, version).0.len() / v.len();
         let all = per(&samples);
@@ -199,6 +204,18 @@ fn main() {
         let dir = args.get(i + 1).map_or("/", String::as_str);
         let n = args.get(i + 2).and_then(|a| a.parse().ok()).unwrap_or(12);
         return tree(dir, n);
+    }
+    if let Some(i) = args.iter().position(|a| a == "json") {
+        // `json PATH`: every sample's JSON, one a line (what the steps carry, to study).
+        let p = args.get(i + 1).map_or("", String::as_str);
+        let rec = Recording::open(std::path::Path::new(p)).expect("open recording");
+        let mut dec = Decoder::default();
+        for k in 0..rec.len() {
+            if let Ok(s) = rec.decode(k, &mut dec) {
+                println!("{}", serde_json::to_string(&s).expect("json"));
+            }
+        }
+        return;
     }
     if let Some(i) = args.iter().position(|a| a == "live") {
         // cargo passes `--bench` along; paths are the other arguments.

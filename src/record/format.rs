@@ -10,8 +10,10 @@ pub const FILE_MAGIC: [u8; 8] = *b"PERFTOP\x1a";
 pub const SYNC: [u8; 4] = [0xB5, b'P', b'T', b'R'];
 /// The newest format version this perftop writes; it reads every version up to this one.
 /// Version 2 writes [`RecordType::Step`] between keyframes, version 1 [`RecordType::Delta`]; the
-/// header's version picks which (a reader told version 1 only ever met deltas).
-pub const FORMAT_VERSION: u32 = 2;
+/// header's version picks which (a reader told version 1 only ever met deltas). Version 3 is
+/// version 2 whose keyframes may compress their skeleton against the built-in
+/// [`KEYFRAME_SKELETON`] ([`STEP_KEY_DICT`]): a format-2 perftop would misread them.
+pub const FORMAT_VERSION: u32 = 3;
 /// SYNC(4) len(4) type(1) wall_ms(8) mono_ns(8) crc32(4).
 pub const FRAME_HEADER: usize = 29;
 /// No frame payload is larger than this; a larger length field means a damaged frame.
@@ -37,6 +39,17 @@ pub const ZSTD_DELTA_MIN_MATCH: u32 = 6;
 pub const STEP_AFTER: u8 = 1;
 /// Step flag: the skeleton is the previous sample's (so it is not stored).
 pub const STEP_SAME_SKELETON: u8 = 2;
+/// Step flag (format 3, keyframes only): the skeleton is compressed with
+/// [`KEYFRAME_SKELETON`] as its dictionary.
+pub const STEP_KEY_DICT: u8 = 4;
+
+/// What a keyframe's skeleton is compressed against from format 3 on: the skeleton of one
+/// sample of a 2-vCPU VM (2026-11-27), its host's strings (names, command lines, paths)
+/// emptied. A keyframe has no sample before it, and its skeleton (every key of every pane,
+/// ~20 KB) was 3.4 of its 5 KB on that VM, ~57 bytes of every sample at one keyframe a minute;
+/// against this it is ~0.8 KB. Frozen: every format-3 recording is decoded with these bytes
+/// (`keyframe_skeleton_is_frozen` pins them), so a better one needs a new flag or version.
+pub const KEYFRAME_SKELETON: &[u8] = include_bytes!("keyframe_skeleton.json");
 
 /// zstd minimum match length for steps (format 2).
 pub const ZSTD_STEP_MIN_MATCH: u32 = 6;

@@ -1,6 +1,6 @@
 //! Recordings: raw samples on disk, replayed and dumped later through the same `derive`.
 //!
-//! # File format (version 2; version 1 is still read)
+//! # File format (version 3; versions 1 and 2 are still read)
 //!
 //! A recording is one or more *segment* files: `PATH`, then `PATH.1`, `PATH.2`, ... A recorder
 //! started on an existing recording opens the next segment instead of appending to a file whose
@@ -22,7 +22,9 @@
 //!
 //! * **header** (first frame of each segment): JSON — format version, perftop version, sample
 //!   version, host, kernel, topology (CPUs, nodes, disks, NICs, CPU model), interval, segment.
-//!   Its format version says which records carry the samples: 1, keyframes and deltas; 2, steps.
+//!   Its format version says which records carry the samples: 1, keyframes and deltas; 2, steps;
+//!   3, steps whose keyframes may use the built-in skeleton (a format-2 reader would misread
+//!   them, so it refuses the file by its version).
 //! * **step** (format 2): a sample split by `numdiff` into its *skeleton* (the JSON with every
 //!   number replaced by `#`) and its *column* (the numbers, comma-separated, each integer written
 //!   as its difference from the same field of the previous sample). Payload: `flags u8` (1: after
@@ -30,7 +32,8 @@
 //!   after one), LEB128 lengths of the column, the skeleton (unless the same) and the compressed
 //!   column, then zstd(column) and zstd(skeleton) (unless the same), each with the previous
 //!   sample's as a raw-content dictionary. Every 60th sample is a *keyframe*: a step after
-//!   nothing (no dictionaries, integers as they are). A keyframe and the steps after it form a
+//!   nothing (integers as they are; from format 3 its skeleton compressed against the built-in
+//!   `format::KEYFRAME_SKELETON`, flag 4, its column against nothing). A keyframe and the steps after it form a
 //!   *chain*: decoding a step decodes the chain from its keyframe (at most 60 records; reading
 //!   in order decodes each once), and a damaged or missing record loses the rest of its chain
 //!   (at most 59 samples; the reader says how many) and reading resumes at the next keyframe. A

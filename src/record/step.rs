@@ -8,7 +8,10 @@
 //! CRC-32, which inserted bytes and copied records leave as it is, so the reader can tell a step
 //! that follows the chain's last sample from a copy or one whose predecessor was lost.
 
-use super::format::{zstd_level, STEP_AFTER, STEP_SAME_SKELETON, ZSTD_STEP_MIN_MATCH};
+use super::format::{
+    zstd_level, KEYFRAME_SKELETON, STEP_AFTER, STEP_KEY_DICT, STEP_SAME_SKELETON,
+    ZSTD_STEP_MIN_MATCH,
+};
 use super::inflate::{too_large, Inflater};
 use super::numdiff::{self, Fields};
 use super::reader::Recording;
@@ -22,6 +25,8 @@ pub(super) struct Payload<'a> {
     pub prev: Option<u32>,
     col_len: u64,
     skel_len: Option<u64>,
+    /// A keyframe whose skeleton is compressed against [`KEYFRAME_SKELETON`] (format 3).
+    key_dict: bool,
     zcol: &'a [u8],
     zskel: &'a [u8],
 }
@@ -29,7 +34,12 @@ pub(super) struct Payload<'a> {
 impl Payload<'_> {
     pub fn parse(p: &[u8]) -> Option<Payload<'_>> {
         let flags = *p.first()?;
-        if flags & !(STEP_AFTER | STEP_SAME_SKELETON) != 0 {
+        if flags & !(STEP_AFTER | STEP_SAME_SKELETON | STEP_KEY_DICT) != 0 {
+            return None;
+        }
+        // Only a keyframe (after nothing, with its own skeleton) uses the built-in dictionary.
+        let key_dict = flags & STEP_KEY_DICT != 0;
+        if key_dict && flags & (STEP_AFTER | STEP_SAME_SKELETON) != 0 {
             return None;
         }
         let mut at = 1;
@@ -50,6 +60,7 @@ impl Payload<'_> {
             prev,
             col_len,
             skel_len,
+            key_dict,
             zcol: rest.get(..zcol_len)?,
             zskel: rest.get(zcol_len..)?,
         })
@@ -107,16 +118,20 @@ impl Parts {
 /// The writer's side: the previous sample (with its record's checksum) and the next one.
 pub(super) struct Encoder {
     prev: Option<(u32, Parts)>,
+    /// Format 3: keyframes' skeletons against [`KEYFRAME_SKELETON`].
+    key_dict: bool,
     next: Parts,
     z: zstd::bulk::Compressor<'static>,
 }
 
 impl Encoder {
-    pub fn new() -> io::Result<Encoder> {
+    /// An encoder writing format `version` (2 or later).
+    pub fn new(version: u32) -> io::Result<Encoder> {
         let mut z = zstd::bulk::Compressor::new(zstd_level(0))?;
         z.include_contentsize(false)?;
         Ok(Encoder {
             prev: None,
+            key_dict: version >= 3,
             next: Parts::default(),
             z,
         })
@@ -153,6 +168,10 @@ impl Encoder {
         if same {
             flags |= STEP_SAME_SKELETON;
         }
+        let key_dict = prev.is_none() && self.key_dict;
+        if key_dict {
+            flags |= STEP_KEY_DICT;
+        }
         out.push(flags);
         if let Some((crc, _)) = prev {
             out.extend_from_slice(&crc.to_le_bytes());
@@ -161,7 +180,11 @@ impl Encoder {
         if !same {
             put_leb128(out, next.skel.len() as u64);
         }
-        let (pskel, pcol): (&[u8], &[u8]) = prev.map_or((&[], &[]), |(_, p)| (&p.skel, &p.col));
+        let (pskel, pcol): (&[u8], &[u8]) = match prev {
+            Some((_, p)) => (&p.skel, &p.col),
+            None if key_dict => (KEYFRAME_SKELETON, &[]),
+            None => (&[], &[]),
+        };
         let mut zcol = Vec::with_capacity(next.col.len() / 4 + 64);
         compress(&mut self.z, level, pcol, &next.col, &mut zcol)?;
         put_leb128(out, zcol.len() as u64);
@@ -310,7 +333,11 @@ impl Decoder {
             let skel = match sp.skel_len {
                 None => prev.skel,
                 Some(n) => {
-                    z.dictionary(&prev.skel)?;
+                    z.dictionary(if sp.key_dict {
+                        KEYFRAME_SKELETON
+                    } else {
+                        &prev.skel
+                    })?;
                     let mut skel = Vec::new();
                     z.inflate(
                         &format!("sample {j}'s skeleton"),

@@ -90,7 +90,7 @@ impl<W: Write> Writer<W> {
             key: None,
             steps: match header.format_version {
                 ..=1 => None,
-                _ => Some(step::Encoder::new()?),
+                v => Some(step::Encoder::new(v)?),
             },
             plain: plain_compressor()?,
             json: Vec::with_capacity(16 << 10),

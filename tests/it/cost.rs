@@ -21,7 +21,10 @@ use support::synth::write_host;
 const STEADY_FRAME_BYTES: u64 = 43;
 /// Bytes a sample of `support::small_host` recorded for 120 s (header and gap markers
 /// included), measured on this commit.
-const RECORDED_BYTES_A_SAMPLE: u64 = 131;
+const RECORDED_BYTES_A_SAMPLE: u64 = 105;
+/// The same with 10 steady processes and a short-lived busy one born and one gone every
+/// second (`synth::procs::write_churn`), measured on this commit.
+const RECORDED_BYTES_A_CHURNING_SAMPLE: u64 = 163;
 
 /// The most a count may be over its committed figure: 25 %.
 fn within(what: &str, got: u64, committed: u64) {
@@ -81,6 +84,55 @@ fn the_recorder_writes_few_bytes_a_sample() {
     let samples = support::synth_samples(0..n);
     let bytes = support::encode_recording(&samples).len() as u64;
     let per = bytes / n;
-    eprintln!("{bytes} bytes for {n} samples: {per} a sample");
+    let v2 = support::encode_recording_as(&samples, 2).len() as u64 / n;
+    eprintln!("{bytes} bytes for {n} samples: {per} a sample (format 2: {v2})");
     within("a recorded sample", per, RECORDED_BYTES_A_SAMPLE);
+}
+
+/// What costs on a real host: the process table gains and loses a pid every sample (a build's
+/// compilers), so the kept rows change every second.
+#[test]
+fn the_recorder_writes_few_bytes_a_sample_while_processes_come_and_go() {
+    use support::synth::procs::{write_churn, write_procs};
+    let n = 120u64;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut reader = perftop::source::Reader::new(perftop::root::Root::new(dir.path()));
+    let samples: Vec<_> = (0..n)
+        .map(|t| {
+            write_host(dir.path(), &support::small_host(), t).expect("synth host");
+            write_procs(dir.path(), 10, t).expect("steady processes");
+            write_churn(dir.path(), t).expect("short-lived processes");
+            let mut s = reader.sample();
+            s.time.wall_ms = support::T0 + t as i64 * 1000;
+            s
+        })
+        .collect();
+    // The churn reaches the recording: the kept rows are not the same two samples running.
+    let pids = |s: &perftop::sample::Sample| -> Vec<u32> {
+        s.processes
+            .as_ref()
+            .map(|p| p.tasks.iter().map(|t| t.pid).collect())
+            .unwrap_or_default()
+    };
+    assert!(
+        pids(&samples[10]).contains(&20_010),
+        "{:?}",
+        pids(&samples[10])
+    );
+    assert!(
+        !pids(&samples[14]).contains(&20_010),
+        "{:?}",
+        pids(&samples[14])
+    );
+    let bytes = support::encode_recording(&samples).len() as u64;
+    let per = bytes / n;
+    // Format 2 (keyframe skeletons against nothing) on the same samples, for the record.
+    let v2 = support::encode_recording_as(&samples, 2).len() as u64 / n;
+    eprintln!("{bytes} bytes for {n} samples: {per} a sample (format 2: {v2})");
+    assert!(per < v2, "format 3 {per} B a sample, format 2 {v2}");
+    within(
+        "a recorded sample with processes coming and going",
+        per,
+        RECORDED_BYTES_A_CHURNING_SAMPLE,
+    );
 }

@@ -51,9 +51,15 @@ pub const T0: i64 = 1_763_733_930_000;
 /// A one-segment recording of `samples`, one second apart on the monotonic clock, opened by a
 /// recorder-start marker at `T0`: the recording tests' and `explain`'s input.
 pub fn encode_recording(samples: &[Sample]) -> Vec<u8> {
+    encode_recording_as(samples, perftop::record::format::FORMAT_VERSION)
+}
+
+/// The same in format `version` (an older one, to compare).
+pub fn encode_recording_as(samples: &[Sample], version: u32) -> Vec<u8> {
     use perftop::record::writer::header_for;
     use perftop::record::{Gap, Writer};
-    let h = header_for(&samples[0], std::time::Duration::from_secs(1), 0);
+    let mut h = header_for(&samples[0], std::time::Duration::from_secs(1), 0);
+    h.format_version = version;
     let mut w = Writer::new(Vec::new(), &h).expect("header");
     let start = Gap {
         reason: "start".into(),

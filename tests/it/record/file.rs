@@ -14,7 +14,7 @@ fn round_trip_keyframes_and_deltas() {
     assert_eq!(rec.samples.iter().filter(|r| r.is_key).count(), 3);
     assert_eq!(decode_all(&rec), s);
     let h = rec.header().expect("header");
-    assert_eq!(h.format_version, 2);
+    assert_eq!(h.format_version, 3);
     assert_eq!(h.cpus, 2);
     assert_eq!(rec.seek(T0 + 65_500), 65);
     assert_eq!(rec.seek(T0 - 1), 0);

@@ -56,3 +56,41 @@ fn golden_v1_recording_replays() {
         assert!(busy > 10.0 && busy < 100.0, "{busy}");
     }
 }
+
+/// The committed format-2 recording (written by the writer before format 3, 2026-11-27: a
+/// step chain of 8 samples, its first a keyframe) must stay readable, and its samples must
+/// survive being written again in the current format. Regenerate only with a format-2 writer:
+/// `PERFTOP_WRITE_GOLDEN_V2=1 cargo test --test it record::golden`.
+#[test]
+fn golden_v2_recording_replays_and_rewrites() {
+    let path = support::golden().with_file_name("recording-v2.ptrec");
+    if std::env::var_os("PERFTOP_WRITE_GOLDEN_V2").is_some() {
+        let s = make_samples(8);
+        let mut h = header_for(&s[0], Duration::from_secs(1), 0);
+        h.format_version = 2;
+        let mut w = Writer::new(Vec::new(), &h).expect("header");
+        for x in &s {
+            w.sample(x, 0).expect("sample");
+        }
+        std::fs::write(&path, w.into_inner()).expect("write golden");
+    }
+    let rec = Recording::open(&path).expect("golden v2 recording");
+    assert!(rec.warnings.is_empty(), "{:?}", rec.warnings);
+    assert_eq!(rec.len(), 8);
+    assert_eq!(rec.header().map(|h| h.format_version), Some(2));
+    let all = decode_all(&rec);
+    assert_eq!(all[7].time.wall_ms, T0 + 7000);
+    let json = dump_str(&rec, Format::Json, Some("host"));
+    assert_eq!(json.lines().count(), 7);
+    // Written again by this perftop (its own format), read back: the same samples.
+    let h = header_for(&all[0], Duration::from_secs(1), 0);
+    let mut w = Writer::new(Vec::new(), &h).expect("header");
+    for x in &all {
+        w.sample(x, 0).expect("sample");
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let again = dir.path().join("again.ptrec");
+    std::fs::write(&again, w.into_inner()).expect("write");
+    let rec2 = Recording::open(&again).expect("rewritten");
+    assert_eq!(decode_all(&rec2), all);
+}

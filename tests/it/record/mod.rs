@@ -9,6 +9,7 @@ use crate::support;
 mod dump;
 mod file;
 mod golden;
+mod keyframes;
 mod limits;
 mod openmetrics;
 mod process;

@@ -64,3 +64,54 @@ pub fn write_procs(dir: &Path, n: u64, tick: u64) -> Result<()> {
     }
     Ok(())
 }
+
+/// Short-lived busy processes, as a build makes them: at `tick` a new one is born (pid
+/// 20000 + tick, `job<tick>`, started at that second, 50 CPU ticks a second, RSS and writes
+/// growing) and the one born 3 ticks before exits, so the process table gains and loses a pid
+/// every sample and the busiest rows change.
+pub fn write_churn(dir: &Path, tick: u64) -> Result<()> {
+    let proc = dir.join("proc");
+    if let Some(gone) = tick.checked_sub(3) {
+        let d = proc.join((20_000 + gone).to_string());
+        if d.exists() {
+            fs::remove_dir_all(d)?;
+        }
+    }
+    let mut s = String::new();
+    for born in tick.saturating_sub(2)..=tick {
+        let pid = 20_000 + born;
+        let life = tick - born;
+        let start = (BOOT_AGE_S + born) * 100;
+        let d = proc.join(pid.to_string());
+        fs::create_dir_all(&d)?;
+        s.clear();
+        let _ = writeln!(
+            s,
+            "{pid} (job{born}) R 1000 {pid} {pid} 0 -1 4194560 {} 0 {} 0 {} {} 0 0 20 0 1 0 \
+             {start} {} {} 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 {} 0 0 0 0 0 0 0 0 \
+             0 0 0 0 0",
+            100 * life,
+            3 * life,
+            40 * life,
+            10 * life,
+            (5000 + 700 * life) * 4096,
+            5000 + 700 * life,
+            born % 2
+        );
+        fs::write(d.join("stat"), &s)?;
+        let (rb, wb) = (65_536 * life, 1_048_576 * life);
+        fs::write(
+            d.join("io"),
+            format!(
+                "rchar: {rb}\nwchar: {wb}\nsyscr: 0\nsyscw: 0\nread_bytes: {rb}\n\
+                 write_bytes: {wb}\ncancelled_write_bytes: 0\n"
+            ),
+        )?;
+        fs::write(d.join("cgroup"), "0::/user.slice/build.scope\n")?;
+        fs::write(
+            d.join("cmdline"),
+            format!("rustc\0--crate-name\0crate{born}\0--edition=2021\0src/lib.rs\0"),
+        )?;
+    }
+    Ok(())
+}
