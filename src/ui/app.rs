@@ -155,9 +155,12 @@ impl App {
         if self.is_replay() {
             return;
         }
-        // The dashboard keeps running when a write fails; only the recording ends.
-        if let Some(status) = self.session.recording.sample(&s) {
-            self.status.set(status);
+        // The dashboard keeps running when a write fails; only the recording ends. A first
+        // look without per-CPU detail (`Reader::first_look`) is a screen's, never recorded.
+        if !s.cpu.detail_pending {
+            if let Some(status) = self.session.recording.sample(&s) {
+                self.status.set(status);
+            }
         }
         self.time.push_live(s, &mut self.judge);
     }

@@ -84,8 +84,15 @@ pub(super) fn spawn_sampler(
         .name("sampler".into())
         .spawn(move || {
             let mut clock = crate::sampler::Clock::new(interval).control(ctl);
+            // Headlines first: on a big host the first frame comes from a look without the
+            // per-CPU detail, and the complete sample is read right after it.
+            let mut first = true;
             loop {
-                let sample = Box::new(reader.sample());
+                let sample = Box::new(match std::mem::take(&mut first) {
+                    true => reader.first_look(),
+                    false => reader.sample(),
+                });
+                let pending = sample.cpu.detail_pending;
                 if tx.send(Msg::Sample(sample)).is_err() {
                     return;
                 }
@@ -94,7 +101,7 @@ pub(super) fn spawn_sampler(
                         return;
                     }
                 }
-                if !clock.wait() {
+                if !pending && !clock.wait() {
                     return;
                 }
             }
