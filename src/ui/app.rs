@@ -46,6 +46,9 @@ pub struct App {
     pub want: Option<Arc<Want>>,
     /// The episodes list (`E`).
     pub episodes: super::episodes::Episodes,
+    /// Told once the first sample is on screen (live): the sampler holds the complete first
+    /// sample of a big host until then, so its reader threads do not starve the first frame.
+    pub first_frame: Option<std::sync::mpsc::Sender<()>>,
 }
 
 impl App {
@@ -89,6 +92,7 @@ impl App {
             everyone: None,
             want: None,
             episodes: Default::default(),
+            first_frame: None,
         }
     }
 

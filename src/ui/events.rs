@@ -72,6 +72,9 @@ impl Feed {
     }
 }
 
+/// The longest the sampler holds a big host's complete first sample for the first frame.
+const FIRST_FRAME_WAIT: Duration = Duration::from_secs(1);
+
 /// Reads a sample on every tick of the sampling clock; the UI changes the interval through
 /// `ctl`, and the thread ends when the UI is gone.
 pub(super) fn spawn_sampler(
@@ -79,6 +82,7 @@ pub(super) fn spawn_sampler(
     interval: Duration,
     tx: Sender<Msg>,
     ctl: Receiver<Duration>,
+    drawn: Receiver<()>,
 ) -> Result<()> {
     std::thread::Builder::new()
         .name("sampler".into())
@@ -101,7 +105,12 @@ pub(super) fn spawn_sampler(
                         return;
                     }
                 }
-                if !pending && !clock.wait() {
+                if pending {
+                    // The complete sample's reader threads would take both CPUs of a small
+                    // VM from the UI thread still drawing the first frame: wait for it (a
+                    // second at most, should the screen be slow to say so).
+                    let _ = drawn.recv_timeout(FIRST_FRAME_WAIT);
+                } else if !clock.wait() {
                     return;
                 }
             }
