@@ -151,6 +151,11 @@ pub struct CpuSample {
     /// every this many samples, in turns (absent: every sample).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail_every: Option<u32>,
+    /// The dashboard's first look at a big host (`Reader::first_look`): per-CPU detail (idle
+    /// states, topology, cpufreq policies, throttle counters) not read yet, so unknown, not
+    /// absent; the next sample reads it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub detail_pending: bool,
 }
 
 /// `/proc/stat` times in USER_HZ ticks (100/s on every Linux ABI).

@@ -388,7 +388,7 @@ pub fn derive_host(
     if let Some(hv) = &cur.host.hypervisor {
         vm_hints.push(format!("hypervisor {hv}"));
     }
-    if policies.is_empty() {
+    if policies.is_empty() && !c.detail_pending {
         vm_hints.push("no cpufreq".to_string());
     }
     match c.idle_driver.as_deref() {
@@ -428,6 +428,7 @@ pub fn derive_host(
         procs_blocked: c.procs_blocked,
         tasks: None,
         cpu_detail_every: c.detail_every,
+        cpu_detail_pending: c.detail_pending,
         vm_hints,
         problems: cur
             .problems

@@ -122,6 +122,10 @@ pub struct HostMetrics {
     /// each CPU every this many samples (absent: every sample).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_detail_every: Option<u32>,
+    /// The dashboard's first look at a big host: per-CPU detail (C-states, MHz, governors,
+    /// throttling) not read yet, so unknown (`-`), not absent.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cpu_detail_pending: bool,
     /// Plain-language hints that this is a VM (no cpufreq, haltpoll, steal).
     pub vm_hints: Vec<String>,
     /// What could not be read in the current sample ("path: reason").

@@ -78,9 +78,10 @@ pub fn derive_power(
             derive_throttle(iv, before, t, &covers)
         })
         .collect();
-    let throttle_unknown = throttle
-        .is_empty()
-        .then(|| "no thermal_throttle in sysfs (a VM, or a CPU without the counters)".into());
+    let throttle_unknown = throttle.is_empty().then(|| match cur.cpu.detail_pending {
+        true => "not read yet (the first look at a big host: with the next sample)".into(),
+        false => "no thermal_throttle in sysfs (a VM, or a CPU without the counters)".into(),
+    });
     let rapl: Vec<RaplMetrics> = p
         .rapl
         .iter()

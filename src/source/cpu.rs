@@ -91,7 +91,7 @@ pub fn read_cpu(
             .find(|n| n.cpus.as_ref().is_some_and(|c| c.contains(cpu)))
             .map(|n| n.id)
     };
-    let known: Vec<_> = ids
+    let known: Vec<super::first_look::Known> = ids
         .into_iter()
         .map(|id| {
             let times = per_cpu.get(&id).copied();
@@ -104,6 +104,9 @@ pub fn read_cpu(
             (id, online, times, node_of(id), cached)
         })
         .collect();
+    if probe.first_look && known.len() > turns::FIRST_LOOK_MIN_CPUS {
+        return super::first_look::cpus(probe, out, known);
+    }
     // Per-CPU detail in turns when it exceeds the budget (see `turns`); the states per CPU of
     // the first CPU listed (they are the same on every CPU of one idle driver).
     let states = known

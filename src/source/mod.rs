@@ -44,6 +44,7 @@ pub mod cgroups;
 pub mod cpu;
 pub mod disk;
 pub mod filesystems;
+mod first_look;
 pub mod host;
 pub mod irq;
 pub mod irq_turns;

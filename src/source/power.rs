@@ -59,6 +59,10 @@ fn read_throttle(
     state: &mut PowerState,
 ) -> Vec<Throttle> {
     let online: Vec<_> = cpu.cpus.iter().filter(|c| c.online).collect();
+    // The first look leaves per-CPU detail for the next sample; counters start there.
+    if cpu.detail_pending {
+        return Vec::new();
+    }
     let Some(first) = online.first() else {
         return Vec::new();
     };

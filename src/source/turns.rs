@@ -14,6 +14,11 @@
 /// samples, 4096 every 61. About 4 ms of a sample on this VM (3.3 µs a file).
 pub const DETAIL_FILES_PER_SAMPLE: usize = 1280;
 
+/// Above this many CPUs the dashboard's first look (`Reader::first_look`) leaves per-CPU
+/// detail to the next sample: the CPUs whose detail is read in turns (67 and more at the
+/// default budget) are the hosts where reading all of it at once is what delays a first frame.
+pub const FIRST_LOOK_MIN_CPUS: usize = DETAIL_FILES_PER_SAMPLE / 19;
+
 /// Per-CPU detail (idle-state counters, cpufreq) need not be fresher than this: when samples
 /// come faster, each CPU's detail is read in turns, about once in this time. Its counters are
 /// cumulative, so its rates over each CPU's own interval stay exact (the idle-state residency

@@ -46,6 +46,9 @@ pub struct App {
     pub want: Option<Arc<Want>>,
     /// The episodes list (`E`).
     pub episodes: super::episodes::Episodes,
+    /// Told once the first sample is on screen (live): the sampler holds the complete first
+    /// sample of a big host until then, so its reader threads do not starve the first frame.
+    pub first_frame: Option<std::sync::mpsc::Sender<()>>,
 }
 
 impl App {
@@ -89,6 +92,7 @@ impl App {
             everyone: None,
             want: None,
             episodes: Default::default(),
+            first_frame: None,
         }
     }
 
@@ -155,9 +159,12 @@ impl App {
         if self.is_replay() {
             return;
         }
-        // The dashboard keeps running when a write fails; only the recording ends.
-        if let Some(status) = self.session.recording.sample(&s) {
-            self.status.set(status);
+        // The dashboard keeps running when a write fails; only the recording ends. A first
+        // look without per-CPU detail (`Reader::first_look`) is a screen's, never recorded.
+        if !s.cpu.detail_pending {
+            if let Some(status) = self.session.recording.sample(&s) {
+                self.status.set(status);
+            }
         }
         self.time.push_live(s, &mut self.judge);
     }

@@ -72,6 +72,9 @@ impl Feed {
     }
 }
 
+/// The longest the sampler holds a big host's complete first sample for the first frame.
+const FIRST_FRAME_WAIT: Duration = Duration::from_secs(1);
+
 /// Reads a sample on every tick of the sampling clock; the UI changes the interval through
 /// `ctl`, and the thread ends when the UI is gone.
 pub(super) fn spawn_sampler(
@@ -79,13 +82,21 @@ pub(super) fn spawn_sampler(
     interval: Duration,
     tx: Sender<Msg>,
     ctl: Receiver<Duration>,
+    drawn: Receiver<()>,
 ) -> Result<()> {
     std::thread::Builder::new()
         .name("sampler".into())
         .spawn(move || {
             let mut clock = crate::sampler::Clock::new(interval).control(ctl);
+            // Headlines first: on a big host the first frame comes from a look without the
+            // per-CPU detail, and the complete sample is read right after it.
+            let mut first = true;
             loop {
-                let sample = Box::new(reader.sample());
+                let sample = Box::new(match std::mem::take(&mut first) {
+                    true => reader.first_look(),
+                    false => reader.sample(),
+                });
+                let pending = sample.cpu.detail_pending;
                 if tx.send(Msg::Sample(sample)).is_err() {
                     return;
                 }
@@ -94,7 +105,12 @@ pub(super) fn spawn_sampler(
                         return;
                     }
                 }
-                if !clock.wait() {
+                if pending {
+                    // The complete sample's reader threads would take both CPUs of a small
+                    // VM from the UI thread still drawing the first frame: wait for it (a
+                    // second at most, should the screen be slow to say so).
+                    let _ = drawn.recv_timeout(FIRST_FRAME_WAIT);
+                } else if !clock.wait() {
                     return;
                 }
             }

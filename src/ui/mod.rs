@@ -313,7 +313,9 @@ pub fn run(opts: Options) -> Result<Ended> {
     let (ctl_tx, ctl_rx) = mpsc::channel::<Duration>();
     let mut reader = Reader::new(opts.root.clone());
     app.want = Some(reader.want_everyone());
-    spawn_sampler(reader, opts.interval, tx.clone(), ctl_rx)?;
+    let (drawn_tx, drawn_rx) = mpsc::channel::<()>();
+    app.first_frame = Some(drawn_tx);
+    spawn_sampler(reader, opts.interval, tx.clone(), ctl_rx, drawn_rx)?;
     spawn_input(tx.clone())?;
     spawn_signals(tx)?;
     let result = drive(&mut app, &theme, &rx, &ctl_tx);
@@ -415,6 +417,11 @@ fn event_loop(
             terminal
                 .draw(|f| render::draw(f, app, theme))
                 .context("drawing")?;
+            if app.time.derived.is_some() {
+                if let Some(drawn) = app.first_frame.take() {
+                    let _ = drawn.send(());
+                }
+            }
         }
     }
 }

@@ -121,19 +121,29 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
         );
         let mut columns = layout::columns(width);
         let widths = layout::column_widths(width, columns.len());
+        // The left column's models, built once for the balance and the drawing: a pane's
+        // model holds a row per CPU, 4096 of them on a big host.
+        let mut left_models = None;
         if let (Some(left), Some(w)) = (columns.first(), widths.first()) {
             // What the left column's panes hold, idle rows shown: the same from frame to frame
             // on a host (CPUs, nodes, pools), so the panes do not hop between columns.
             let v = view(*w, false, None);
+            let models: Vec<_> = left.iter().map(|p| panes::model(*p, &v)).collect();
             let need: usize = left
                 .iter()
-                .map(|p| 1 + panes::body_lens(*p, &panes::model(*p, &v), &v).full)
+                .zip(&models)
+                .map(|(p, m)| 1 + panes::body_lens(*p, m, &v).full)
                 .sum();
+            left_models = Some((left.clone(), models));
             layout::balance(&mut columns, avail.saturating_sub(need));
         }
         let mut x = area.x;
         for (panes_here, w) in columns.iter().zip(widths) {
-            let lines = column(panes_here, w, avail, &view);
+            let built = match left_models.take() {
+                Some((panes, models)) if panes == *panes_here => Some(models),
+                _ => None,
+            };
+            let lines = column(panes_here, w, avail, &view, built);
             let r = Rect::new(x, area.y + top, w as u16, avail as u16);
             f.render_widget(Paragraph::new(lines), r);
             x += w as u16 + 1;
@@ -167,7 +177,8 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
     }
 }
 
-/// One column of panes `w` wide in `avail` rows: titles, then the bodies cut to the rows the
+/// One column of panes `w` wide in `avail` rows (`built`: their models, when already built for
+/// this view): titles, then the bodies cut to the rows the
 /// layout gives them (re-laid out for that many rows where they hold more). A pane that draws
 /// fewer lines than it is given (a table's header that would stand alone is left out) is held
 /// to what it drew and the rows it leaves go to the others: no row stays blank while a pane
@@ -177,9 +188,11 @@ fn column<'a>(
     w: usize,
     avail: usize,
     view: &dyn Fn(usize, bool, Option<usize>) -> View<'a>,
+    built: Option<Vec<crate::view::model::PaneView>>,
 ) -> Vec<Line<'static>> {
     let v = view(w, false, None);
-    let models: Vec<_> = panes_here.iter().map(|p| panes::model(*p, &v)).collect();
+    let models: Vec<_> =
+        built.unwrap_or_else(|| panes_here.iter().map(|p| panes::model(*p, &v)).collect());
     let sizes: Vec<panes::Lens> = panes_here
         .iter()
         .zip(&models)

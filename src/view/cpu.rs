@@ -30,7 +30,9 @@ fn headline(d: &Derived, x: &Ctx) -> Cells {
         Some(d) => d.to_string(),
     };
     s.push(cell(format!("  {idle}"), Level::Text));
-    if d.policies.is_empty() {
+    if h.cpu_detail_pending {
+        s.push(cell("  freq - (reading)", Level::Dim));
+    } else if d.policies.is_empty() {
         s.push(cell("  freq n/a (not exposed)", Level::Dim));
     } else {
         let govs: Vec<String> = h
@@ -110,7 +112,9 @@ fn facts(d: &Derived) -> Cells {
         (Some(drv), None) => drv.clone(),
         _ => "- (cpuidle not exposed by this kernel/VM)".into(),
     };
-    let freq = if d.policies.is_empty() {
+    let freq = if h.cpu_detail_pending {
+        "- (per-CPU detail: reading)".to_string()
+    } else if d.policies.is_empty() {
         "- (cpufreq not exposed by this kernel/VM)".to_string()
     } else {
         let govs: Vec<String> = h
@@ -240,7 +244,12 @@ fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
     if offline > 0 {
         out.push(Block::Note(format!("{offline} CPU(s) offline")));
     }
-    if !d.cpus.is_empty() && d.cpus.iter().all(|c| c.states.is_empty()) {
+    if d.host.cpu_detail_pending {
+        // The first look at a big host: the detail comes with the next sample.
+        out.push(Block::Note(
+            "C-states, MHz, topology: - (reading every CPU's detail)".into(),
+        ));
+    } else if !d.cpus.is_empty() && d.cpus.iter().all(|c| c.states.is_empty()) {
         out.push(Block::Note(
             "idle states: not exposed by this kernel/VM".into(),
         ));

@@ -24,6 +24,7 @@ mod escapes;
 mod explain;
 mod fast_samples;
 mod findings;
+mod first_look;
 mod fixture_roots;
 mod header_label;
 mod iostat;

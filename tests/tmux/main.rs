@@ -8,6 +8,7 @@
 #[path = "../support/mod.rs"]
 pub mod support;
 
+mod big_host;
 mod narrow_popups;
 mod plain_terminals;
 mod prompt_keys;

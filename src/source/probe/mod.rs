@@ -71,6 +71,9 @@ pub struct Probe {
     /// (more threads cost more CPU for little wall time: the kernel contends on the same
     /// directories).
     pub(crate) parallel: bool,
+    /// The dashboard's first look (`Reader::first_look`): on a big host, per-CPU detail is
+    /// left for the next sample.
+    pub(crate) first_look: bool,
     /// Buffer for small files (one value each).
     buf: ReadBuf,
     /// Buffer for whole tables (`with_text`), kept apart so a table can be parsed while small
@@ -90,6 +93,7 @@ impl Probe {
             tier: Tier::default(),
             cpus_seen: 0,
             parallel: true,
+            first_look: false,
             buf: ReadBuf::default(),
             big: ReadBuf::default(),
         }

@@ -89,6 +89,7 @@ impl Probe {
                             tier,
                             cpus_seen,
                             parallel: false,
+                            first_look: false,
                             buf: shard.buf,
                             big: ReadBuf::default(),
                         };
