@@ -20,6 +20,7 @@
 #
 # starts idle `sleep` processes until /proc lists ZOOM_PROCS processes, zooms perftop's
 # Processes pane (keys `8` and Enter) and runs perftop beside htop only, both at 80x24.
+# UNZOOMED=1 with ZOOM_PROCS leaves the pane as it opens (the "not zoomed" row).
 set -euo pipefail
 
 DUR=${1:-60}
@@ -72,7 +73,7 @@ command -v htop >/dev/null && start htop htop -d 10
 if [ -z "$ZOOM_PROCS" ]; then
     command -v btop >/dev/null && start btop env XDG_CONFIG_HOME="$TMP/xdg" btop --utf-force
     command -v atop >/dev/null && start atop atop 1
-else
+elif [ -z "${UNZOOMED:-}" ]; then
     sleep 1
     tm send-keys -t perftop 8 Enter
 fi
@@ -101,7 +102,7 @@ sleep "$DUR"
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), kernel $(uname -r)"
 echo "# ${DUR} s at a 1 s interval, all tools at once, 80x24 each; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -n "$ZOOM_PROCS" ]; then
-    echo "# perftop's Processes pane zoomed (the full list); $(ls -d /proc/[0-9]* | wc -l) processes at the end"
+    echo "# perftop's Processes pane $([ -n "${UNZOOMED:-}" ] && echo "not zoomed (its ~10-30 busiest)" || echo "zoomed (the full list)"); $(ls -d /proc/[0-9]* | wc -l) processes at the end"
 fi
 echo
 echo "| tool | CPU s in ${DUR} s | % of one core | startup CPU s | RSS MB | peak RSS MB |"
