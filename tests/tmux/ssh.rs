@@ -69,15 +69,26 @@ impl Drop for Incident {
 }
 
 fn wait(s: &Session, what: &str, pred: impl Fn(&str) -> bool) -> String {
+    wait_within(s, what, WAIT, pred)
+}
+
+/// The screen once `pred` holds, polled every 100 ms for up to `within`, with its arrows as
+/// ASCII (`->`: tmux here may run in the C locale, where perftop draws ASCII).
+pub(crate) fn wait_within(
+    s: &Session,
+    what: &str,
+    within: Duration,
+    pred: impl Fn(&str) -> bool,
+) -> String {
     let start = Instant::now();
     loop {
-        let screen = s.screen();
+        let screen = s.screen().replace('→', "->");
         if pred(&screen) {
             return screen;
         }
         assert!(
-            start.elapsed() < WAIT,
-            "timed out after {WAIT:?} waiting for {what}; screen:\n{screen}"
+            start.elapsed() < within,
+            "timed out after {within:?} waiting for {what}; screen:\n{screen}"
         );
         std::thread::sleep(Duration::from_millis(100));
     }

@@ -7,7 +7,7 @@ use crate::support;
 use crate::support::sshd::Sshd;
 use crate::support::tmux::Session;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const KNOB: &str = "/proc/sys/vm/swappiness";
 /// A first connection copies a debug build; a remote command then answers within a second or
@@ -30,21 +30,8 @@ fn read_knob() -> String {
         .to_string()
 }
 
-/// The screen with its arrows as ASCII (`->`): tmux here may run in the C locale, where perftop
-/// draws ASCII.
 fn wait(s: &Session, what: &str, pred: impl Fn(&str) -> bool) -> String {
-    let start = Instant::now();
-    loop {
-        let screen = s.screen().replace('→', "->");
-        if pred(&screen) {
-            return screen;
-        }
-        assert!(
-            start.elapsed() < WAIT,
-            "timed out after {WAIT:?} waiting for {what}; screen:\n{screen}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    super::ssh::wait_within(s, what, WAIT, pred)
 }
 
 /// `perftop tweak status --state-dir STATE`, run here (the remote is this machine): a line per
