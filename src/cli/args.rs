@@ -306,7 +306,7 @@ pub enum Command {
     /// The live feed for Prometheus: every interval's metrics and findings to a node_exporter
     /// textfile and/or on /metrics (names as `dump --format openmetrics`).
     Export {
-        /// Write DIR/perftop.prom each interval (atomically: temp file, fsync, rename).
+        /// Write DIR/perftop.prom each interval (atomically: a new file renamed over the old).
         #[arg(long, value_name = "DIR")]
         textfile: Option<PathBuf>,
         /// Serve GET /metrics on ADDR:PORT (e.g. 127.0.0.1:8427; there is no default port).
