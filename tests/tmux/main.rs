@@ -13,6 +13,7 @@ mod narrow_popups;
 mod plain_terminals;
 mod prompt_keys;
 mod ssh;
+mod ssh_sudo;
 mod ssh_tweak;
 mod terminal_bytes;
 mod tmux;
