@@ -45,6 +45,7 @@ pub fn export(root: &Root, args: &ExportArgs, thresholds: &Thresholds) -> Result
     let mut assessor = Assessor::new(thresholds.clone());
     let mut prev = reader.sample();
     let mut clock = Clock::new(args.interval).wake_on(Arc::clone(&stop), wake);
+    let start_ms = super::cpu_ms();
     let mut n = 0u64;
     while clock.wait() {
         let cur = reader.sample();
@@ -69,12 +70,10 @@ pub fn export(root: &Root, args: &ExportArgs, thresholds: &Thresholds) -> Result
     if let Some(t) = &textfile {
         t.clean();
     }
-    let cpu = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
-    let cpu_ms = cpu.tv_sec as f64 * 1e3 + cpu.tv_nsec as f64 / 1e6;
-    let (_, hwm_kb) = super::self_cost();
+    let hwm_kb = super::peak_rss_kb();
     eprintln!(
-        "perftop: exported {n} intervals ({:.2} ms CPU/interval, peak RSS {:.1} MB)",
-        cpu_ms / n.max(1) as f64,
+        "perftop: exported {n} intervals ({}, peak RSS {:.1} MB)",
+        super::cpu_words(super::cpu_ms(), start_ms, n, "interval"),
         hwm_kb as f64 / 1024.0
     );
     Ok(())

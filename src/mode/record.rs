@@ -44,6 +44,7 @@ pub fn record(root: &Root, args: &RecordArgs) -> Result<()> {
     eprintln!("perftop: recording to {}", rec.current_path().display());
     let start = Instant::now();
     let mut clock = Clock::new(args.interval).wake_on(Arc::clone(&stop), wake);
+    let start_ms = super::cpu_ms();
     let mut sample = Some(first);
     let mut n = 0u64;
     let result = loop {
@@ -79,11 +80,11 @@ pub fn record(root: &Root, args: &RecordArgs) -> Result<()> {
         Ok(()) => {
             rec.finish("stop")
                 .with_context(|| format!("closing {}", path.display()))?;
-            let (cpu_ms, hwm_kb) = super::self_cost();
+            let hwm_kb = super::peak_rss_kb();
             eprintln!(
-                "perftop: recorded {samples} samples, {bytes} bytes ({} bytes/sample, {:.2} ms CPU/sample, peak RSS {:.1} MB) to {}",
+                "perftop: recorded {samples} samples, {bytes} bytes ({} bytes/sample, {}, peak RSS {:.1} MB) to {}",
                 bytes / samples.max(1),
-                cpu_ms / samples.max(1) as f64,
+                super::cpu_words(super::cpu_ms(), start_ms, samples, "sample"),
                 hwm_kb as f64 / 1024.0,
                 path.display()
             );
