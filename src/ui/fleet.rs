@@ -287,7 +287,12 @@ fn event_loop(
             dirty = false;
         }
         let status = fleet.open.and_then(|i| apps[i].status.deadline());
-        let wake = [draw_at.filter(|_| dirty), status]
+        // A remote tweak step runs on its own thread; its answer is looked for here.
+        let step = apps
+            .iter()
+            .filter_map(|a| a.tweaks.remote_deadline(now))
+            .min();
+        let wake = [draw_at.filter(|_| dirty), status, step]
             .into_iter()
             .flatten()
             .min();
@@ -298,7 +303,7 @@ fn event_loop(
             match msg {
                 Msg::HostSample(i, s) => {
                     if let Some(app) = apps.get_mut(i) {
-                        app.push_sample(*s);
+                        app.push_streamed(s);
                         app.session.self_cost.update();
                         dirty |= fleet.open.is_none_or(|o| o == i);
                     }
@@ -371,6 +376,11 @@ fn event_loop(
                 Msg::Signal(sig) => return Ok(Ended::Signal(sig)),
                 _ => {}
             }
+        }
+        for (i, app) in apps.iter_mut().enumerate() {
+            // A step's answer lands in its host's dashboard, open or not.
+            let changed = app.poll_remote_step(Instant::now());
+            dirty |= changed && fleet.open == Some(i);
         }
         if let Some(i) = fleet.open {
             dirty |= apps[i].expire_status(Instant::now());

@@ -14,6 +14,7 @@ mod plain_terminals;
 mod prompt_keys;
 mod ssh;
 mod ssh_tweak;
+mod ssh_tweak_slow;
 mod terminal_bytes;
 mod tmux;
 mod tmux_everyone;
