@@ -11,6 +11,7 @@ use super::oom::OomLog;
 use super::panes::Opts;
 use super::prefs::Prefs;
 use super::prompt::{GoTo, Prompt};
+use super::remote_step::Polled;
 use super::ring::{SampleRing, DEFAULT_BUDGET_BYTES};
 use super::session::Session;
 use super::status::Status;
@@ -255,8 +256,21 @@ impl App {
     /// moved on the status line, or its answer delivered (a dialog opened, the read-back said,
     /// the change noted in a recording). True when the screen changed.
     pub fn poll_remote_step(&mut self, now: Instant) -> bool {
-        let Some(status) = self.tweaks.poll_remote(now) else {
-            return false;
+        let status = match self.tweaks.poll_remote(now) {
+            None => return false,
+            // Its seconds move; another message (a refusal) keeps its time on the footer.
+            Some(Polled::Running(label)) => {
+                let ours = self
+                    .status
+                    .text
+                    .as_deref()
+                    .is_none_or(|t| t.starts_with("running on "));
+                if !ours || self.status.text.as_deref() == Some(label.as_str()) {
+                    return false;
+                }
+                Some(label)
+            }
+            Some(Polled::Answered(status)) => status,
         };
         self.status.text = status;
         if let Some(a) = self.tweaks.done.take() {

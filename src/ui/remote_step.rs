@@ -12,6 +12,14 @@ use std::time::{Duration, Instant};
 /// How often the event loop looks for the answer while a step runs (and moves its seconds).
 pub const POLL: Duration = Duration::from_millis(200);
 
+/// What a look at the step in flight found.
+pub enum Polled {
+    /// Still running: the status line's words for it.
+    Running(String),
+    /// Answered: the status line the answer made (its dialog is open).
+    Answered(Option<String>),
+}
+
 /// A step running on its thread.
 #[derive(Debug)]
 pub struct Running {

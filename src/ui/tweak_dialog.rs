@@ -7,7 +7,7 @@
 
 use super::dialog_box::{DialogView, Tone};
 use super::knob_menu::{KnobMenu, Step};
-use super::remote_step::Running;
+use super::remote_step::{Polled, Running};
 use super::remote_tweak::{Done, Outcome, RemoteDialog, RemoteTweaks};
 use super::scroll::{Move, Scroll};
 use super::tweak_preview::{change_lines, old_values, plan_lines};
@@ -363,17 +363,17 @@ impl TweakState {
 
     /// The remote step in flight: None while there is none; its status line while it runs
     /// (its seconds moving), or once its answer came, what the answer made (its dialog open).
-    pub fn poll_remote(&mut self, now: std::time::Instant) -> Option<Option<String>> {
+    pub fn poll_remote(&mut self, now: std::time::Instant) -> Option<Polled> {
         let run = self.running.as_ref()?;
         let Some(answer) = run.answer() else {
-            return Some(Some(run.label(now)));
+            return Some(Polled::Running(run.label(now)));
         };
         let run = self.running.take()?;
         let out = self.remote.as_ref()?.answered(run.then, answer);
         if out.dialog.is_some() {
             self.scroll.reset();
         }
-        Some(self.remote_outcome(out))
+        Some(Polled::Answered(self.remote_outcome(out)))
     }
 
     /// When the event loop should look at the remote step again (None: none runs).
