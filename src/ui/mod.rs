@@ -24,6 +24,7 @@ pub mod oom;
 pub mod panes;
 pub mod prefs;
 pub mod prompt;
+pub mod remote_dialog_view;
 pub mod remote_knobs;
 pub mod remote_step;
 pub mod remote_tweak;

@@ -12,6 +12,19 @@ pub struct RemoteKnob {
     pub disabled: Option<String>,
 }
 
+impl RemoteKnob {
+    /// The values of a knob that takes one of a list (`allowed: performance, powersave`), for
+    /// a pick-list as the local menu offers; None for a range (`0 – 200`), a CPU mask or
+    /// anything else, which is typed.
+    pub fn choices(&self) -> Option<Vec<String>> {
+        let c: Vec<String> = self.allowed.split(", ").map(str::to_string).collect();
+        let words = c
+            .iter()
+            .all(|w| !w.is_empty() && !w.contains(char::is_whitespace) && !w.contains('–'));
+        words.then_some(c)
+    }
+}
+
 /// Reads `perftop tweak list`: a line per knob (`NAME NOW allowed: WORDS`), its description and
 /// `disabled: WHY` indented under it; `warning: …` lines after them.
 pub fn parse_list(text: &str) -> (Vec<RemoteKnob>, Vec<String>) {

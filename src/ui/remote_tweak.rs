@@ -9,9 +9,7 @@
 //! (`Outcome::start`), `remote_step` runs it on a thread while the dashboard goes on, and its
 //! answer comes back through `answered`.
 
-use super::dialog_box::{DialogView, Tone};
 pub use super::remote_knobs::{parse_list, read_back, RemoteKnob};
-use super::wrap::{hang, wrap};
 use crate::remote::tweak::{Answer, Remote};
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
@@ -264,7 +262,19 @@ impl RemoteTweaks {
                         typing,
                     })
                 };
+                let choices = knobs.get(sel).and_then(RemoteKnob::choices);
                 if let Some(text) = &mut typing {
+                    // A knob of a few values: ↑/↓ pick the next or previous one.
+                    if let (Some(c), KeyCode::Up | KeyCode::Down) = (&choices, ev.code) {
+                        let at = c.iter().position(|v| v == text.trim());
+                        let next = match (ev.code, at) {
+                            (KeyCode::Up, Some(i)) => i.saturating_sub(1),
+                            (KeyCode::Down, Some(i)) => (i + 1).min(c.len() - 1),
+                            _ => 0,
+                        };
+                        *text = c.get(next).cloned().unwrap_or_default();
+                        return Outcome::status(stay(sel, typing), "");
+                    }
                     if super::line_edit::edit(text, &ev, 64) {
                         return Outcome::status(stay(sel, typing), "");
                     }
@@ -312,7 +322,15 @@ impl RemoteTweaks {
                                 format!("{name}: disabled on {}: {why}", self.host()),
                             );
                         }
-                        None => typing = Some(String::new()),
+                        // A pick-list starts on the value it has now (or the first one).
+                        None => {
+                            let now = knobs.get(sel).map(|k| k.now.clone()).unwrap_or_default();
+                            typing = Some(match &choices {
+                                Some(c) if c.contains(&now) => now,
+                                Some(c) => c.first().cloned().unwrap_or_default(),
+                                None => String::new(),
+                            })
+                        }
                     },
                     _ => {}
                 }
@@ -370,85 +388,6 @@ fn strip_host(host: &str, a: Answer) -> String {
         .to_string()
 }
 
-impl RemoteDialog {
-    pub fn view(&self, width: usize) -> DialogView {
-        match self {
-            RemoteDialog::Confirm { title, lines, .. } => DialogView {
-                title: title.clone(),
-                lines: lines
-                    .iter()
-                    .flat_map(|l| {
-                        let tone = if l.contains(" → ") {
-                            Tone::Head
-                        } else {
-                            Tone::Text
-                        };
-                        wrap(l, width).into_iter().map(move |w| (tone, w))
-                    })
-                    .collect(),
-                hint: "y applies there · Enter/Esc/n cancel".into(),
-                focus: None,
-            },
-            RemoteDialog::Menu {
-                host,
-                knobs,
-                warnings,
-                sel,
-                typing,
-            } => {
-                let mut lines = Vec::new();
-                let mut focus = None;
-                for (i, k) in knobs.iter().enumerate() {
-                    let start = lines.len();
-                    let mark = if i == *sel { ">" } else { " " };
-                    let head = format!("{mark} {:<28} {:<12} {}", k.name, k.now, k.allowed);
-                    let tone = match (i == *sel, &k.disabled) {
-                        (true, _) => Tone::Selected,
-                        (false, Some(_)) => Tone::Dim,
-                        (false, None) => Tone::Text,
-                    };
-                    // Columns as `tweak list` pads them; a line too long for the box wraps.
-                    if head.chars().count() <= width {
-                        lines.push((tone, head));
-                    } else {
-                        lines.extend(hang("", &head, width).into_iter().map(|l| (tone, l)));
-                    }
-                    if let Some(why) = &k.disabled {
-                        lines.extend(
-                            hang("    disabled: ", why, width)
-                                .into_iter()
-                                .map(|l| (Tone::Dim, l)),
-                        );
-                    }
-                    if i == *sel {
-                        if let Some(t) = typing {
-                            lines.push((Tone::Head, format!("    new value: {t}_")));
-                        }
-                        focus = Some(start..lines.len());
-                    }
-                }
-                for w in warnings {
-                    lines.extend(
-                        hang("warning: ", w, width)
-                            .into_iter()
-                            .map(|l| (Tone::Warn, l)),
-                    );
-                }
-                DialogView {
-                    title: format!("knobs on {host} (set there, journalled there)"),
-                    lines,
-                    hint: if typing.is_some() {
-                        "type the value · Enter previews · Esc back".into()
-                    } else {
-                        "↑/↓ pick · Enter a value · Esc closes".into()
-                    },
-                    focus,
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -497,5 +436,48 @@ mod tests {
         let d = out.dialog.expect("back to the list");
         assert!(matches!(&d, RemoteDialog::Menu { typing: None, .. }));
         assert!(r.key(d, key(KeyCode::Esc)).dialog.is_none());
+    }
+
+    /// A knob of a few values (`allowed: a, b`) is picked with ↑/↓ in the value box, starting
+    /// on its value there; Enter asks the remote for the preview of the one picked. A range
+    /// is typed as before.
+    #[test]
+    fn a_choice_knob_is_picked_from_its_list() {
+        let r = RemoteTweaks {
+            remote: Remote {
+                target: crate::remote::Target::parse("db1").expect("target"),
+                root: None,
+                state_dir: None,
+            },
+        };
+        let list = "governor  powersave  allowed: performance, powersave, schedutil\n    gov\n\
+                    vm.swappiness  60  allowed: 0 – 200\n    swap\n";
+        let out = r.answered(Then::Menu, Answer::Done(list.into()));
+        let key = |c| KeyEvent::new(c, ratatui::crossterm::event::KeyModifiers::NONE);
+        let mut d = out.dialog.expect("the menu");
+        for k in [KeyCode::Enter, KeyCode::Down] {
+            d = r.key(d, key(k)).dialog.expect("still open");
+        }
+        let v = d.view(80);
+        assert!(
+            v.lines
+                .iter()
+                .any(|(_, l)| l == "    ↑/↓: performance powersave [schedutil]"),
+            "{:?}",
+            v.lines
+        );
+        let out = r.key(d, key(KeyCode::Enter));
+        let start = out.start.expect("a preview asked for");
+        assert_eq!(
+            start.args,
+            ["set", "--dry-run", "--", "governor", "schedutil"]
+        );
+        // The range knob still types: ↓ then Enter on it opens an empty value box.
+        let out = r.answered(Then::Menu, Answer::Done(list.into()));
+        let mut d = out.dialog.expect("the menu");
+        for k in [KeyCode::Down, KeyCode::Enter, KeyCode::Down] {
+            d = r.key(d, key(k)).dialog.expect("still open");
+        }
+        assert!(matches!(&d, RemoteDialog::Menu { sel: 1, typing: Some(t), .. } if t.is_empty()));
     }
 }
