@@ -146,7 +146,7 @@ fn spawn_link(
                 started,
                 &want,
                 |g| match g {
-                    Got::Sample(s) => feed.sample(*s),
+                    Got::Sample(s) => feed.sample(s),
                     Got::Header(_) => true,
                 },
                 |ev| match ev {

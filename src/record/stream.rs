@@ -12,6 +12,7 @@ use super::reader::{Decoder, Recording};
 use super::step::Payload;
 use crate::sample::Sample;
 use anyhow::{anyhow, bail, Context, Result};
+use std::sync::Arc;
 
 /// The most a chain may hold before a keyframe must come: 4x the writer's chain, and a size a
 /// host's samples never reach. Past it the stream is refused, not buffered without end.
@@ -24,7 +25,82 @@ const MAX_FRAME: usize = 32 << 20;
 #[derive(Debug)]
 pub enum Got {
     Header(Box<Header>),
-    Sample(Box<Sample>),
+    Sample(Box<Streamed>),
+}
+
+/// A sample as the stream brought it: decoded, and the frame it came in, which the remote
+/// host's history keeps as it is (already compressed, in the recording format) rather than
+/// encoding the sample again (`Chain` decodes it when the view steps back).
+#[derive(Debug)]
+pub struct Streamed {
+    pub sample: Sample,
+    /// The whole frame (head and payload), as received.
+    pub frame: Vec<u8>,
+    /// The frame starts a chain (a keyframe): the steps after it decode from it.
+    pub key: bool,
+    /// The file magic and the header frame the chain decodes under, shared by every sample of
+    /// one connection.
+    pub header: Arc<Vec<u8>>,
+}
+
+/// A chain of the stream kept as its bytes (the header, a keyframe, the steps after it) and
+/// read back with the recording reader, so decoding it later is decoding a recording.
+#[derive(Debug, Clone)]
+pub struct Chain {
+    header: Arc<Vec<u8>>,
+    frames: Vec<u8>,
+    records: usize,
+}
+
+impl Chain {
+    pub fn new(header: Arc<Vec<u8>>) -> Chain {
+        Chain {
+            header,
+            frames: Vec::new(),
+            records: 0,
+        }
+    }
+
+    /// Whether `header` is the one this chain decodes under (a new connection sends its own).
+    pub fn has_header(&self, header: &Arc<Vec<u8>>) -> bool {
+        Arc::ptr_eq(&self.header, header)
+    }
+
+    pub fn push(&mut self, frame: &[u8]) {
+        self.frames.extend_from_slice(frame);
+        self.records += 1;
+    }
+
+    /// Samples held.
+    pub fn len(&self) -> usize {
+        self.records
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records == 0
+    }
+
+    /// The samples' frame bytes (the header is shared and counted once per connection).
+    pub fn frame_bytes(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// The chain as a recording, to decode its samples with `Recording::decode`.
+    pub fn recording(&self) -> Result<Recording> {
+        let mut bytes = Vec::with_capacity(self.header.len() + self.frames.len());
+        bytes.extend_from_slice(&self.header);
+        bytes.extend_from_slice(&self.frames);
+        let rec = Recording::from_bytes("the stream's history", bytes)?;
+        if rec.samples.len() != self.records {
+            bail!(
+                "the kept chain does not read back ({} of {} samples; {})",
+                rec.samples.len(),
+                self.records,
+                rec.warnings.join("; ")
+            );
+        }
+        Ok(rec)
+    }
 }
 
 /// Decodes a stream pushed to it in pieces of any size.
@@ -36,6 +112,8 @@ pub struct StreamDecoder {
     /// The file magic, the header frame, then the current chain's records.
     chain: Vec<u8>,
     header_len: usize,
+    /// `chain`'s magic and header frame, handed out with each sample.
+    header: Arc<Vec<u8>>,
     records: usize,
     dec: Decoder,
     /// Bytes taken in (for the cost figures).
@@ -112,6 +190,7 @@ impl StreamDecoder {
                 self.chain.extend_from_slice(&FILE_MAGIC);
                 self.chain.extend_from_slice(frame);
                 self.header_len = self.chain.len();
+                self.header = Arc::new(self.chain.clone());
                 self.restart();
                 Ok(Some(Got::Header(Box::new(h))))
             }
@@ -141,8 +220,13 @@ impl StreamDecoder {
                         rec.warnings.join("; ")
                     );
                 }
-                let s = rec.decode(self.records - 1, &mut self.dec)?;
-                Ok(Some(Got::Sample(Box::new(s))))
+                let sample = rec.decode(self.records - 1, &mut self.dec)?;
+                Ok(Some(Got::Sample(Box::new(Streamed {
+                    sample,
+                    frame: frame.to_vec(),
+                    key,
+                    header: Arc::clone(&self.header),
+                }))))
             }
             // Gaps, actions and types a later perftop adds: not the dashboard's.
             _ => Ok(None),
@@ -202,7 +286,7 @@ mod tests {
         let samples: Vec<_> = got
             .into_iter()
             .filter_map(|g| match g {
-                Got::Sample(s) => Some(*s),
+                Got::Sample(s) => Some(s.sample),
                 Got::Header(_) => None,
             })
             .collect();

@@ -11,6 +11,7 @@ use super::oom::OomLog;
 use super::panes::Opts;
 use super::prefs::Prefs;
 use super::prompt::{GoTo, Prompt};
+use super::remote_step::Polled;
 use super::ring::{SampleRing, DEFAULT_BUDGET_BYTES};
 use super::session::Session;
 use super::status::Status;
@@ -69,7 +70,7 @@ impl App {
         let mut history = History::replay(rec, label);
         let oom = match &mut history {
             History::Replay(r) => OomLog::scan(&r.rec, &mut r.dec),
-            History::Live(_) => OomLog::default(),
+            History::Live(_) | History::Stream(_) => OomLog::default(),
         };
         let interval = history.typical_interval().unwrap_or(Duration::from_secs(1));
         let mut app = App::with_history(history, interval);
@@ -169,6 +170,16 @@ impl App {
         self.time.push_live(s, &mut self.judge);
     }
 
+    /// A remote host's sample with the frame it came in (`perftop ssh`): its history keeps the
+    /// frame, so nothing is encoded again.
+    pub fn push_streamed(&mut self, s: Box<crate::record::stream::Streamed>) {
+        if let Some(status) = self.session.recording.sample(&s.sample) {
+            self.status.set(status);
+        }
+        self.time
+            .push_live(super::history::Incoming::Streamed(s), &mut self.judge);
+    }
+
     /// Replay playback: moves to where the recording's clock has got to.
     pub fn on_tick(&mut self) -> Effect {
         self.time.on_tick(&self.judge, &mut self.status)
@@ -241,6 +252,33 @@ impl App {
     }
 
     /// Writes a tweak applied or undone into the recording started with `R`.
+    /// The event loop's look at the remote tweak step in flight (`remote_step`): its seconds
+    /// moved on the status line, or its answer delivered (a dialog opened, the read-back said,
+    /// the change noted in a recording). True when the screen changed.
+    pub fn poll_remote_step(&mut self, now: Instant) -> bool {
+        let status = match self.tweaks.poll_remote(now) {
+            None => return false,
+            // Its seconds move; another message (a refusal) keeps its time on the footer.
+            Some(Polled::Running(label)) => {
+                let ours = self
+                    .status
+                    .text
+                    .as_deref()
+                    .is_none_or(|t| t.starts_with("running on "));
+                if !ours || self.status.text.as_deref() == Some(label.as_str()) {
+                    return false;
+                }
+                Some(label)
+            }
+            Some(Polled::Answered(status)) => status,
+        };
+        self.status.text = status;
+        if let Some(a) = self.tweaks.done.take() {
+            self.note_action(&a);
+        }
+        true
+    }
+
     pub fn note_action(&mut self, a: &crate::record::Action) {
         if let Some(status) = self.session.recording.action(a) {
             self.status.set(status);
@@ -324,14 +362,15 @@ impl App {
 
     /// `R`: starts recording the live stream to a new file in `record_dir`, or stops it.
     fn toggle_record(&mut self) {
-        let History::Live(ring) = &self.time.history else {
+        if self.time.is_replay() {
             return;
-        };
+        }
         let s = &mut self.session;
-        self.status.set(
-            s.recording
-                .toggle(&s.record_dir, ring.newest(), self.time.interval),
-        );
+        self.status.set(s.recording.toggle(
+            &s.record_dir,
+            self.time.history.newest(),
+            self.time.interval,
+        ));
     }
 
     /// Ends a recording on quit with a `stop` marker, so replay shows where it ended.

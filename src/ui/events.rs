@@ -1,6 +1,7 @@
 //! What the dashboard's event loop receives, and the threads that send it: the sampler (or
 //! the link of `perftop ssh`, through a `Feed`), the input reader and the signal catcher.
 
+use crate::record::stream::Streamed;
 use crate::sample::Sample;
 use crate::source::Reader;
 use anyhow::{Context, Result};
@@ -30,10 +31,12 @@ impl Ended {
 
 pub(super) enum Msg {
     Sample(Box<Sample>),
+    /// A remote host's sample with its frame, for the one dashboard of `perftop ssh HOST`.
+    Streamed(Box<Streamed>),
     /// Every process, after the sample it was listed with (only while the UI asks).
     Everyone(Box<crate::source::processes::everyone::Everyone>),
     /// A sample of host `.0` of the fleet screen, and that host's link state.
-    HostSample(usize, Box<Sample>),
+    HostSample(usize, Box<Streamed>),
     HostLink(usize, Option<String>),
     /// The state of the link samples come over (`perftop ssh`): None once they flow.
     Link(Option<String>),
@@ -53,11 +56,10 @@ pub struct Feed {
 }
 
 impl Feed {
-    pub fn sample(&self, s: Sample) -> bool {
-        let s = Box::new(s);
+    pub fn sample(&self, s: Box<Streamed>) -> bool {
         let m = match self.host {
             Some(i) => Msg::HostSample(i, s),
-            None => Msg::Sample(s),
+            None => Msg::Streamed(s),
         };
         self.tx.send(m).is_ok()
     }

@@ -3,8 +3,11 @@
 //! sorted by severity, and a host's full dashboard on Enter (Esc, with nothing open over that
 //! dashboard, comes back).
 //!
-//! The table is redrawn at most four times a second, however many hosts send samples: with 16
-//! hosts at 1 s, a draw per sample would be 16 draws a second for a screen a person reads.
+//! The table is redrawn at most once a second for new samples (at once for a key), however
+//! many hosts send them, and not at all when no row changed: with 16 hosts at 1 s, a draw per
+//! sample would be 16 draws a second for a screen a person reads, each host's numbers being
+//! per second anyway. A hidden host's sample is judged (its row shows its worst finding) but
+//! its panes are drawn only when it is opened.
 
 use super::app::{App, Effect};
 use super::events::{Ended, Msg};
@@ -21,8 +24,8 @@ use ratatui::{Frame, Terminal};
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
 
-/// The least time between two draws of the table.
-const TABLE_EVERY: Duration = Duration::from_millis(250);
+/// The least time between two draws of the table for new samples.
+const TABLE_EVERY: Duration = Duration::from_secs(1);
 
 /// One host's row, from its newest sample and its raised findings.
 #[derive(Debug, Clone, PartialEq)]
@@ -265,6 +268,9 @@ fn event_loop(
 ) -> Result<Ended> {
     let mut fleet = Fleet::default();
     let mut last_draw: Option<Instant> = None;
+    // The table as last drawn (None after a key, a resize or the dashboard): unchanged rows
+    // are not drawn again.
+    let mut drawn: Option<(Vec<Row>, usize)> = None;
     let mut dirty = true;
     loop {
         let now = Instant::now();
@@ -277,17 +283,29 @@ fn event_loop(
         };
         if draw_at.is_some_and(|d| d <= now) {
             let rows = rows(apps, labels);
-            terminal
-                .draw(|f| match fleet.open {
-                    Some(i) => render::draw(f, &apps[i], theme),
-                    None => draw(f, &rows, &fleet, theme),
-                })
-                .context("drawing")?;
-            last_draw = Some(Instant::now());
+            let same = fleet.open.is_none()
+                && drawn
+                    .as_ref()
+                    .is_some_and(|(r, sel)| *r == rows && *sel == fleet.selected);
+            if !same {
+                terminal
+                    .draw(|f| match fleet.open {
+                        Some(i) => render::draw(f, &apps[i], theme),
+                        None => draw(f, &rows, &fleet, theme),
+                    })
+                    .context("drawing")?;
+                last_draw = Some(Instant::now());
+            }
+            drawn = fleet.open.is_none().then_some((rows, fleet.selected));
             dirty = false;
         }
         let status = fleet.open.and_then(|i| apps[i].status.deadline());
-        let wake = [draw_at.filter(|_| dirty), status]
+        // A remote tweak step runs on its own thread; its answer is looked for here.
+        let step = apps
+            .iter()
+            .filter_map(|a| a.tweaks.remote_deadline(now))
+            .min();
+        let wake = [draw_at.filter(|_| dirty), status, step]
             .into_iter()
             .flatten()
             .min();
@@ -298,8 +316,11 @@ fn event_loop(
             match msg {
                 Msg::HostSample(i, s) => {
                     if let Some(app) = apps.get_mut(i) {
-                        app.push_sample(*s);
-                        app.session.self_cost.update();
+                        app.push_streamed(s);
+                        // perftop's own cost, in the header of the open dashboard only.
+                        if fleet.open == Some(i) {
+                            app.session.self_cost.update();
+                        }
                         dirty |= fleet.open.is_none_or(|o| o == i);
                     }
                 }
@@ -323,7 +344,9 @@ fn event_loop(
                         None => {
                             let rows = rows(apps, labels);
                             let e = fleet.key(k, &rows).unwrap_or(Effect::Redraw);
-                            if fleet.open.is_some() {
+                            if let Some(o) = fleet.open {
+                                // Its header's perftop cost is kept only while it is open.
+                                apps[o].session.self_cost.update();
                                 Effect::Repaint
                             } else {
                                 e
@@ -334,12 +357,13 @@ fn event_loop(
                         Effect::Quit => return Ok(Ended::Quit),
                         Effect::Repaint => {
                             term::repaint(terminal).context("repainting")?;
-                            last_draw = None;
+                            (last_draw, drawn) = (None, None);
                             dirty = true;
                         }
                         Effect::Suspend => {
                             term::suspend()?;
                             term::repaint(terminal).context("repainting")?;
+                            drawn = None;
                             dirty = true;
                         }
                         Effect::None => {}
@@ -351,26 +375,32 @@ fn event_loop(
                                     let _ = ctl.send(app.time.interval);
                                 }
                             }
-                            last_draw = None;
+                            (last_draw, drawn) = (None, None);
                             dirty = true;
                         }
                         Effect::Redraw => {
-                            last_draw = None;
+                            (last_draw, drawn) = (None, None);
                             dirty = true;
                         }
                     }
                 }
                 Msg::Input(Event::Resize(_, _)) => {
-                    last_draw = None;
+                    (last_draw, drawn) = (None, None);
                     dirty = true;
                 }
                 Msg::Signal(sig) if sig == signal_hook::consts::SIGCONT => {
                     term::repaint(terminal).context("repainting")?;
+                    drawn = None;
                     dirty = true;
                 }
                 Msg::Signal(sig) => return Ok(Ended::Signal(sig)),
                 _ => {}
             }
+        }
+        for (i, app) in apps.iter_mut().enumerate() {
+            // A step's answer lands in its host's dashboard, open or not.
+            let changed = app.poll_remote_step(Instant::now());
+            dirty |= changed && fleet.open == Some(i);
         }
         if let Some(i) = fleet.open {
             dirty |= apps[i].expire_status(Instant::now());

@@ -1,11 +1,13 @@
-//! The samples the dashboard's view moves over: the live ring, or a recording opened for replay
-//! with its decoder state; what lies between samples (gaps, tweak actions) for the timeline bar
+//! The samples the dashboard's view moves over: the live ring, a remote host's stream frames
+//! (`perftop ssh`), or a recording opened for replay with its decoder state; what lies between samples (gaps, tweak actions) for the timeline bar
 //! and the status line, and each sample derived against its predecessor.
 
 use super::ring::SampleRing;
+use super::stream_ring::StreamRing;
 use crate::assess::Assessed;
 use crate::derive::{derive, Derived};
 use crate::findings::Thresholds;
+use crate::record::stream::Streamed;
 use crate::record::{walk, Decoder, EventKind, Recording};
 use crate::sample::Sample;
 use std::time::Duration;
@@ -35,7 +37,23 @@ impl Replayed {
 #[allow(clippy::large_enum_variant)]
 pub enum History {
     Live(SampleRing),
+    /// A remote host's samples, kept as the frames its stream sent.
+    Stream(StreamRing),
     Replay(Box<Replayed>),
+}
+
+/// A new sample for a live history: read here, or come over a stream with its frame.
+// Moved straight into the history, once a sample: boxing the sample would cost an allocation.
+#[allow(clippy::large_enum_variant)]
+pub enum Incoming {
+    Sampled(Sample),
+    Streamed(Box<Streamed>),
+}
+
+impl From<Sample> for Incoming {
+    fn from(s: Sample) -> Incoming {
+        Incoming::Sampled(s)
+    }
 }
 
 /// A mark on the timeline bar.
@@ -65,9 +83,40 @@ impl History {
         matches!(self, History::Replay(_))
     }
 
+    /// Adds a live sample: the newest before it (moved out) and how many old ones were dropped
+    /// to make room; None in replay, or when the sample does not fit this history (a streamed
+    /// one is kept as its frame; a sample read here has none).
+    pub fn push(&mut self, s: Incoming) -> Option<(Option<Sample>, usize)> {
+        match (self, s) {
+            (History::Live(r), Incoming::Sampled(s)) => Some((r.take_newest(), r.push(s))),
+            (History::Live(r), Incoming::Streamed(s)) => Some((r.take_newest(), r.push(s.sample))),
+            (History::Stream(r), Incoming::Streamed(s)) => Some((r.take_newest(), r.push(*s))),
+            _ => None,
+        }
+    }
+
+    /// The newest live sample, decoded.
+    pub fn newest(&self) -> Option<&Sample> {
+        match self {
+            History::Live(r) => r.newest(),
+            History::Stream(r) => r.newest(),
+            History::Replay(_) => None,
+        }
+    }
+
+    /// Bytes the history holds for its samples (a recording's are on disk: 0).
+    pub fn bytes(&self) -> usize {
+        match self {
+            History::Live(r) => r.bytes(),
+            History::Stream(r) => r.bytes(),
+            History::Replay(_) => 0,
+        }
+    }
+
     pub fn len(&self) -> usize {
         match self {
             History::Live(r) => r.len(),
+            History::Stream(r) => r.len(),
             History::Replay(r) => r.rec.len(),
         }
     }
@@ -79,6 +128,7 @@ impl History {
     pub fn wall_ms(&self, i: usize) -> Option<i64> {
         match self {
             History::Live(r) => r.wall_ms(i),
+            History::Stream(r) => r.wall_ms(i),
             History::Replay(r) => r.rec.samples.get(i).map(|s| s.wall_ms),
         }
     }
@@ -89,6 +139,7 @@ impl History {
     pub fn first_index(&self) -> usize {
         match self {
             History::Live(r) => usize::from(r.dropped > 0 && r.len() > 1),
+            History::Stream(r) => usize::from(r.dropped > 0 && r.len() > 1),
             History::Replay(_) => 0,
         }
     }
@@ -98,6 +149,7 @@ impl History {
     pub fn sample(&mut self, i: usize) -> Result<Sample, String> {
         match self {
             History::Live(r) => r.get(i).ok_or_else(|| format!("sample {i} is gone")),
+            History::Stream(r) => r.get(i),
             History::Replay(r) => r
                 .rec
                 .decode(i, &mut r.dec)
@@ -109,7 +161,7 @@ impl History {
     /// decodes its chain from there), `i` itself in the live ring.
     pub fn chain_start(&self, i: usize) -> usize {
         match self {
-            History::Live(_) => i,
+            History::Live(_) | History::Stream(_) => i,
             History::Replay(r) => r.rec.samples.get(i).map_or(i, |s| s.key.min(i)),
         }
     }
@@ -118,7 +170,7 @@ impl History {
     pub fn has_prev(&self, i: usize) -> bool {
         i > 0
             && match self {
-                History::Live(_) => true,
+                History::Live(_) | History::Stream(_) => true,
                 History::Replay(r) => walk::prev_of(&r.rec, i).is_some(),
             }
     }
@@ -127,6 +179,7 @@ impl History {
     pub fn seek(&self, wall_ms: i64) -> usize {
         match self {
             History::Live(r) => r.seek(wall_ms),
+            History::Stream(r) => r.seek(wall_ms),
             History::Replay(r) => r.rec.seek(wall_ms),
         }
     }
@@ -134,7 +187,7 @@ impl History {
     /// Gap and action marks with their times (replay only; the live ring has none).
     pub fn marks(&self) -> Vec<(i64, Mark)> {
         match self {
-            History::Live(_) => Vec::new(),
+            History::Live(_) | History::Stream(_) => Vec::new(),
             History::Replay(r) => r
                 .rec
                 .events

@@ -24,6 +24,9 @@ pub mod oom;
 pub mod panes;
 pub mod prefs;
 pub mod prompt;
+pub mod remote_dialog_view;
+pub mod remote_knobs;
+pub mod remote_step;
 pub mod remote_tweak;
 pub mod render;
 pub mod ring;
@@ -32,6 +35,7 @@ pub mod selfcost;
 pub mod session;
 pub mod spans;
 pub mod status;
+pub mod stream_ring;
 pub mod term;
 pub mod theme;
 pub mod timeline;
@@ -213,6 +217,21 @@ fn live_app(opts: &Options) -> App {
     app
 }
 
+/// The dashboard of a remote host (`perftop ssh`): a live one whose history keeps the frames
+/// the host's stream sends (`stream_ring`), as many samples as the local ring would keep.
+pub fn remote_app(opts: &Options) -> App {
+    let mut app = live_app(opts);
+    let keep = match &app.time.history {
+        history::History::Live(r) => r.capacity(),
+        _ => 2,
+    };
+    app.time.history = history::History::Stream(stream_ring::StreamRing::new(
+        keep,
+        ring::DEFAULT_BUDGET_BYTES,
+    ));
+    app
+}
+
 /// The dashboard of a remote host: `start` is given the feed and starts what reads the host
 /// (its own threads). `host` names the host in the header; the tweak keys act on `remote`.
 pub fn run_fed(
@@ -223,7 +242,7 @@ pub fn run_fed(
 ) -> Result<Ended> {
     need_terminal("ssh HOST perftop batch")?;
     let theme = opts.look.theme()?;
-    let mut app = live_app(&opts);
+    let mut app = remote_app(&opts);
     app.session.privilege = format!("ssh {host}");
     app.session.link = Some("connecting".into());
     app.tweaks.remote = Some(remote_tweak::RemoteTweaks { remote });
@@ -262,7 +281,7 @@ pub fn run_fleet(
         .iter()
         .zip(remotes)
         .map(|(l, remote)| {
-            let mut app = live_app(&opts);
+            let mut app = remote_app(&opts);
             app.session.privilege = format!("ssh {l} · Esc: the fleet");
             app.session.link = Some("connecting".into());
             app.tweaks.remote = Some(remote_tweak::RemoteTweaks { remote });
@@ -345,10 +364,14 @@ fn event_loop(
             (None, _) => None,
         };
         // Wake for the next playback step or for the footer message to go, whichever is first.
-        let wake = [next_step, app.status.deadline()]
-            .into_iter()
-            .flatten()
-            .min();
+        let wake = [
+            next_step,
+            app.status.deadline(),
+            app.tweaks.remote_deadline(Instant::now()),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
         let Some(first) = events::next_message(rx, wake) else {
             return Ok(Ended::Quit);
         };
@@ -365,6 +388,11 @@ fn event_loop(
             match msg {
                 Msg::Sample(s) => {
                     app.push_sample(*s);
+                    app.session.self_cost.update();
+                    redraw = true;
+                }
+                Msg::Streamed(s) => {
+                    app.push_streamed(s);
                     app.session.self_cost.update();
                     redraw = true;
                 }
@@ -407,6 +435,7 @@ fn event_loop(
                 Msg::Signal(sig) => return Ok(Ended::Signal(sig)),
             }
         }
+        redraw |= app.poll_remote_step(Instant::now());
         redraw |= app.expire_status(Instant::now());
         app.sync_want();
         if repaint {

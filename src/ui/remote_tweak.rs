@@ -5,52 +5,37 @@
 //! journalled change (`tweak undo --dry-run`) and `y` restores that very change (`--id N`).
 //!
 //! Nothing is applied here: the remote's journal and audit log are the record. Each step is one
-//! `ssh` (`remote::tweak`), waited for (at most `ANSWER_WITHIN`) while the dashboard holds its
-//! frame: a tweak is a deliberate, rare act and its answer is what the person waits for.
+//! `ssh` (`remote::tweak`), which may take up to `ANSWER_WITHIN`: the keys here only ask for it
+//! (`Outcome::start`), `remote_step` runs it on a thread while the dashboard goes on, and its
+//! answer comes back through `answered`.
 
-use super::dialog_box::{DialogView, Tone};
-use super::wrap::{hang, wrap};
-use crate::remote::tweak::{Answer, Remote, ANSWER_WITHIN};
+pub use super::remote_knobs::{parse_list, read_back, RemoteKnob};
+use crate::remote::tweak::{Answer, Remote};
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
-/// One knob of the remote's `perftop tweak list`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RemoteKnob {
-    pub name: String,
-    pub now: String,
-    pub allowed: String,
-    pub description: String,
-    pub disabled: Option<String>,
+/// What the answer of a step is for.
+#[derive(Debug, Clone)]
+pub enum Then {
+    /// `tweak list`: the knob menu.
+    Menu,
+    /// `tweak set --dry-run`: the preview; refused, back to `back` (the menu, value typed).
+    Propose {
+        knob: String,
+        value: String,
+        back: Box<RemoteDialog>,
+    },
+    /// `tweak undo --dry-run`: the undo preview.
+    Undo,
+    /// `tweak set --yes` or `tweak undo --id N --yes`: the read-back.
+    Apply(Done),
 }
 
-/// Reads `perftop tweak list`: a line per knob (`NAME NOW allowed: WORDS`), its description and
-/// `disabled: WHY` indented under it; `warning: …` lines after them.
-pub fn parse_list(text: &str) -> (Vec<RemoteKnob>, Vec<String>) {
-    let (mut knobs, mut warnings) = (Vec::<RemoteKnob>::new(), Vec::new());
-    for line in text.lines() {
-        if let Some(w) = line.strip_prefix("warning: ") {
-            warnings.push(w.to_string());
-        } else if let Some(rest) = line.strip_prefix("    ") {
-            let Some(k) = knobs.last_mut() else { continue };
-            if let Some(why) = rest.strip_prefix("disabled: ") {
-                k.disabled = Some(why.to_string());
-            } else if !rest.starts_with("equivalent: ") && k.description.is_empty() {
-                k.description = rest.to_string();
-            }
-        } else if let Some((head, allowed)) = line.split_once(" allowed: ") {
-            let mut words = head.split_whitespace();
-            if let (Some(name), Some(now)) = (words.next(), words.next()) {
-                knobs.push(RemoteKnob {
-                    name: name.to_string(),
-                    now: now.to_string(),
-                    allowed: allowed.trim().to_string(),
-                    description: String::new(),
-                    disabled: None,
-                });
-            }
-        }
-    }
-    (knobs, warnings)
+/// A step to start: the remote `perftop tweak` words, what it is in words, what its answer is for.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub args: Vec<String>,
+    pub what: String,
+    pub then: Then,
 }
 
 /// What `y` on a remote preview did, for the recording's timeline.
@@ -98,6 +83,8 @@ pub struct Outcome {
     pub dialog: Option<RemoteDialog>,
     pub status: Option<String>,
     pub done: Option<Done>,
+    /// A step to run on the remote; its answer makes the next outcome (`answered`).
+    pub start: Option<Request>,
 }
 
 impl Outcome {
@@ -106,6 +93,30 @@ impl Outcome {
             dialog,
             status: Some(one_line(&s.into())),
             done: None,
+            start: None,
+        }
+    }
+
+    fn dialog(d: RemoteDialog) -> Outcome {
+        Outcome {
+            dialog: Some(d),
+            status: None,
+            done: None,
+            start: None,
+        }
+    }
+
+    /// Runs `perftop tweak ARGS` there; `what` names it on the status line meanwhile.
+    fn start(args: &[&str], what: String, then: Then) -> Outcome {
+        Outcome {
+            dialog: None,
+            status: None,
+            done: None,
+            start: Some(Request {
+                args: args.iter().map(|a| a.to_string()).collect(),
+                what,
+                then,
+            }),
         }
     }
 }
@@ -123,38 +134,53 @@ impl RemoteTweaks {
         self.remote.target.label()
     }
 
-    fn ask(&self, args: &[&str]) -> Answer {
-        self.remote.run(args, ANSWER_WITHIN)
+    /// `a`: asks for the remote's knob list.
+    pub fn menu(&self) -> Outcome {
+        Outcome::start(&["list"], "tweak list".into(), Then::Menu)
     }
 
-    /// `a`: the remote's knob list.
-    pub fn menu(&self) -> Outcome {
-        match self.ask(&["list"]) {
+    /// A step's answer, as the dialog or the status line it makes.
+    pub fn answered(&self, then: Then, a: Answer) -> Outcome {
+        match then {
+            Then::Menu => self.menu_answer(a),
+            Then::Propose { knob, value, back } => {
+                let out = self.preview(&knob, &value, a);
+                match out.dialog {
+                    // Refused: back to the typing, the reason on the status line.
+                    None => Outcome::status(Some(*back), out.status.unwrap_or_default()),
+                    Some(_) => out,
+                }
+            }
+            Then::Undo => self.undo_answer(a),
+            Then::Apply(done) => self.applied(done, a),
+        }
+    }
+
+    /// The knob menu from `tweak list`'s answer.
+    fn menu_answer(&self, a: Answer) -> Outcome {
+        match a {
             Answer::Done(text) => {
                 let (knobs, warnings) = parse_list(&text);
                 if knobs.is_empty() {
                     return Outcome::status(None, format!("{}: no knobs listed", self.host()));
                 }
-                Outcome {
-                    dialog: Some(RemoteDialog::Menu {
-                        host: self.host(),
-                        knobs,
-                        warnings,
-                        sel: 0,
-                        typing: None,
-                    }),
-                    status: None,
-                    done: None,
-                }
+                Outcome::dialog(RemoteDialog::Menu {
+                    host: self.host(),
+                    knobs,
+                    warnings,
+                    sel: 0,
+                    typing: None,
+                })
             }
             other => Outcome::status(None, other.text()),
         }
     }
 
-    /// The remote's preview of setting `knob` to `value`, in a dialog that names the host.
-    pub fn propose(&self, knob: &str, value: &str) -> Outcome {
+    /// The remote's preview of setting `knob` to `value` (its answer to `set --dry-run`), in a
+    /// dialog that names the host.
+    fn preview(&self, knob: &str, value: &str, a: Answer) -> Outcome {
         let host = self.host();
-        match self.ask(&["set", "--dry-run", "--", knob, value]) {
+        match a {
             Answer::Done(text) => {
                 let lines: Vec<String> = text.lines().map(str::to_string).collect();
                 if !lines
@@ -163,30 +189,35 @@ impl RemoteTweaks {
                 {
                     return Outcome::status(None, format!("{host}: {knob}: already {value}"));
                 }
-                Outcome {
-                    dialog: Some(RemoteDialog::Confirm {
-                        title: format!("on {host}: set {knob} → {value}?"),
-                        lines,
-                        run: ["set", "--yes", "--", knob, value]
-                            .map(String::from)
-                            .to_vec(),
-                        done: Done::Applied {
-                            knob: knob.to_string(),
-                            value: value.to_string(),
-                        },
-                    }),
-                    status: None,
-                    done: None,
-                }
+                Outcome::dialog(RemoteDialog::Confirm {
+                    title: format!("on {host}: set {knob} → {value}?"),
+                    lines,
+                    run: ["set", "--yes", "--", knob, value]
+                        .map(String::from)
+                        .to_vec(),
+                    done: Done::Applied {
+                        knob: knob.to_string(),
+                        value: value.to_string(),
+                    },
+                })
             }
             other => Outcome::status(None, format!("{host}: {}", strip_host(&host, other))),
         }
     }
 
-    /// `u`: the remote's preview of undoing its last journalled change.
+    /// `u`: asks for the remote's preview of undoing its last journalled change.
     pub fn undo(&self) -> Outcome {
+        Outcome::start(
+            &["undo", "--dry-run"],
+            "tweak undo --dry-run".into(),
+            Then::Undo,
+        )
+    }
+
+    /// The undo preview from `undo --dry-run`'s answer.
+    fn undo_answer(&self, a: Answer) -> Outcome {
         let host = self.host();
-        match self.ask(&["undo", "--dry-run"]) {
+        match a {
             Answer::Done(text) => {
                 let first = text.lines().next().unwrap_or_default();
                 // `undo change #N: KNOB → VALUE:`
@@ -199,18 +230,14 @@ impl RemoteTweaks {
                 let Some((id, knob, was)) = parsed else {
                     return Outcome::status(None, format!("{host}: undo: {}", text.trim()));
                 };
-                Outcome {
-                    dialog: Some(RemoteDialog::Confirm {
-                        title: format!("on {host}: undo #{id} ({knob})?"),
-                        lines: text.lines().map(str::to_string).collect(),
-                        run: ["undo", "--id", &id.to_string(), "--yes"]
-                            .map(String::from)
-                            .to_vec(),
-                        done: Done::Undone { id, knob, was },
-                    }),
-                    status: None,
-                    done: None,
-                }
+                Outcome::dialog(RemoteDialog::Confirm {
+                    title: format!("on {host}: undo #{id} ({knob})?"),
+                    lines: text.lines().map(str::to_string).collect(),
+                    run: ["undo", "--id", &id.to_string(), "--yes"]
+                        .map(String::from)
+                        .to_vec(),
+                    done: Done::Undone { id, knob, was },
+                })
             }
             other => Outcome::status(None, format!("{host}: {}", strip_host(&host, other))),
         }
@@ -235,7 +262,19 @@ impl RemoteTweaks {
                         typing,
                     })
                 };
+                let choices = knobs.get(sel).and_then(RemoteKnob::choices);
                 if let Some(text) = &mut typing {
+                    // A knob of a few values: ↑/↓ pick the next or previous one.
+                    if let (Some(c), KeyCode::Up | KeyCode::Down) = (&choices, ev.code) {
+                        let at = c.iter().position(|v| v == text.trim());
+                        let next = match (ev.code, at) {
+                            (KeyCode::Up, Some(i)) => i.saturating_sub(1),
+                            (KeyCode::Down, Some(i)) => (i + 1).min(c.len() - 1),
+                            _ => 0,
+                        };
+                        *text = c.get(next).cloned().unwrap_or_default();
+                        return Outcome::status(stay(sel, typing), "");
+                    }
                     if super::line_edit::edit(text, &ev, 64) {
                         return Outcome::status(stay(sel, typing), "");
                     }
@@ -243,15 +282,23 @@ impl RemoteTweaks {
                         KeyCode::Esc => Outcome::status(stay(sel, None), ""),
                         KeyCode::Enter if !text.trim().is_empty() => {
                             let name = knobs.get(sel).map_or("", |k| k.name.as_str());
-                            let out = self.propose(name, text.trim());
-                            match out.dialog {
-                                // Refused: back to the typing, the reason on the status line.
-                                None => Outcome::status(
-                                    stay(sel, typing),
-                                    out.status.unwrap_or_default(),
-                                ),
-                                Some(_) => out,
-                            }
+                            let value = text.trim().to_string();
+                            let back = stay(sel, typing.clone());
+                            Outcome::start(
+                                &["set", "--dry-run", "--", name, &value],
+                                format!("tweak set {name} {value} --dry-run"),
+                                Then::Propose {
+                                    knob: name.to_string(),
+                                    value: value.clone(),
+                                    back: Box::new(back.unwrap_or(RemoteDialog::Menu {
+                                        host: host.clone(),
+                                        knobs: Vec::new(),
+                                        warnings: Vec::new(),
+                                        sel: 0,
+                                        typing: None,
+                                    })),
+                                },
+                            )
                         }
                         _ => Outcome::status(stay(sel, typing), ""),
                     };
@@ -275,7 +322,15 @@ impl RemoteTweaks {
                                 format!("{name}: disabled on {}: {why}", self.host()),
                             );
                         }
-                        None => typing = Some(String::new()),
+                        // A pick-list starts on the value it has now (or the first one).
+                        None => {
+                            let now = knobs.get(sel).map(|k| k.now.clone()).unwrap_or_default();
+                            typing = Some(match &choices {
+                                Some(c) if c.contains(&now) => now,
+                                Some(c) => c.first().cloned().unwrap_or_default(),
+                                None => String::new(),
+                            })
+                        }
                     },
                     _ => {}
                 }
@@ -285,68 +340,44 @@ impl RemoteTweaks {
                 if ev.code != KeyCode::Char('y') {
                     return Outcome::status(None, "cancelled: nothing changed");
                 }
-                let host = self.host();
                 let args: Vec<&str> = run.iter().map(String::as_str).collect();
-                match self.ask(&args) {
-                    Answer::Done(text) => Outcome {
-                        dialog: None,
-                        status: Some(one_line(&format!(
-                            "{host}: {} · {}",
-                            match &done {
-                                Done::Applied { knob, value } => {
-                                    format!("{knob} = {value} there (u undoes it)")
-                                }
-                                Done::Undone { id, knob, .. } =>
-                                    format!("#{id} {knob} restored there"),
-                            },
-                            read_back(&text),
-                        ))),
-                        done: Some(done),
-                    },
-                    // Whether the remote finished is its journal's to say (it journals before
-                    // it writes): `u` previews its last change once the link is back.
-                    Answer::Lost(why) => Outcome::status(
-                        None,
-                        format!("{why} · once it is back, u shows whether the change was made"),
-                    ),
-                    Answer::Refused(text) => {
-                        Outcome::status(None, format!("{host}: NOT DONE: {}", read_back(&text)))
-                    }
-                    other => Outcome::status(None, format!("{host}: {}", strip_host(&host, other))),
-                }
+                let what = format!("tweak {}", args.join(" "));
+                Outcome::start(&args, what, Then::Apply(done))
             }
         }
     }
-}
 
-/// The remote's report without the preview it printed first (the lines with `→`, its notes):
-/// what was written and read back (`ok`, `FAILED`, `restored`), warnings, errors.
-/// Many files that all read back alike (a governor on 64 CPUs) are counted, not listed.
-pub fn read_back(text: &str) -> String {
-    let mut keep: Vec<&str> = Vec::new();
-    for l in text.lines().map(str::trim) {
-        // The last word (`applied; …`, `undone`) is said by the dashboard's own words first.
-        let last_word = l.starts_with("applied; ") || l == "undone";
-        if l.is_empty()
-            || last_word
-            || l.contains(" → ")
-            || l.starts_with("note: ")
-            || keep.contains(&l)
-        {
-            continue;
+    /// The read-back of `set --yes` or `undo --id N --yes`.
+    fn applied(&self, done: Done, a: Answer) -> Outcome {
+        let host = self.host();
+        match a {
+            Answer::Done(text) => Outcome {
+                dialog: None,
+                status: Some(one_line(&format!(
+                    "{host}: {} · {}",
+                    match &done {
+                        Done::Applied { knob, value } => {
+                            format!("{knob} = {value} there (u undoes it)")
+                        }
+                        Done::Undone { id, knob, .. } => format!("#{id} {knob} restored there"),
+                    },
+                    read_back(&text),
+                ))),
+                done: Some(done),
+                start: None,
+            },
+            // Whether the remote finished is its journal's to say (it journals before
+            // it writes): `u` previews its last change once the link is back.
+            Answer::Lost(why) => Outcome::status(
+                None,
+                format!("{why} · once it is back, u shows whether the change was made"),
+            ),
+            Answer::Refused(text) => {
+                Outcome::status(None, format!("{host}: NOT DONE: {}", read_back(&text)))
+            }
+            other => Outcome::status(None, format!("{host}: {}", strip_host(&host, other))),
         }
-        keep.push(l);
     }
-    let ok = keep.iter().filter(|l| l.starts_with("ok ")).count();
-    if ok > 2 {
-        let first = keep.iter().position(|l| l.starts_with("ok ")).unwrap_or(0);
-        keep.retain(|l| !l.starts_with("ok "));
-        let n = format!("{ok} files written and read back");
-        let mut out: Vec<String> = keep.iter().map(|l| l.to_string()).collect();
-        out.insert(first.min(out.len()), n);
-        return out.join("\n");
-    }
-    keep.join("\n")
 }
 
 /// An answer's words without a leading `HOST: ` (the caller says the host once).
@@ -357,119 +388,9 @@ fn strip_host(host: &str, a: Answer) -> String {
         .to_string()
 }
 
-impl RemoteDialog {
-    pub fn view(&self, width: usize) -> DialogView {
-        match self {
-            RemoteDialog::Confirm { title, lines, .. } => DialogView {
-                title: title.clone(),
-                lines: lines
-                    .iter()
-                    .flat_map(|l| {
-                        let tone = if l.contains(" → ") {
-                            Tone::Head
-                        } else {
-                            Tone::Text
-                        };
-                        wrap(l, width).into_iter().map(move |w| (tone, w))
-                    })
-                    .collect(),
-                hint: "y applies there · Enter/Esc/n cancel".into(),
-                focus: None,
-            },
-            RemoteDialog::Menu {
-                host,
-                knobs,
-                warnings,
-                sel,
-                typing,
-            } => {
-                let mut lines = Vec::new();
-                let mut focus = None;
-                for (i, k) in knobs.iter().enumerate() {
-                    let start = lines.len();
-                    let mark = if i == *sel { ">" } else { " " };
-                    let head = format!("{mark} {:<28} {:<12} {}", k.name, k.now, k.allowed);
-                    let tone = match (i == *sel, &k.disabled) {
-                        (true, _) => Tone::Selected,
-                        (false, Some(_)) => Tone::Dim,
-                        (false, None) => Tone::Text,
-                    };
-                    // Columns as `tweak list` pads them; a line too long for the box wraps.
-                    if head.chars().count() <= width {
-                        lines.push((tone, head));
-                    } else {
-                        lines.extend(hang("", &head, width).into_iter().map(|l| (tone, l)));
-                    }
-                    if let Some(why) = &k.disabled {
-                        lines.extend(
-                            hang("    disabled: ", why, width)
-                                .into_iter()
-                                .map(|l| (Tone::Dim, l)),
-                        );
-                    }
-                    if i == *sel {
-                        if let Some(t) = typing {
-                            lines.push((Tone::Head, format!("    new value: {t}_")));
-                        }
-                        focus = Some(start..lines.len());
-                    }
-                }
-                for w in warnings {
-                    lines.extend(
-                        hang("warning: ", w, width)
-                            .into_iter()
-                            .map(|l| (Tone::Warn, l)),
-                    );
-                }
-                DialogView {
-                    title: format!("knobs on {host} (set there, journalled there)"),
-                    lines,
-                    hint: if typing.is_some() {
-                        "type the value · Enter previews · Esc back".into()
-                    } else {
-                        "↑/↓ pick · Enter a value · Esc closes".into()
-                    },
-                    focus,
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_remote_list_reads_back_into_knobs() {
-        let text = "vm.swappiness                  60             allowed: 0 – 200\n    \
-                    how eagerly the kernel swaps\n\
-                    governor                       -              allowed: \n    \
-                    the CPU frequency governor\n    disabled: no cpufreq here\n    \
-                    equivalent: echo VALUE | sudo tee /x\n\
-                    warning: tuned is running and may set these back\n";
-        let (knobs, warnings) = parse_list(text);
-        assert_eq!(
-            knobs,
-            [
-                RemoteKnob {
-                    name: "vm.swappiness".into(),
-                    now: "60".into(),
-                    allowed: "0 – 200".into(),
-                    description: "how eagerly the kernel swaps".into(),
-                    disabled: None,
-                },
-                RemoteKnob {
-                    name: "governor".into(),
-                    now: "-".into(),
-                    allowed: String::new(),
-                    description: "the CPU frequency governor".into(),
-                    disabled: Some("no cpufreq here".into()),
-                }
-            ]
-        );
-        assert_eq!(warnings, ["tuned is running and may set these back"]);
-    }
 
     /// The menu's keys that stay here (no ssh): a disabled knob says why naming the host, an
     /// enabled one opens the value box, Esc goes back to the list, Esc again closes.
@@ -517,22 +438,46 @@ mod tests {
         assert!(r.key(d, key(KeyCode::Esc)).dialog.is_none());
     }
 
-    /// `tweak set --yes`'s output as `mode::tweak::set` prints it: the preview, the report.
+    /// A knob of a few values (`allowed: a, b`) is picked with ↑/↓ in the value box, starting
+    /// on its value there; Enter asks the remote for the preview of the one picked. A range
+    /// is typed as before.
     #[test]
-    fn the_read_back_leaves_the_preview_out() {
-        let out = "vm.swappiness → 61\n  vm.swappiness /proc/sys/vm/swappiness: 60 → 61\n  \
-                   ok      vm.swappiness proc/sys/vm/swappiness = 61\n\
-                   applied; `perftop tweak undo` restores the old values\n";
-        assert_eq!(
-            read_back(out),
-            "ok      vm.swappiness proc/sys/vm/swappiness = 61"
+    fn a_choice_knob_is_picked_from_its_list() {
+        let r = RemoteTweaks {
+            remote: Remote {
+                target: crate::remote::Target::parse("db1").expect("target"),
+                root: None,
+                state_dir: None,
+            },
+        };
+        let list = "governor  powersave  allowed: performance, powersave, schedutil\n    gov\n\
+                    vm.swappiness  60  allowed: 0 – 200\n    swap\n";
+        let out = r.answered(Then::Menu, Answer::Done(list.into()));
+        let key = |c| KeyEvent::new(c, ratatui::crossterm::event::KeyModifiers::NONE);
+        let mut d = out.dialog.expect("the menu");
+        for k in [KeyCode::Enter, KeyCode::Down] {
+            d = r.key(d, key(k)).dialog.expect("still open");
+        }
+        let v = d.view(80);
+        assert!(
+            v.lines
+                .iter()
+                .any(|(_, l)| l == "    ↑/↓: performance powersave [schedutil]"),
+            "{:?}",
+            v.lines
         );
-        let many: String = (0..4)
-            .map(|i| format!("  ok      cpu{i} x = performance\n"))
-            .collect();
+        let out = r.key(d, key(KeyCode::Enter));
+        let start = out.start.expect("a preview asked for");
         assert_eq!(
-            read_back(&format!("governor → performance\n{many}applied\n")),
-            "4 files written and read back\napplied"
+            start.args,
+            ["set", "--dry-run", "--", "governor", "schedutil"]
         );
+        // The range knob still types: ↓ then Enter on it opens an empty value box.
+        let out = r.answered(Then::Menu, Answer::Done(list.into()));
+        let mut d = out.dialog.expect("the menu");
+        for k in [KeyCode::Down, KeyCode::Enter, KeyCode::Down] {
+            d = r.key(d, key(k)).dialog.expect("still open");
+        }
+        assert!(matches!(&d, RemoteDialog::Menu { sel: 1, typing: Some(t), .. } if t.is_empty()));
     }
 }

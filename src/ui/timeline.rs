@@ -4,7 +4,7 @@
 //! the OOM kills). The moves that live pause and replay share (step, jump to a time, jump by a
 //! duration, oldest/newest) are its methods; the judge and the footer are passed in.
 
-use super::history::History;
+use super::history::{History, Incoming};
 use super::judge::Judge;
 use super::keymap::{Action, Effect};
 use super::oom::OomLog;
@@ -12,7 +12,6 @@ use super::status::Status;
 use super::trend::TrendPoint;
 use crate::assess::Assessed;
 use crate::explain::brief::Running;
-use crate::sample::Sample;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
@@ -98,19 +97,17 @@ impl Timeline {
     /// Adds a new live sample, judged by `judge` (whose tracker follows the live sequence even
     /// while the view is paused on the past). While paused or stepping back the view stays where
     /// it is.
-    pub fn push_live(&mut self, s: Sample, judge: &mut Judge) {
-        let History::Live(ring) = &mut self.history else {
+    pub fn push_live(&mut self, s: impl Into<Incoming>, judge: &mut Judge) {
+        let Some((prev, dropped)) = self.history.push(s.into()) else {
             return;
         };
-        let prev = ring.take_newest();
-        let dropped = ring.push(s);
-        judge.remember_baselines(ring.len());
+        judge.remember_baselines(self.history.len());
         if dropped > 0 {
             if let Some(v) = self.view.as_mut() {
                 *v = v.saturating_sub(dropped).max(1);
             }
         }
-        let Some(cur) = ring.newest() else {
+        let Some(cur) = self.history.newest() else {
             return;
         };
         let latest = judge.next(prev.as_ref(), cur);

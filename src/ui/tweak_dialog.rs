@@ -7,6 +7,7 @@
 
 use super::dialog_box::{DialogView, Tone};
 use super::knob_menu::{KnobMenu, Step};
+use super::remote_step::{Polled, Running};
 use super::remote_tweak::{Done, Outcome, RemoteDialog, RemoteTweaks};
 use super::scroll::{Move, Scroll};
 use super::tweak_preview::{change_lines, old_values, plan_lines};
@@ -90,6 +91,8 @@ pub struct TweakState {
     /// `perftop ssh`: the tweak keys act on that host, through its own perftop
     /// (`remote_tweak`); nothing is applied here.
     pub remote: Option<RemoteTweaks>,
+    /// The remote step in flight, if any (`remote_step`): one at a time.
+    pub running: Option<Running>,
     /// The dirty thresholds the kernel set at the newest sample, for a dirty knob's preview
     /// to say where they move (`tweak_effect`); kept up to date by the App.
     pub dirty: Option<crate::derive::memory::DirtyMetrics>,
@@ -229,6 +232,9 @@ impl TweakState {
     /// `a`: every knob, its value, what it accepts or why it is disabled; pick and set.
     pub fn menu(&mut self) -> Option<String> {
         if let Some(r) = &self.remote {
+            if let Some(busy) = &self.running {
+                return Some(busy.busy());
+            }
             let out = r.menu();
             self.scroll.reset();
             return self.remote_outcome(out);
@@ -273,6 +279,9 @@ impl TweakState {
     /// `u`: preview restoring the last journalled change.
     pub fn undo(&mut self) -> Option<String> {
         if let Some(r) = &self.remote {
+            if let Some(busy) = &self.running {
+                return Some(busy.busy());
+            }
             let out = r.undo();
             return self.remote_outcome(out);
         }
@@ -317,8 +326,18 @@ impl TweakState {
         }
     }
 
-    /// A remote step's outcome: its dialog opened (or kept), its change for the timeline.
+    /// A remote step's outcome: its dialog opened (or kept), its change for the timeline, the
+    /// next step started on its thread (the status line says it runs).
     fn remote_outcome(&mut self, out: Outcome) -> Option<String> {
+        if let (Some(req), Some(r)) = (out.start, &self.remote) {
+            if let Some(busy) = &self.running {
+                return Some(busy.busy());
+            }
+            let run = Running::start(&r.remote, req);
+            let label = run.label(std::time::Instant::now());
+            self.running = Some(run);
+            return Some(label);
+        }
         if let Some(d) = out.dialog {
             // A preview opens at its top; the menu keeps its selection in view itself.
             if matches!(d, RemoteDialog::Confirm { .. }) {
@@ -340,6 +359,28 @@ impl TweakState {
             }
         });
         out.status.filter(|s| !s.is_empty())
+    }
+
+    /// The remote step in flight: None while there is none; its status line while it runs
+    /// (its seconds moving), or once its answer came, what the answer made (its dialog open).
+    pub fn poll_remote(&mut self, now: std::time::Instant) -> Option<Polled> {
+        let run = self.running.as_ref()?;
+        let Some(answer) = run.answer() else {
+            return Some(Polled::Running(run.label(now)));
+        };
+        let run = self.running.take()?;
+        let out = self.remote.as_ref()?.answered(run.then, answer);
+        if out.dialog.is_some() {
+            self.scroll.reset();
+        }
+        Some(Polled::Answered(self.remote_outcome(out)))
+    }
+
+    /// When the event loop should look at the remote step again (None: none runs).
+    pub fn remote_deadline(&self, now: std::time::Instant) -> Option<std::time::Instant> {
+        self.running
+            .as_ref()
+            .map(|_| now + super::remote_step::POLL)
     }
 
     /// A key while a dialog is open; returns the status line.

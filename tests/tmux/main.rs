@@ -15,6 +15,7 @@ mod prompt_keys;
 mod ssh;
 mod ssh_sudo;
 mod ssh_tweak;
+mod ssh_tweak_slow;
 mod terminal_bytes;
 mod tmux;
 mod tmux_everyone;

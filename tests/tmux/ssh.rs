@@ -15,14 +15,14 @@ const WAIT: Duration = Duration::from_secs(40);
 /// A synthetic host under incident, rewritten every second (its counters move, so rates and
 /// findings exist): memory PSI "full" 40% of each interval, past the 10% that raises
 /// `memory stalls` as critical.
-struct Incident {
-    root: PathBuf,
+pub(crate) struct Incident {
+    pub(crate) root: PathBuf,
     stop: Arc<AtomicBool>,
     _tmp: tempfile::TempDir,
 }
 
 impl Incident {
-    fn start() -> Incident {
+    pub(crate) fn start() -> Incident {
         let tmp = tempfile::tempdir().expect("temp dir");
         let root = tmp.path().join("host");
         let stop = Arc::new(AtomicBool::new(false));
