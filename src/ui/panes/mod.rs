@@ -17,18 +17,45 @@ pub use extras::sparkline;
 pub use table::{fitting, header_line, row_line, Lens};
 pub use view::{Opts, View};
 
+thread_local! {
+    /// Table cells built on this thread by `model` and for the rows drawn (`Later`): the
+    /// count of a frame's work that `tests/it/frame_work.rs` holds to its committed figure.
+    static CELLS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Table cells built on this thread so far (see `CELLS`); a frame's is the difference.
+pub fn cells_built() -> u64 {
+    CELLS.with(|c| c.get())
+}
+
+fn note_cells(n: usize) {
+    CELLS.with(|c| c.set(c.get() + n as u64));
+}
+
 /// The pane's model for this view (zoomed or not). Built once per pane per frame: the title
-/// and the body, at any row budget, are laid out from the same one.
+/// and the body, at any row budget, are laid out from the same one. The CPU rows' cells are
+/// built for the rows drawn (`Later::Cpu`).
 pub fn model(p: Pane, v: &View) -> PaneView {
     let oom = v.opts.oom.since(v.d.host.wall_ms);
-    crate::view::pane(
+    let m = crate::view::pane(
         p,
         v.d,
         &Ctx::new(v.opts.thresholds, v.detail)
             .with_oom(Some(oom))
             .with_proc_sort(v.opts.proc_sort)
-            .with_everyone(v.opts.everyone),
-    )
+            .with_everyone(v.opts.everyone)
+            .with_lazy_rows(true),
+    );
+    let cells: usize = m
+        .body
+        .iter()
+        .map(|b| match b {
+            Block::Table(t) => t.rows.iter().chain(&t.groups).map(|r| r.cells.len()).sum(),
+            _ => 0,
+        })
+        .sum();
+    note_cells(cells);
+    m
 }
 
 /// `1 CPU power  /cpu1 <headline>`: the pane's kept filter (or the one being typed) after its
