@@ -5,6 +5,7 @@
 mod extras;
 mod table;
 mod view;
+mod work;
 
 use super::spans::{note, span};
 use crate::units::fit;
@@ -16,21 +17,8 @@ use ratatui::text::{Line, Span};
 pub use extras::sparkline;
 pub use table::{fitting, header_line, row_line, Lens};
 pub use view::{Opts, View};
-
-thread_local! {
-    /// Table cells built on this thread by `model` and for the rows drawn (`Later`): the
-    /// count of a frame's work that `tests/it/frame_work.rs` holds to its committed figure.
-    static CELLS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-/// Table cells built on this thread so far (see `CELLS`); a frame's is the difference.
-pub fn cells_built() -> u64 {
-    CELLS.with(|c| c.get())
-}
-
-fn note_cells(n: usize) {
-    CELLS.with(|c| c.set(c.get() + n as u64));
-}
+pub use work::cells_built;
+use work::note_cells;
 
 /// The pane's model for this view (zoomed or not). Built once per pane per frame: the title
 /// and the body, at any row budget, are laid out from the same one. The CPU rows' cells are

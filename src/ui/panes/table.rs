@@ -126,7 +126,7 @@ pub fn table(
             ),
             _ => Vec::new(),
         };
-        super::note_cells(later.len());
+        super::work::note_cells(later.len());
         let own = if later.is_empty() { &r.cells } else { &later };
         let cells: Vec<(String, Style)> = keep
             .iter()
