@@ -11,7 +11,9 @@
 #
 # Intervals: perftop -d 1; htop -d 10 (tenths of a second); btop update_ms = 1000 in a private
 # config dir (XDG_CONFIG_HOME; btop 1.2 has no command-line option for it); atop 1.
-# Environment: PERFTOP_BIN (default target/release/perftop, built if missing).
+# Environment: PERFTOP_BIN (default target/release/perftop, built if missing); PERFTOP_BASE, a
+# second perftop binary run beside it in the same run (row "perftop-base"), for before/after
+# pairs that share the machine's load.
 #
 # Zoomed mode (the Processes pane's full list on screen, issue 42's "2,000 processes, Processes
 # pane zoomed" row):
@@ -69,6 +71,7 @@ start() { # name command...
     tools+=("$name")
 }
 start perftop "$BIN" -d 1
+[ -n "${PERFTOP_BASE:-}" ] && start perftop-base "$PERFTOP_BASE" -d 1
 command -v htop >/dev/null && start htop htop -d 10
 if [ -z "$ZOOM_PROCS" ]; then
     command -v btop >/dev/null && start btop env XDG_CONFIG_HOME="$TMP/xdg" btop --utf-force
@@ -76,6 +79,7 @@ if [ -z "$ZOOM_PROCS" ]; then
 elif [ -z "${UNZOOMED:-}" ]; then
     sleep 1
     tm send-keys -t perftop 8 Enter
+    [ -n "${PERFTOP_BASE:-}" ] && tm send-keys -t perftop-base 8 Enter
 fi
 
 declare -A cpu0

@@ -1,7 +1,7 @@
 //! CPU power pane: busy/steal, idle driver and states, frequency driver and governors; one row
 //! per online CPU (and one per package for big hosts), the cpufreq policies when zoomed.
 
-use super::model::{cell, col, lcol, Block, Cells, Level, PaneView, Row, Table};
+use super::model::{cell, col, lcol, Block, Cell, Cells, Level, PaneView, Row, Table};
 use super::Ctx;
 use crate::cpulist::CpuList;
 use crate::derive::{CpuMetrics, Derived};
@@ -147,13 +147,61 @@ fn facts(d: &Derived) -> Cells {
     s
 }
 
-fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
-    let l = &x.levels;
+/// The idle-state columns shown: the deepest `max_states` (8 zoomed, else 4), and how many
+/// shallower ones are left out.
+fn shown_states(d: &Derived, x: &Ctx) -> (Vec<String>, usize) {
     let mut names = state_names(&d.cpus);
     // Deepest states matter most; keep the last ones when a driver exposes more.
     let max_states = if x.detail { 8 } else { 4 };
     let hidden_states = names.len().saturating_sub(max_states);
     names.drain(..hidden_states);
+    (names, hidden_states)
+}
+
+/// A CPU row's cells after its name, under the `names` idle-state columns.
+fn row_cells(c: &CpuMetrics, names: &[String], x: &Ctx) -> Vec<Cell> {
+    let l = &x.levels;
+    let mut v = vec![
+        cell(pct(c.c0_pct), l.busy(c.c0_pct)),
+        cell(pct(c.user_pct), Level::Text),
+        cell(pct(c.system_pct), Level::Text),
+        cell(pct(c.iowait_pct), l.iowait(c.iowait_pct)),
+        cell(pct(c.steal_pct), l.steal(c.steal_pct)),
+        match c.mhz {
+            Some(m) if c.mhz_stale => cell(format!("{m:.0}?"), Level::Dim),
+            m => cell(num(m, 0), Level::Text),
+        },
+        cell(compact(c.wakeups_per_s), Level::Text),
+    ];
+    for n in names {
+        let s = c.states.iter().find(|s| &s.name == n);
+        let mut text = pct(s.and_then(|s| s.residency_pct));
+        if c.residency_scaled && s.is_some_and(|s| s.residency_pct.is_some()) {
+            text.push('~');
+        }
+        if s.and_then(|s| s.disabled) == Some(true) {
+            text = "off".into();
+        }
+        v.push(cell(text, Level::Text));
+    }
+    v.push(cell(pct(c.miss_pct), l.idle_miss(c.miss_pct)));
+    v
+}
+
+/// Every cell of CPU `cpu`'s row (`Later::Cpu`): what `body` leaves out of the rows on a
+/// screen, built for the rows drawn. Empty for a CPU the interval does not hold.
+pub fn cells_of(d: &Derived, x: &Ctx, cpu: u64) -> Vec<Cell> {
+    let Some(c) = d.cpus.iter().find(|c| c.online && u64::from(c.cpu) == cpu) else {
+        return Vec::new();
+    };
+    let (names, _) = shown_states(d, x);
+    let mut v = vec![cell(c.cpu.to_string(), Level::Text)];
+    v.extend(row_cells(c, &names, x));
+    v
+}
+
+fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
+    let (names, hidden_states) = shown_states(d, x);
     let mut cols = vec![
         lcol("CPU", 6),
         col("C0%", 5),
@@ -166,36 +214,13 @@ fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
     ];
     cols.extend(names.iter().map(|n| col(n, 6)));
     cols.push(col("miss%", 5));
-    let cells = |c: &CpuMetrics| {
-        let mut v = vec![
-            cell(pct(c.c0_pct), l.busy(c.c0_pct)),
-            cell(pct(c.user_pct), Level::Text),
-            cell(pct(c.system_pct), Level::Text),
-            cell(pct(c.iowait_pct), l.iowait(c.iowait_pct)),
-            cell(pct(c.steal_pct), l.steal(c.steal_pct)),
-            match c.mhz {
-                Some(m) if c.mhz_stale => cell(format!("{m:.0}?"), Level::Dim),
-                m => cell(num(m, 0), Level::Text),
-            },
-            cell(compact(c.wakeups_per_s), Level::Text),
-        ];
-        for n in &names {
-            let s = c.states.iter().find(|s| &s.name == n);
-            let mut text = pct(s.and_then(|s| s.residency_pct));
-            if c.residency_scaled && s.is_some_and(|s| s.residency_pct.is_some()) {
-                text.push('~');
-            }
-            if s.and_then(|s| s.disabled) == Some(true) {
-                text = "off".into();
-            }
-            v.push(cell(text, Level::Text));
-        }
-        v.push(cell(pct(c.miss_pct), l.idle_miss(c.miss_pct)));
-        v
-    };
-    let row = |name: String, natural: u64, c: &CpuMetrics| {
+    // On a screen the CPU rows' cells wait for the rows drawn (a screenful of 4096); the
+    // package rows, a few, are built whole.
+    let row_with = |name: String, natural: u64, c: &CpuMetrics, whole: bool| {
         let mut v = vec![cell(name.clone(), Level::Text)];
-        v.extend(cells(c));
+        if whole {
+            v.extend(row_cells(c, &names, x));
+        }
         Row {
             name,
             load: c.c0_pct.unwrap_or(-1.0),
@@ -204,11 +229,15 @@ fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
             quiet: false,
         }
     };
+    let row = |name: String, natural: u64, c: &CpuMetrics| row_with(name, natural, c, true);
     let online: Vec<&CpuMetrics> = d.cpus.iter().filter(|c| c.online).collect();
     let mut t = Table::new(cols, "CPUs", super::model::Order::Natural);
+    if x.lazy_rows {
+        t.later = Some(super::model::Later::Cpu);
+    }
     t.rows = online
         .iter()
-        .map(|c| row(c.cpu.to_string(), u64::from(c.cpu), c))
+        .map(|c| row_with(c.cpu.to_string(), u64::from(c.cpu), c, !x.lazy_rows))
         // The filter knows a CPU as the headlines and findings name it (`cpu1`), and by its
         // number as the table shows it.
         .map(|mut r| {

@@ -36,6 +36,9 @@ pub struct Ctx<'a> {
     pub proc_sort: processes::ProcSort,
     /// Every process (the dashboard's full list), shown instead of the sample's kept ones.
     pub everyone: Option<&'a crate::source::processes::everyone::Everyone>,
+    /// A screen: tables of one row per CPU leave each row's cells but the name to be built for
+    /// the rows drawn (`model::Later::Cpu`); a text report builds every row.
+    pub lazy_rows: bool,
 }
 
 /// OOM kills since perftop started (live) or since the recording's first sample (replay), up
@@ -54,7 +57,13 @@ impl<'a> Ctx<'a> {
             oom: None,
             proc_sort: processes::ProcSort::default(),
             everyone: None,
+            lazy_rows: false,
         }
+    }
+
+    pub fn with_lazy_rows(mut self, lazy: bool) -> Self {
+        self.lazy_rows = lazy;
+        self
     }
 
     pub fn with_everyone(

@@ -154,6 +154,8 @@ pub struct Table {
     pub empty: Option<String>,
     /// The rows' cells are left empty and built only for the rows drawn (see `Later`).
     pub later: Option<Later>,
+    /// What `later` needs beyond a row's key: `Later::IrqCpu`'s interrupt types, by column.
+    pub keys: Vec<String>,
 }
 
 /// Whose cells a renderer builds for the rows it draws, from the row's `natural` key: a list
@@ -163,6 +165,13 @@ pub struct Table {
 pub enum Later {
     /// `view::everyone::cells_of`.
     Everyone,
+    /// `view::cpu::cells_of`: the CPU pane's row per CPU (4096 on a big host, a screenful
+    /// drawn). The row keeps its first cell, the name a filter matches.
+    Cpu,
+    /// `view::softirq::cells_of`: the Softirq/NIC pane's row per CPU, as `Cpu`.
+    SoftirqCpu,
+    /// `view::softirq::irq_cells_of`: the interrupts per CPU, under the types in `Table::keys`.
+    IrqCpu,
 }
 
 impl Table {
@@ -175,6 +184,7 @@ impl Table {
             what,
             empty: None,
             later: None,
+            keys: Vec::new(),
         }
     }
 }

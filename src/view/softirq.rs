@@ -5,7 +5,7 @@
 mod irq;
 
 use super::model::{
-    cell, col, lcol, xcol, xlcol, Block, Cells, Level, Order, PaneView, Row, Table,
+    cell, col, lcol, xcol, xlcol, Block, Cell, Cells, Level, Order, PaneView, Row, Table,
 };
 use super::Ctx;
 use crate::cpulist::CpuList;
@@ -88,8 +88,46 @@ fn headline(d: &Derived, x: &Ctx) -> Cells {
     s
 }
 
-fn cpus(d: &Derived, x: &Ctx) -> Table {
+/// A softirq CPU row's every cell, its number first.
+fn row_cells(c: &SoftirqCpuMetrics, x: &Ctx) -> Vec<Cell> {
     let l = &x.levels;
+    vec![
+        cell(c.cpu.to_string(), Level::Text),
+        cell(pct(c.soft_pct), l.soft_pct(c.soft_pct)),
+        cell(pct(c.irq_pct), l.irq_pct(c.irq_pct)),
+        cell(compact(rate(c, "NET_RX")), Level::Text),
+        cell(compact(rate(c, "NET_TX")), Level::Text),
+        cell(compact(c.softnet_processed_per_s), Level::Text),
+        cell(
+            compact(c.softnet_dropped_per_s),
+            l.softnet_drops(c.softnet_dropped_per_s),
+        ),
+        cell(
+            compact(c.softnet_squeezed_per_s),
+            l.squeezes(c.softnet_squeezed_per_s),
+        ),
+        cell(c.backlog.map_or("-".into(), |b| b.to_string()), Level::Text),
+        cell(pct(c.ksoftirqd_pct), l.ksoftirqd(c.ksoftirqd_pct)),
+        cell(compact(rate(c, "TIMER")), Level::Text),
+        cell(compact(rate(c, "BLOCK")), Level::Text),
+        cell(compact(rate(c, "SCHED")), Level::Text),
+        cell(compact(rate(c, "RCU")), Level::Text),
+        cell(compact(c.softnet_rps_per_s), Level::Text),
+    ]
+}
+
+pub use irq::cells_of as irq_cells_of;
+
+/// Every cell of CPU `cpu`'s softirq row (`Later::SoftirqCpu`), built for the rows drawn.
+/// Empty for a CPU the interval does not hold.
+pub fn cells_of(d: &Derived, x: &Ctx, cpu: u64) -> Vec<Cell> {
+    d.softirq_cpus
+        .iter()
+        .find(|c| c.online && u64::from(c.cpu) == cpu)
+        .map_or_else(Vec::new, |c| row_cells(c, x))
+}
+
+fn cpus(d: &Derived, x: &Ctx) -> Table {
     let mut t = Table::new(
         vec![
             lcol("CPU", 5),
@@ -112,6 +150,9 @@ fn cpus(d: &Derived, x: &Ctx) -> Table {
         Order::Load,
     );
     t.empty = Some("- (no CPUs in /proc/softirqs)".into());
+    if x.lazy_rows {
+        t.later = Some(super::model::Later::SoftirqCpu);
+    }
     for c in d.softirq_cpus.iter().filter(|c| c.online) {
         t.rows.push(Row {
             // As the headline names it (`hot cpu1`); the number shown matches too.
@@ -120,29 +161,12 @@ fn cpus(d: &Derived, x: &Ctx) -> Table {
             load: c.soft_pct.unwrap_or(0.0) * 1e6 + c.softnet_processed_per_s.unwrap_or(0.0),
             natural: u64::from(c.cpu),
             quiet: false,
-            cells: vec![
-                cell(c.cpu.to_string(), Level::Text),
-                cell(pct(c.soft_pct), l.soft_pct(c.soft_pct)),
-                cell(pct(c.irq_pct), l.irq_pct(c.irq_pct)),
-                cell(compact(rate(c, "NET_RX")), Level::Text),
-                cell(compact(rate(c, "NET_TX")), Level::Text),
-                cell(compact(c.softnet_processed_per_s), Level::Text),
-                cell(
-                    compact(c.softnet_dropped_per_s),
-                    l.softnet_drops(c.softnet_dropped_per_s),
-                ),
-                cell(
-                    compact(c.softnet_squeezed_per_s),
-                    l.squeezes(c.softnet_squeezed_per_s),
-                ),
-                cell(c.backlog.map_or("-".into(), |b| b.to_string()), Level::Text),
-                cell(pct(c.ksoftirqd_pct), l.ksoftirqd(c.ksoftirqd_pct)),
-                cell(compact(rate(c, "TIMER")), Level::Text),
-                cell(compact(rate(c, "BLOCK")), Level::Text),
-                cell(compact(rate(c, "SCHED")), Level::Text),
-                cell(compact(rate(c, "RCU")), Level::Text),
-                cell(compact(c.softnet_rps_per_s), Level::Text),
-            ],
+            // On a screen the cells wait for the rows drawn (a screenful of 4096).
+            cells: if x.lazy_rows {
+                vec![cell(c.cpu.to_string(), Level::Text)]
+            } else {
+                row_cells(c, x)
+            },
         });
     }
     t

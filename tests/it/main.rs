@@ -26,6 +26,7 @@ mod fast_samples;
 mod findings;
 mod first_look;
 mod fixture_roots;
+mod frame_work;
 mod header_label;
 mod iostat;
 mod irq_turns;

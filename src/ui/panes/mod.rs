@@ -5,6 +5,7 @@
 mod extras;
 mod table;
 mod view;
+mod work;
 
 use super::spans::{note, span};
 use crate::units::fit;
@@ -16,19 +17,33 @@ use ratatui::text::{Line, Span};
 pub use extras::sparkline;
 pub use table::{fitting, header_line, row_line, Lens};
 pub use view::{Opts, View};
+pub use work::cells_built;
+use work::note_cells;
 
 /// The pane's model for this view (zoomed or not). Built once per pane per frame: the title
-/// and the body, at any row budget, are laid out from the same one.
+/// and the body, at any row budget, are laid out from the same one. The CPU rows' cells are
+/// built for the rows drawn (`Later::Cpu`).
 pub fn model(p: Pane, v: &View) -> PaneView {
     let oom = v.opts.oom.since(v.d.host.wall_ms);
-    crate::view::pane(
+    let m = crate::view::pane(
         p,
         v.d,
         &Ctx::new(v.opts.thresholds, v.detail)
             .with_oom(Some(oom))
             .with_proc_sort(v.opts.proc_sort)
-            .with_everyone(v.opts.everyone),
-    )
+            .with_everyone(v.opts.everyone)
+            .with_lazy_rows(true),
+    );
+    let cells: usize = m
+        .body
+        .iter()
+        .map(|b| match b {
+            Block::Table(t) => t.rows.iter().chain(&t.groups).map(|r| r.cells.len()).sum(),
+            _ => 0,
+        })
+        .sum();
+    note_cells(cells);
+    m
 }
 
 /// `1 CPU power  /cpu1 <headline>`: the pane's kept filter (or the one being typed) after its

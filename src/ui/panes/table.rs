@@ -107,8 +107,26 @@ pub fn table(
             (Some(Later::Everyone), Some(all)) if r.cells.is_empty() => {
                 crate::view::everyone::cells_of(all, r.natural)
             }
+            // Package rows (`t.groups`) are whole; a CPU row holds only its name.
+            (Some(Later::Cpu), _) if r.cells.len() == 1 => crate::view::cpu::cells_of(
+                v.d,
+                &crate::view::Ctx::new(v.opts.thresholds, v.detail),
+                r.natural,
+            ),
+            (Some(Later::SoftirqCpu), _) if r.cells.len() == 1 => crate::view::softirq::cells_of(
+                v.d,
+                &crate::view::Ctx::new(v.opts.thresholds, v.detail),
+                r.natural,
+            ),
+            (Some(Later::IrqCpu), _) if r.cells.len() == 1 => crate::view::softirq::irq_cells_of(
+                v.d,
+                &crate::view::Ctx::new(v.opts.thresholds, v.detail),
+                &t.keys,
+                r.natural,
+            ),
             _ => Vec::new(),
         };
+        super::work::note_cells(later.len());
         let own = if later.is_empty() { &r.cells } else { &later };
         let cells: Vec<(String, Style)> = keep
             .iter()

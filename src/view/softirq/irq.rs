@@ -6,7 +6,7 @@ use crate::cpulist::CpuList;
 use crate::derive::{Derived, IrqCpuMetrics, IrqKind};
 use crate::units::compact;
 use crate::view::model::{
-    cell, col, lcol, opt_cell, xcol, xlcol, Block, Cell, Column, Level, Order, Row, Table,
+    cell, col, lcol, opt_cell, xcol, xlcol, Block, Cell, Column, Later, Level, Order, Row, Table,
 };
 use crate::view::Ctx;
 
@@ -116,7 +116,6 @@ fn rank(k: IrqKind) -> u8 {
 /// Per CPU: every hard interrupt, the IPIs, and each per-type row the kernel prints (timer and
 /// the main IPIs always; the others when some CPU took any, as extra columns).
 pub fn per_cpu(d: &Derived, x: &Ctx) -> Table {
-    let l = &x.levels;
     let m = &d.interrupts;
     let rate = |c: &IrqCpuMetrics, name: &str| c.rates.get(name).copied().flatten();
     let mut types: Vec<_> = m
@@ -147,32 +146,68 @@ pub fn per_cpu(d: &Derived, x: &Ctx) -> Table {
             .as_deref()
             .unwrap_or("no CPU header in /proc/interrupts")
     ));
+    if x.lazy_rows {
+        // On a screen the cells wait for the rows drawn (a screenful of 4096 CPUs); the
+        // columns' interrupt types are kept for them.
+        t.later = Some(Later::IrqCpu);
+        t.keys = types.iter().map(|ty| ty.name.clone()).collect();
+    }
+    let kinds: Vec<(&str, &IrqKind)> = types
+        .iter()
+        .map(|ty| (ty.name.as_str(), &ty.kind))
+        .collect();
     for c in &m.cpus {
-        let storm = l.ipi(c.call_tlb_per_s);
-        let mut cells = vec![
-            cell(c.cpu.to_string(), Level::Text),
-            cell(compact(c.hard_irq_per_s), Level::Text),
-            cell(compact(c.ipi_per_s), Level::Text),
-        ];
-        for ty in &types {
-            let r = rate(c, &ty.name);
-            let level = match ty.kind {
-                IrqKind::Call | IrqKind::Tlb => storm,
-                _ if r.is_none() => Level::Dim,
-                _ => Level::Text,
-            };
-            cells.push(cell(compact(r), level));
-        }
         t.rows.push(Row {
             // As the CPU tables name it (`cpu1`).
             name: format!("cpu{}", c.cpu),
             load: c.hard_irq_per_s.unwrap_or(0.0),
             natural: u64::from(c.cpu),
             quiet: false,
-            cells,
+            cells: if x.lazy_rows {
+                vec![cell(c.cpu.to_string(), Level::Text)]
+            } else {
+                row_cells(c, &kinds, x)
+            },
         });
     }
     t
+}
+
+/// A per-CPU interrupt row's every cell, its number first, under the `types` columns.
+fn row_cells(c: &IrqCpuMetrics, types: &[(&str, &IrqKind)], x: &Ctx) -> Vec<Cell> {
+    let storm = x.levels.ipi(c.call_tlb_per_s);
+    let mut cells = vec![
+        cell(c.cpu.to_string(), Level::Text),
+        cell(compact(c.hard_irq_per_s), Level::Text),
+        cell(compact(c.ipi_per_s), Level::Text),
+    ];
+    for (name, kind) in types {
+        let r = c.rates.get(*name).copied().flatten();
+        let level = match kind {
+            IrqKind::Call | IrqKind::Tlb => storm,
+            _ if r.is_none() => Level::Dim,
+            _ => Level::Text,
+        };
+        cells.push(cell(compact(r), level));
+    }
+    cells
+}
+
+/// Every cell of CPU `cpu`'s row of `per_cpu` (`Later::IrqCpu`) under the interrupt types
+/// `keys` (the table's), built for the rows drawn. Empty for a CPU the interval does not hold.
+pub fn cells_of(d: &Derived, x: &Ctx, keys: &[String], cpu: u64) -> Vec<Cell> {
+    let m = &d.interrupts;
+    let Some(c) = m.cpus.iter().find(|c| u64::from(c.cpu) == cpu) else {
+        return Vec::new();
+    };
+    let kinds: Vec<(&str, &IrqKind)> = keys
+        .iter()
+        .filter_map(|k| {
+            let ty = m.types.iter().find(|ty| &ty.name == k)?;
+            Some((ty.name.as_str(), &ty.kind))
+        })
+        .collect();
+    row_cells(c, &kinds, x)
 }
 
 /// What the per-CPU table cannot say: the machine's rates, where they come from, and what the
