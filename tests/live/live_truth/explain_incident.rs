@@ -215,10 +215,52 @@ fn explain_of_a_real_incident_matches_the_kernels_record() {
     // An episode's start is its first interval's start, its end the last interval's end: the
     // sample that saw it is within the 1 s interval, and our reads are 100 ms apart.
     let near = |(a, b): (i64, i64), (c, d): (i64, i64)| a <= d + 1200 && c <= b + 1200;
-    let unsupported: Vec<_> = dirty_eps
+    // An episode with no span near it is judged by the reads around it (its window, 1.2 s
+    // either side): where two reads lie over 300 ms apart (this reader starved: a clean-clone
+    // run beside three builds, load 10, had 1 of 2 episodes unsupported) or Dirty came within
+    // 20% of the threshold (a crossing between two reads 100 ms apart is not ruled out), it is
+    // noted, not judged; an episode with Dirty nowhere near the threshold fails (wrong units or
+    // a wrong threshold would be off by 4x or 1024x).
+    let around = |(a, b): (i64, i64)| -> (i64, f64) {
+        let near: Vec<&Read> = reads
+            .iter()
+            .filter(|r| r.0 >= a - 1200 && r.0 <= b + 1200)
+            .collect();
+        let gap = near
+            .windows(2)
+            .map(|w| w[1].0 - w[0].0)
+            .max()
+            .unwrap_or(i64::MAX);
+        let ratio = near
+            .iter()
+            .filter(|r| r.2 > 0)
+            .map(|r| r.1 as f64 / r.2 as f64)
+            .fold(0.0, f64::max);
+        (gap, ratio)
+    };
+    let mut unsupported = Vec::new();
+    for e in dirty_eps
         .iter()
         .filter(|e| !spans.iter().any(|s| near(**e, *s)))
-        .collect();
+    {
+        match around(*e) {
+            (gap, _) if gap > 300 => t.note(
+                "dirty episode without a span near it",
+                &format!("{e:?}"),
+                &format!("reads {gap} ms apart there (this reader starved): not judged"),
+            ),
+            (_, ratio) if ratio >= 0.8 => t.note(
+                "dirty episode without a span near it",
+                &format!("{e:?}"),
+                &format!(
+                    "Dirty reached {:.0}% of the threshold there: a crossing between reads \
+                     is not ruled out, not judged",
+                    ratio * 100.0
+                ),
+            ),
+            _ => unsupported.push(e),
+        }
+    }
     t.holds(
         "dirty episodes the kernel's record holds",
         format!(
