@@ -61,6 +61,7 @@
 
 mod csv;
 pub mod cut;
+pub mod digest;
 pub mod dump;
 pub mod format;
 mod inflate;

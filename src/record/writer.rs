@@ -231,6 +231,19 @@ impl<W: Write> Writer<W> {
         Ok(())
     }
 
+    /// Appends a record that is not a sample (a digest), as given.
+    pub fn record(
+        &mut self,
+        kind: RecordType,
+        payload: &[u8],
+        wall_ms: i64,
+        mono_ns: u64,
+    ) -> io::Result<()> {
+        self.buf.clear();
+        encode_frame(&mut self.buf, kind, wall_ms, mono_ns, payload);
+        self.emit()
+    }
+
     /// Appends a gap/restart marker.
     pub fn gap(&mut self, g: &Gap, wall_ms: i64, mono_ns: u64) -> io::Result<()> {
         let json = serde_json::to_vec(g).map_err(io::Error::other)?;
@@ -371,6 +384,8 @@ pub struct Recorder {
     retention: Retention,
     interval: Duration,
     last_sync_ms: i64,
+    /// Judges each interval and writes a digest when the findings change.
+    digester: super::digest::Digester,
     /// Total samples and bytes written by this recorder (all segments).
     pub samples: u64,
     pub bytes: u64,
@@ -446,6 +461,7 @@ impl Recorder {
             retention,
             interval,
             last_sync_ms: wall_ms(),
+            digester: super::digest::Digester::new(crate::findings::Thresholds::default()),
             samples: 0,
         };
         r.apply_retention();
@@ -457,6 +473,12 @@ impl Recorder {
         segment_path(&self.base, self.segment)
     }
 
+    /// Judges the digests with `t` (the config's thresholds) instead of the defaults; call it
+    /// before the first sample.
+    pub fn judge_with(&mut self, t: crate::findings::Thresholds) {
+        self.digester = super::digest::Digester::new(t);
+    }
+
     pub fn sample(&mut self, s: &Sample) -> io::Result<()> {
         if self
             .retention
@@ -466,7 +488,11 @@ impl Recorder {
             self.rotate(s)?;
         }
         let before = self.writer.bytes();
-        self.writer.sample(s, mono_ns())?;
+        let mono = mono_ns();
+        if let Some((kind, p)) = self.digester.next(s, self.writer.samples()) {
+            self.writer.record(kind, p, s.time.wall_ms, mono)?;
+        }
+        self.writer.sample(s, mono)?;
         self.bytes += self.writer.bytes() - before;
         self.samples += 1;
         // Keyframes are the recovery points: make them durable about once a minute.
