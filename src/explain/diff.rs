@@ -197,6 +197,13 @@ pub fn diff(a: Side, b: Side) -> Diff {
         for u in &s.unreadable {
             warnings.push(format!("{name}: {u}"));
         }
+        if s.read.digests {
+            let n = s.rows.iter().filter(|r| r.sampled).count();
+            warnings.push(format!(
+                "{name}: medians and p95 from {n} intervals sampled evenly over the window (read through the recorder's digests; PERFTOP_EXPLAIN_FULL=1 decodes all {})",
+                s.intervals
+            ));
+        }
     }
     let only = |x: &Side, y: &Side| -> Vec<String> {
         x.findings

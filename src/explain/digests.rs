@@ -24,6 +24,14 @@ pub const SAMPLED: usize = 720;
 /// compare with are learned again before the intervals that matter.
 pub const WARM: usize = 60;
 
+/// The even sample's interval lies up to this many intervals after its keyframe.
+const OFFSETS: usize = 16;
+
+/// A well-spread sequence (Knuth's multiplicative hash): the sample's offset in chain `c`.
+fn spread(c: usize) -> usize {
+    (c as u32).wrapping_mul(2_654_435_761).rotate_right(16) as usize
+}
+
 /// When the plan would decode more than this share of the window, decoding all of it costs
 /// little more and gives the full walk's exact baselines.
 const MOST: f64 = 0.6;
@@ -166,18 +174,24 @@ pub fn plan(rec: &Recording, (lo, hi): (i64, i64), t: &Thresholds) -> Option<Pla
             r = r.saturating_sub(WARM);
         }
     }
-    // The even sample: intervals that end just after a keyframe (two records to decode).
-    let keyed: Vec<usize> = (0..n)
-        .filter(|&r| {
-            let i = ends[r];
-            rec.samples[i - 1].is_key && walk::prev_of(rec, i) == Some(i - 1)
-        })
+    // The even sample: one interval in each chosen chain (keyframe), at most [`SAMPLED`].
+    let keys: Vec<usize> = (0..n)
+        .filter(|&r| rec.samples[ends[r] - 1].is_key)
         .collect();
-    let stride = keyed.len().div_ceil(SAMPLED).max(1);
+    let stride = keys.len().div_ceil(SAMPLED).max(1);
     let mut sampled = vec![false; n];
-    for &r in keyed.iter().step_by(stride) {
-        sampled[r] = true;
-        decode[r] = true;
+    for (c, &r) in keys.iter().step_by(stride).enumerate() {
+        // Not always the interval after the keyframe: a host's load that repeats every
+        // minute (cron) would be seen at one phase only. An offset of up to OFFSETS - 1 steps
+        // costs decoding that many records' text (not parsing them).
+        let key = ends[r] - 1;
+        let r = r + spread(c) % OFFSETS;
+        let Some(&i) = ends.get(r) else { continue };
+        // Both its samples in the keyframe's chain, and no gap between them.
+        if rec.samples[i - 1].key == key && walk::prev_of(rec, i) == Some(i - 1) {
+            sampled[r] = true;
+            decode[r] = true;
+        }
     }
     if decode.iter().filter(|d| **d).count() as f64 > MOST * n as f64 {
         return None;

@@ -186,16 +186,19 @@ fn digests_give_the_full_walks_episodes_from_a_fifth_of_the_decoding() {
         };
         assert!(qn.sampled && !fnn.sampled);
         assert!(qn.quiet >= 20, "{} quiet intervals sampled", qn.quiet);
+        // The quiet stall time steps by 0.05% (it repeats every 2 and 3 s): the sampled
+        // quantiles may land one step off, no more.
         for (a, b) in [(qn.median, fnn.median), (qn.p95, fnn.p95)] {
             assert!(
-                (a - b).abs() <= 0.1 * b.abs().max(0.01),
+                (a - b).abs() <= (0.1 * b.abs()).max(0.051),
                 "sampled {a} vs all {b}"
             );
         }
     }
     let text = explain::render::text::render(&quick, 80);
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        text.contains("quiet intervals sampled over the window"),
+        words.contains("quiet intervals sampled over the window"),
         "{text}"
     );
 }
