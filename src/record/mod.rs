@@ -73,6 +73,7 @@ pub mod numdiff;
 mod numfields;
 pub(crate) mod openmetrics;
 pub mod reader;
+mod recorder;
 mod scan;
 pub mod service;
 mod source;
