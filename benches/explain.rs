@@ -11,6 +11,8 @@
 #[path = "../tests/support/synth/mod.rs"]
 mod synth;
 
+use perftop::findings::Thresholds;
+use perftop::record::digest::Digester;
 use perftop::record::writer::header_for;
 use perftop::record::Writer;
 use perftop::root::Root;
@@ -37,8 +39,9 @@ fn psi(some: u64, full: u64) -> Option<PsiResource> {
 }
 
 /// The day's recording: synthetic samples with PSI and swap counters that grow steadily, and
-/// fast during the first five minutes of every hour.
-fn write_day(path: &std::path::Path) -> usize {
+/// fast during the first five minutes of every hour, each interval judged and its digest
+/// written as `perftop record` does. Returns the bytes written and those of the digests.
+fn write_day(path: &std::path::Path) -> (usize, usize) {
     let spec = SynthSpec {
         cpus: 2,
         nodes: 1,
@@ -55,6 +58,9 @@ fn write_day(path: &std::path::Path) -> usize {
         .collect();
     let h = header_for(&base[0], Duration::from_secs(1), 0);
     let mut w = Writer::new(Vec::with_capacity(64 << 20), &h).expect("header");
+    let mut judge = Digester::new(Thresholds::default());
+    let mut digest_bytes = 0;
+    let mut judging = Duration::ZERO;
     let (mut stall, mut swap) = (0u64, 0u64);
     for i in 0..DAY {
         let mut s = base[i % base.len()].clone();
@@ -70,17 +76,35 @@ fn write_day(path: &std::path::Path) -> usize {
         });
         s.memory.vmstat.pswpout = Some(swap);
         s.memory.vmstat.pswpin = Some(swap / 5);
+        // Dirty pages well under the background limit: quiet between the incidents (the
+        // synthetic host's own figure holds `dirty.background` all day, an info finding, and
+        // explain decodes every interval in which a finding holds).
+        s.memory.vmstat.nr_dirty = Some(100_000);
+        s.memory.vmstat.nr_writeback = Some(0);
+        let t = std::time::Instant::now();
+        let due = judge.next(&s, w.samples());
+        judging += t.elapsed();
+        if let Some((kind, p)) = due {
+            digest_bytes += 29 + p.len();
+            w.record(kind, p, s.time.wall_ms, i as u64).expect("digest");
+        }
         w.sample(&s, i as u64).expect("sample");
     }
+    println!(
+        "judging the intervals for the digests: {:.1} µs a sample",
+        judging.as_secs_f64() * 1e6 / DAY as f64
+    );
     let bytes = w.into_inner();
     std::fs::write(path, &bytes).expect("write day");
-    bytes.len()
+    (bytes.len(), digest_bytes)
 }
 
 /// Runs perftop with `args` under `/usr/bin/time`: (wall seconds, CPU seconds, peak RSS in MB).
 fn timed(args: &[&str]) -> Option<(f64, f64, f64)> {
+    // `EXPLAIN_BIN=PATH`: time another build (main's, for a before/after in the same window).
+    let bin = std::env::var("EXPLAIN_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_perftop").into());
     let out = Command::new("/usr/bin/time")
-        .args(["-f", "%e %U %S %M", env!("CARGO_BIN_EXE_perftop")])
+        .args(["-f", "%e %U %S %M", &bin])
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -108,14 +132,15 @@ fn main() {
     // `EXPLAIN_DAY=PATH`: keep the day there (and reuse it when it exists), for profiling.
     let day = std::env::var_os("EXPLAIN_DAY")
         .map_or_else(|| dir.path().join("day.ptrec"), std::path::PathBuf::from);
-    let bytes = match std::fs::metadata(&day) {
-        Ok(m) if std::env::var_os("EXPLAIN_DAY").is_some() => m.len() as usize,
+    let (bytes, digests) = match std::fs::metadata(&day) {
+        Ok(m) if std::env::var_os("EXPLAIN_DAY").is_some() => (m.len() as usize, 0),
         _ => write_day(&day),
     };
     let p = day.to_str().expect("utf8 path");
     println!(
-        "day-long 2-CPU recording: {DAY} samples, {:.1} MB",
-        bytes as f64 / 1e6
+        "day-long 2-CPU recording: {DAY} samples, {:.1} MB, of which digests {digests} B ({:.2} B a sample)",
+        bytes as f64 / 1e6,
+        digests as f64 / DAY as f64
     );
     // Wall time moves with the VM's other load; CPU (user + system) is the process's own.
     println!(

@@ -216,8 +216,9 @@ fn dispatch(command: Command, before: &mut Before) -> Result<ExitCode> {
         } => {
             let (root, interval) = (before.root(host), before.interval(interval)?);
             // The recorder keeps raw samples; its config is checked (a bad one fails now, not
-            // at replay) though nothing it writes depends on the thresholds.
-            before.config(config)?;
+            // at replay), and its thresholds judge the digests (`record::digest`) that explain
+            // uses only when its own thresholds are the same.
+            let thresholds = before.config(config)?.findings;
             before.all_taken()?;
             mode::record::record(
                 &root,
@@ -229,6 +230,7 @@ fn dispatch(command: Command, before: &mut Before) -> Result<ExitCode> {
                     duration,
                     max_size,
                     retain,
+                    thresholds,
                 },
             )
         }

@@ -10,6 +10,9 @@ pub struct Normal {
     pub median: f64,
     pub p95: f64,
     pub quiet: usize,
+    /// The quiet intervals are an even sample of the window's (explain read its digests and
+    /// decoded only some intervals), not all of them.
+    pub sampled: bool,
 }
 
 /// The `q` quantile (0..=1) of sorted values, nearest rank.
@@ -36,11 +39,14 @@ pub fn values(rows: &[Row], m: usize, keep: impl Fn(&Row) -> bool) -> Vec<f64> {
 /// Metric `m`'s normal over the rows quiet for family `fam`; `None` when no such interval knew
 /// it (the report then says the normal is unknown rather than quoting the episode itself).
 pub fn normal(rows: &[Row], m: usize, fam: usize) -> Option<Normal> {
-    let v = values(rows, m, |r| !r.alarmed && r.families & (1 << fam) == 0);
+    let v = values(rows, m, |r| {
+        r.sampled && !r.alarmed && r.families & (1 << fam) == 0
+    });
     Some(Normal {
         median: quantile(&v, 0.5)?,
         p95: quantile(&v, 0.95)?,
         quiet: v.len(),
+        sampled: rows.iter().any(|r| !r.sampled),
     })
 }
 
@@ -67,6 +73,7 @@ mod tests {
             vals: [v; crate::explain::metrics::METRICS.len()],
             families,
             alarmed: false,
+            sampled: true,
         };
         let rows = [
             row(1.0, 0),
@@ -75,7 +82,7 @@ mod tests {
             row(95.0, 1 << 3),
         ];
         let n = normal(&rows, 0, 3).expect("two quiet rows");
-        assert_eq!((n.median, n.p95, n.quiet), (1.0, 2.0, 2));
+        assert_eq!((n.median, n.p95, n.quiet, n.sampled), (1.0, 2.0, 2, false));
         assert_eq!(normal(&rows[2..], 0, 3), None);
     }
 }

@@ -12,7 +12,7 @@ use super::{Episode, Row};
 pub const MIN_R: f64 = 0.6;
 
 /// Intervals before the cause that the correlation also looks at (at most).
-const BEFORE: usize = 300;
+pub const BEFORE: usize = 300;
 
 /// One known mechanism: the cause family (and a rule that must have held in it), the effect
 /// family, the two metrics that must move together, and the words for it.

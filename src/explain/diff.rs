@@ -28,6 +28,8 @@ pub struct Side {
     /// Episode family (`explain`'s) → how many episodes and the seconds they spanned.
     pub episodes: BTreeMap<&'static str, Episodes>,
     rows: Vec<Row>,
+    /// How its rows were read (through digests: the medians are of an even sample).
+    pub read: super::Read,
 }
 
 /// The episodes of one family on one side of a diff.
@@ -50,15 +52,20 @@ pub fn side(
     let mut findings: BTreeMap<String, u64> = BTreeMap::new();
     // The same episode builder as `explain`, so "only in B" means what explain's list shows.
     let mut builder = Builder::new();
-    let (rows, n, unreadable) = walk_rows(rec, (lo, hi), t, threads, &mut |row, times, a| {
-        if host.is_none() {
-            host.clone_from(&a.host.hostname);
-        }
-        for f in &a.findings {
-            *findings.entry(f.id.clone()).or_default() += 1;
-        }
-        builder.add(row, times, a)
-    })?;
+    let digests = super::use_digests();
+    let (rows, n, unreadable, read) =
+        walk_rows(rec, (lo, hi), t, threads, digests, &mut |row, times, a| {
+            let Some(a) = a else {
+                return builder.quiet();
+            };
+            if host.is_none() {
+                host.clone_from(&a.host.hostname);
+            }
+            for f in &a.findings {
+                *findings.entry(f.id.clone()).or_default() += 1;
+            }
+            builder.add(row, times, a)
+        })?;
     let mut episodes: BTreeMap<&'static str, Episodes> = BTreeMap::new();
     for e in builder.finish() {
         let (Some(first), Some(last)) = (rows.get(e.first_row), rows.get(e.last_row)) else {
@@ -86,6 +93,7 @@ pub fn side(
         findings,
         episodes,
         rows,
+        read,
     })
 }
 
@@ -99,7 +107,8 @@ pub struct Stats {
 }
 
 fn stats(rows: &[Row], m: usize) -> Option<Stats> {
-    let v = values(rows, m, |_| true);
+    // With digests only an even sample of the window was decoded (the rest is unknown).
+    let v = values(rows, m, |r| r.sampled);
     Some(Stats {
         median: quantile(&v, 0.5)?,
         p95: quantile(&v, 0.95)?,
@@ -187,6 +196,13 @@ pub fn diff(a: Side, b: Side) -> Diff {
     for (name, s) in [("A", &a), ("B", &b)] {
         for u in &s.unreadable {
             warnings.push(format!("{name}: {u}"));
+        }
+        if s.read.digests {
+            let n = s.rows.iter().filter(|r| r.sampled).count();
+            warnings.push(format!(
+                "{name}: medians and p95 from {n} intervals sampled evenly over the window (read through the recorder's digests; PERFTOP_EXPLAIN_FULL=1 decodes all {})",
+                s.intervals
+            ));
         }
     }
     let only = |x: &Side, y: &Side| -> Vec<String> {

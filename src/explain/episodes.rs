@@ -162,6 +162,20 @@ impl Builder {
                 }
             }
         }
+        self.close(held);
+        held
+    }
+
+    /// Adds an interval in which no finding held (not decoded: its digest says so); returns
+    /// the families that held in it (none).
+    pub fn quiet(&mut self) -> u32 {
+        self.close(0);
+        0
+    }
+
+    /// Counts an interval without each family not in `held`, and closes the episodes that have
+    /// gone more than [`GAP`] intervals without theirs.
+    fn close(&mut self, held: u32) {
         for (fam, slot) in self.open.iter_mut().enumerate() {
             if held & (1 << fam) != 0 {
                 if let Some((_, miss)) = slot {
@@ -182,7 +196,6 @@ impl Builder {
                 }
             }
         }
-        held
     }
 
     /// The episodes closed so far and those still open, in no order.

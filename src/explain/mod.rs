@@ -10,6 +10,7 @@ pub mod baseline;
 pub mod brief;
 pub mod causes;
 pub mod diff;
+pub mod digests;
 pub mod episodes;
 pub mod families;
 pub mod metrics;
@@ -33,6 +34,9 @@ pub struct Row {
     pub families: u32,
     /// A warn or crit finding held (not a quiet interval).
     pub alarmed: bool,
+    /// Counts toward the baselines and diff's medians: every interval of a full walk; with
+    /// digests, the evenly spread sample of the window (the decoded episodes would bias them).
+    pub sampled: bool,
 }
 
 /// The peak of an episode's key metric.
@@ -102,6 +106,8 @@ pub struct Report {
     pub events: Vec<Event>,
     pub rows: Vec<Row>,
     pub thresholds: Thresholds,
+    /// How the rows were read (all decoded, or through the digests).
+    pub read: Read,
 }
 
 /// The window `--from`/`--to` of `rec`, checked against its span.
@@ -134,18 +140,42 @@ pub fn window(rec: &Recording, from: Option<&str>, to: Option<&str>) -> Result<(
 }
 
 /// What `walk_rows` calls for each interval: its row number, (start ms, end ms) and the
-/// interval; returns the families that held.
-pub type RowFn<'a> = dyn FnMut(usize, (i64, i64), &Assessed) -> u32 + 'a;
+/// interval (`None`: not decoded, and its digest says no finding held in it); returns the
+/// families that held.
+pub type RowFn<'a> = dyn FnMut(usize, (i64, i64), Option<&Assessed>) -> u32 + 'a;
+
+/// Whether explain and diff read the recorder's digests (`explain::digests`) where a
+/// recording has them. `PERFTOP_EXPLAIN_FULL=1` decodes every interval instead (to compare the
+/// two, as the tests do).
+pub fn use_digests() -> bool {
+    std::env::var_os("PERFTOP_EXPLAIN_FULL").is_none_or(|v| v.is_empty() || v == "0")
+}
+
+/// How the rows of a window were read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Read {
+    /// Intervals decoded, of the window's.
+    pub decoded: u64,
+    /// The intervals were read through the digests (only some decoded; the baselines come
+    /// from an even sample).
+    pub digests: bool,
+}
 
 /// Calls `f` for every interval of the window, keeping its row; returns the rows, how many
-/// intervals there were and the warnings. The walk's threads decode; `f` runs in order.
+/// intervals there were and the warnings. The walk's threads decode; `f` runs in order. With
+/// `digests` and a recording that has them, only the intervals `digests::plan` picks are
+/// decoded.
 pub fn walk_rows(
     rec: &Recording,
     (lo, hi): (i64, i64),
     t: &Thresholds,
     threads: usize,
+    digests: bool,
     f: &mut RowFn<'_>,
-) -> Result<(Vec<Row>, u64, Vec<String>)> {
+) -> Result<(Vec<Row>, u64, Vec<String>, Read)> {
+    if let Some(plan) = digests.then(|| digests::plan(rec, (lo, hi), t)).flatten() {
+        return walk_planned(rec, &plan, t, threads, f);
+    }
     let mut rows: Vec<Row> = Vec::new();
     let mut warns = Vec::new();
     let n = walk::intervals(
@@ -158,27 +188,119 @@ pub fn walk_rows(
         &mut |_, w, a| {
             let secs = a.interval_s.unwrap_or(0.0);
             let start_ms = w - (secs * 1000.0).round() as i64;
-            let families = f(rows.len(), (start_ms, w), a);
-            rows.push(Row {
-                end_ms: w,
-                start_ms,
-                vals: metrics::read_all(a),
-                families,
-                alarmed: a.findings.iter().any(|f| f.severity >= Severity::Warn),
-            });
+            let families = f(rows.len(), (start_ms, w), Some(a));
+            rows.push(row(a, (start_ms, w), families, true));
             Ok(())
         },
     )?;
-    Ok((rows, n, warns))
+    let read = Read {
+        decoded: n,
+        digests: false,
+    };
+    Ok((rows, n, warns, read))
 }
 
-/// Explains the window `from..=to` of `rec`.
+/// The row of a decoded interval.
+fn row(a: &Assessed, (start_ms, end_ms): (i64, i64), families: u32, sampled: bool) -> Row {
+    Row {
+        end_ms,
+        start_ms,
+        vals: metrics::read_all(a),
+        families,
+        alarmed: a.findings.iter().any(|f| f.severity >= Severity::Warn),
+        sampled,
+    }
+}
+
+/// `walk_rows` through a plan: the planned intervals decoded, the rest rows of their own with
+/// unknown values and no finding (their digests say none held).
+fn walk_planned(
+    rec: &Recording,
+    plan: &digests::Plan,
+    t: &Thresholds,
+    threads: usize,
+    f: &mut RowFn<'_>,
+) -> Result<(Vec<Row>, u64, Vec<String>, Read)> {
+    let mut rows: Vec<Row> = Vec::with_capacity(plan.ends.len());
+    let mut warns: Vec<String> = Vec::new();
+    let mut decoded = 0u64;
+    let mut p = 0;
+    // The rows before sample `upto` that were not decoded, in order; a planned one that did
+    // not come back did not decode (its warning says so), and is no interval, as in a full walk.
+    let quiet = |upto: usize, rows: &mut Vec<Row>, p: &mut usize, f: &mut RowFn<'_>| {
+        while let Some(&i) = plan.ends.get(*p).filter(|&&i| i < upto) {
+            if !plan.decode[*p] {
+                let times = (rec.samples[i - 1].wall_ms, rec.samples[i].wall_ms);
+                let families = f(rows.len(), times, None);
+                rows.push(Row {
+                    end_ms: times.1,
+                    start_ms: times.0,
+                    vals: [f32::NAN; METRICS.len()],
+                    families,
+                    alarmed: false,
+                    sampled: false,
+                });
+            }
+            *p += 1;
+        }
+    };
+    walk::ranges(
+        rec,
+        &plan.ranges,
+        t,
+        threads,
+        &mut |w| {
+            // A range's opener may be the last sample of the range before it.
+            if warns.last() != Some(&w) {
+                warns.push(w);
+            }
+        },
+        &mut |i, w, a| {
+            quiet(i, &mut rows, &mut p, f);
+            if plan.ends.get(p) == Some(&i) {
+                let secs = a.interval_s.unwrap_or(0.0);
+                let times = (w - (secs * 1000.0).round() as i64, w);
+                let families = f(rows.len(), times, Some(a));
+                rows.push(row(a, times, families, plan.sampled[p]));
+                decoded += 1;
+                p += 1;
+            }
+            Ok(())
+        },
+    )?;
+    quiet(usize::MAX, &mut rows, &mut p, f);
+    let n = rows.len() as u64;
+    Ok((
+        rows,
+        n,
+        warns,
+        Read {
+            decoded,
+            digests: true,
+        },
+    ))
+}
+
+/// Explains the window `from..=to` of `rec`, through its digests unless
+/// `PERFTOP_EXPLAIN_FULL` is set ([`use_digests`]).
 pub fn explain(
     rec: &Recording,
     from: Option<&str>,
     to: Option<&str>,
     t: &Thresholds,
     threads: usize,
+) -> Result<Report> {
+    explain_with(rec, from, to, t, threads, use_digests())
+}
+
+/// [`explain`], reading the digests or not (`digests: false` decodes every interval).
+pub fn explain_with(
+    rec: &Recording,
+    from: Option<&str>,
+    to: Option<&str>,
+    t: &Thresholds,
+    threads: usize,
+    digests: bool,
 ) -> Result<Report> {
     let span = window(rec, None, None)?;
     let (lo, hi) = window(rec, from, to)?;
@@ -187,24 +309,28 @@ pub fn explain(
     let mut events = Vec::new();
     let mut first_settings: Option<Vec<(&'static str, String)>> = None;
     let mut last_settings = Vec::new();
-    let (rows, n, unreadable) = walk_rows(rec, (lo, hi), t, threads, &mut |row, times, a| {
-        if host.is_none() {
-            host.clone_from(&a.host.hostname);
-        }
-        if let Some(k) = a.memory.reclaim.oom_kills.filter(|k| *k > 0) {
-            events.push(Event {
-                time_ms: a.host.wall_ms,
-                kind: "oom_kill",
-                text: format!("OOM killer: {k} killed"),
-            });
-        }
-        let now = settings(a);
-        if first_settings.is_none() {
-            first_settings = Some(now.clone());
-        }
-        last_settings = now;
-        b.add(row, times, a)
-    })?;
+    let (rows, n, unreadable, read) =
+        walk_rows(rec, (lo, hi), t, threads, digests, &mut |row, times, a| {
+            let Some(a) = a else {
+                return b.quiet();
+            };
+            if host.is_none() {
+                host.clone_from(&a.host.hostname);
+            }
+            if let Some(k) = a.memory.reclaim.oom_kills.filter(|k| *k > 0) {
+                events.push(Event {
+                    time_ms: a.host.wall_ms,
+                    kind: "oom_kill",
+                    text: format!("OOM killer: {k} killed"),
+                });
+            }
+            let now = settings(a);
+            if first_settings.is_none() {
+                first_settings = Some(now.clone());
+            }
+            last_settings = now;
+            b.add(row, times, a)
+        })?;
     if n == 0 {
         bail!(
             "no intervals between {} and {} in {} (it holds {} .. {})",
@@ -305,6 +431,7 @@ pub fn explain(
         events,
         rows,
         thresholds: t.clone(),
+        read,
     })
 }
 

@@ -19,6 +19,8 @@ pub struct RecordArgs {
     pub duration: Option<String>,
     pub max_size: Option<String>,
     pub retain: Option<String>,
+    /// The config's thresholds: they judge the digests.
+    pub thresholds: crate::findings::Thresholds,
 }
 
 /// `record --print-unit`: the systemd unit that runs this recorder as a service, on stdout.
@@ -41,6 +43,7 @@ pub fn record(root: &Root, args: &RecordArgs) -> Result<()> {
     let mut reader = Reader::new(root.clone());
     let first = reader.sample();
     let mut rec = Recorder::create(&args.output, &first, args.interval, retention)?;
+    rec.judge_with(args.thresholds.clone());
     eprintln!("perftop: recording to {}", rec.current_path().display());
     let start = Instant::now();
     let mut clock = Clock::new(args.interval).wake_on(Arc::clone(&stop), wake);

@@ -91,6 +91,10 @@ pub enum RecordType {
     /// an I/O error...), so a replay marks it on the timeline without decoding every sample.
     /// Older readers skip it with a note; the sample itself holds the same events.
     Kernel = 7,
+    /// Which findings held in the interval ending at the next sample, when that set changed
+    /// (`record::digest`), so explain finds episodes without decoding every sample. Older
+    /// readers skip it with a note; nothing else depends on it.
+    Digest = 8,
 }
 
 impl RecordType {
@@ -103,6 +107,7 @@ impl RecordType {
             5 => RecordType::Action,
             6 => RecordType::Step,
             7 => RecordType::Kernel,
+            8 => RecordType::Digest,
             _ => return None,
         })
     }

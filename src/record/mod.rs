@@ -13,7 +13,8 @@
 //! ```text
 //! SYNC  b5 'P' 'T' 'R'   4 bytes   finds the next frame after damage
 //! len   u32                        payload length (at most 64 MiB)
-//! type  u8                         1 header, 2 keyframe, 3 delta, 4 gap, 5 action, 6 step
+//! type  u8                         1 header, 2 keyframe, 3 delta, 4 gap, 5 action, 6 step,
+//!                                  7 kernel log marker, 8 digest
 //! wall  i64                        ms since the Unix epoch
 //! mono  u64                        CLOCK_MONOTONIC ns
 //! crc   u32                        CRC-32 of len..mono and the payload
@@ -49,6 +50,8 @@
 //! * **gap**: JSON `{"reason": "start"|"stop"|"disk-full"|..., "detail": ...}`; rates are not
 //!   computed across a start/stop.
 //! * **action**: JSON `{"kind": "applied"|"undone", "name", "from", "to"}` (tweaks).
+//! * **digest**: which findings held in the interval ending at the next sample, written by the
+//!   recorder when that set changes (`digest`; explain reads them to decode less).
 //!
 //! Promises: every frame is written with one `write` and flushed, so `kill -9` leaves at most one
 //! torn frame, which readers drop; a frame whose checksum fails is skipped with a warning and
@@ -61,6 +64,7 @@
 
 mod csv;
 pub mod cut;
+pub mod digest;
 pub mod dump;
 pub mod format;
 mod inflate;
@@ -69,6 +73,7 @@ pub mod numdiff;
 mod numfields;
 pub(crate) mod openmetrics;
 pub mod reader;
+mod recorder;
 mod scan;
 pub mod service;
 mod source;

@@ -53,6 +53,16 @@ impl Event {
     }
 }
 
+/// A digest (`record::digest`): from sample `before` on, up to the next mark of its segment or
+/// the segment's end, the intervals held these findings as judged under this fingerprint;
+/// `None`: unknown (a record was lost or damaged), decode the samples.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DigestMark {
+    pub segment: usize,
+    pub before: usize,
+    pub judged: Option<(u32, super::digest::Held)>,
+}
+
 #[derive(Debug, Clone)]
 pub struct Segment {
     pub path: PathBuf,
@@ -69,6 +79,8 @@ pub struct Recording {
     pub segments: Vec<Segment>,
     pub samples: Vec<SampleRef>,
     pub events: Vec<Event>,
+    /// The digests, in order.
+    pub digests: Vec<DigestMark>,
     /// What was skipped, in plain words (damaged records, torn tail, unknown record types).
     pub warnings: Vec<String>,
 }

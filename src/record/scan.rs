@@ -5,12 +5,13 @@
 //! sparse file), so one bad record never hides the rest. A sample record that claims more than
 //! a sample of the recorded host can be (`inflate::sample_limit`) is left out here, undecoded.
 
+use super::digest::Digest;
 use super::format::{
     decode_head, frame_crc, Header, RecordType, FILE_MAGIC, FORMAT_VERSION, FRAME_HEADER,
     MAX_PAYLOAD, SYNC,
 };
 use super::inflate::{sample_limit, too_large};
-use super::reader::{Event, EventKind, Recording, SampleRef, Segment};
+use super::reader::{DigestMark, Event, EventKind, Recording, SampleRef, Segment};
 use super::source::{Source, Window};
 use super::step;
 use anyhow::{bail, Result};
@@ -57,6 +58,8 @@ impl Recording {
         let mut tail: Option<usize> = None;
         // Steps skipped since the last keyframe because the chain was broken: (first byte, count).
         let mut broken: Option<(u64, usize)> = None;
+        // Digests are trusted while their chain is whole and nothing in the segment was lost.
+        let mut digests = DigestChain::default();
         let note_broken = |w: &mut Vec<String>, broken: &mut Option<(u64, usize)>| {
             if let Some((at, n)) = broken.take() {
                 w.push(format!(
@@ -116,6 +119,7 @@ impl Recording {
                 Ok(v) => v,
                 Err(_) if win.get(pos, FILE_MAGIC.len())? == FILE_MAGIC => {
                     // Another recording appended whole (`cat F G`): its offsets start here.
+                    digests.lost(&mut self.digests, seg, self.samples.len());
                     warn_bad(&mut self.warnings, &mut bad, Some(pos));
                     base = pos;
                     keys.clear();
@@ -126,6 +130,7 @@ impl Recording {
                 }
                 Err(why) => {
                     bad.get_or_insert((pos, why));
+                    digests.lost(&mut self.digests, seg, self.samples.len());
                     match win.find_sync(pos + 1)? {
                         Some(p) => {
                             pos = p;
@@ -152,6 +157,7 @@ impl Recording {
                     "{name}: sample at byte {frame_at}: {}; skipped",
                     too_large("its record", claim, limit)
                 ));
+                digests.lost(&mut self.digests, seg, self.samples.len());
                 if kind == Some(RecordType::Step) {
                     // The steps after it cannot be decoded without it.
                     tail = None;
@@ -255,6 +261,7 @@ impl Recording {
                         )),
                         _ => {
                             tail = None;
+                            digests.lost(&mut self.digests, seg, self.samples.len());
                             match &mut broken {
                                 Some((_, n)) => *n += 1,
                                 None => broken = Some((frame_at, 1)),
@@ -280,9 +287,12 @@ impl Recording {
                                 step: false,
                             });
                         }
-                        _ => self.warnings.push(format!(
-                            "{name}: sample at byte {frame_at} depends on a keyframe that is missing or damaged; skipped"
-                        )),
+                        _ => {
+                            digests.lost(&mut self.digests, seg, self.samples.len());
+                            self.warnings.push(format!(
+                                "{name}: sample at byte {frame_at} depends on a keyframe that is missing or damaged; skipped"
+                            ));
+                        }
                     }
                 }
                 Some(t @ (RecordType::Gap | RecordType::Action | RecordType::Kernel)) => {
@@ -304,6 +314,13 @@ impl Recording {
                             .push(format!("{name}: unreadable marker at byte {frame_at}: {e}")),
                     }
                 }
+                Some(RecordType::Digest) => digests.add(
+                    &mut self.digests,
+                    seg,
+                    self.samples.len(),
+                    (self.samples.len() - first_sample) as u64,
+                    payload,
+                ),
                 None => {
                     if !unknown_noted.contains(&head.kind) {
                         unknown_noted.push(head.kind);
@@ -330,5 +347,55 @@ impl Recording {
             src,
         });
         Ok(())
+    }
+}
+
+/// Where a segment's digest chain stands during its scan.
+#[derive(Default)]
+struct DigestChain {
+    /// Something was lost: no digest of this segment is trusted from here on.
+    broken: bool,
+    /// The last digest's `seq`.
+    last: Option<u64>,
+}
+
+impl DigestChain {
+    /// A digest record before sample `before`, the `seq`-th sample read in segment `seg`.
+    fn add(&mut self, marks: &mut Vec<DigestMark>, seg: usize, before: usize, seq: u64, p: &[u8]) {
+        if self.broken {
+            return;
+        }
+        match Digest::parse(p) {
+            // Its own seq says no sample of the segment was lost before it, and its prev that
+            // no digest was.
+            Some(d) if d.seq == seq && d.prev == self.last => {
+                self.last = Some(d.seq);
+                marks.push(DigestMark {
+                    segment: seg,
+                    before,
+                    judged: Some((d.fingerprint, d.held)),
+                });
+            }
+            _ => {
+                // A digest was lost since the last one: what that one said may have stopped
+                // holding anywhere after it.
+                if let Some(m) = marks.last_mut().filter(|m| m.segment == seg) {
+                    m.judged = None;
+                }
+                self.lost(marks, seg, before);
+            }
+        }
+    }
+
+    /// A record was lost or damaged before sample `before`.
+    fn lost(&mut self, marks: &mut Vec<DigestMark>, seg: usize, before: usize) {
+        if !self.broken {
+            self.broken = true;
+            marks.push(DigestMark {
+                segment: seg,
+                before,
+                judged: None,
+            });
+        }
     }
 }

@@ -74,7 +74,7 @@ impl Payload<'_> {
 }
 
 /// Reads an unsigned LEB128 number at `*at`, moving past it.
-fn read_leb128(p: &[u8], at: &mut usize) -> Option<u64> {
+pub(super) fn read_leb128(p: &[u8], at: &mut usize) -> Option<u64> {
     let mut v = 0u64;
     for shift in (0..64).step_by(7) {
         let b = *p.get(*at)?;
@@ -88,7 +88,7 @@ fn read_leb128(p: &[u8], at: &mut usize) -> Option<u64> {
 }
 
 /// Appends `v` as unsigned LEB128 (7 bits a byte, low first; the high bit says more follow).
-fn put_leb128(out: &mut Vec<u8>, mut v: u64) {
+pub(super) fn put_leb128(out: &mut Vec<u8>, mut v: u64) {
     loop {
         let b = (v & 0x7f) as u8;
         v >>= 7;

@@ -54,6 +54,10 @@ fn chunk(
 ) -> Result<()> {
     let mut dec = Decoder::default();
     let mut prev: Option<Sample> = None;
+    if lo == first {
+        // A run of the walk starts here: what was learned before does not carry into it.
+        sink(Item::Reset)?;
+    }
     if lo > first {
         if let Some(p) = prev_of(rec, lo) {
             // Its warning, if it does not decode, comes from the chunk that owns it.
@@ -85,6 +89,27 @@ fn chunk(
     Ok(())
 }
 
+/// The samples of the window `from..=to`: `(start, end)`, where sample `start` only opens its
+/// first interval and `end` is the first sample after it. Every interval of the window ends at
+/// a sample `i` in `start + 1 .. end` with a previous sample and `wall_ms >= from`.
+pub fn window(rec: &Recording, from: Option<i64>, to: Option<i64>) -> (usize, usize) {
+    let start = match from {
+        Some(t) => rec.samples.partition_point(|s| s.wall_ms < t),
+        None => 0,
+    }
+    .saturating_sub(1);
+    // The first sample after `to` ends the range (a scan, not a binary search: a wall clock
+    // stepped back must not pull later samples in).
+    let end = match to {
+        Some(t) => rec.samples[start.min(rec.len())..]
+            .iter()
+            .position(|s| s.wall_ms > t)
+            .map_or(rec.len(), |p| start + p),
+        None => rec.len(),
+    };
+    (start, end)
+}
+
 /// Calls `f(n, wall_ms, assessed)` for every recorded interval in `from..=to`, in order, and
 /// `warn` for samples in the range that do not decode. Samples are decoded and derived on
 /// `threads` threads (0: one per CPU, at most 8; 1: all on the calling thread); the findings
@@ -102,20 +127,7 @@ pub fn intervals(
     warn: &mut dyn FnMut(String),
     f: &mut dyn FnMut(u64, i64, &Assessed) -> Result<()>,
 ) -> Result<u64> {
-    let start = match from {
-        Some(t) => rec.samples.partition_point(|s| s.wall_ms < t),
-        None => 0,
-    }
-    .saturating_sub(1);
-    // The first sample after `to` ends the range (a scan, not a binary search: a wall clock
-    // stepped back must not pull later samples in).
-    let end = match to {
-        Some(t) => rec.samples[start.min(rec.len())..]
-            .iter()
-            .position(|s| s.wall_ms > t)
-            .map_or(rec.len(), |p| start + p),
-        None => rec.len(),
-    };
+    let (start, end) = window(rec, from, to);
     let walk_from = run_start(rec, start).min(start);
     let mut assessor = Assessor::new(thresholds.clone());
     let mut n = 0u64;
@@ -143,20 +155,81 @@ pub fn intervals(
             }
         }
     };
-    // Derived grows with the host; keep a chunk to a few MB of it.
+    let size = chunk_size(rec);
+    let jobs: Vec<(usize, usize, usize)> = (walk_from..end)
+        .step_by(size)
+        .map(|lo| (walk_from, lo, (lo + size).min(end)))
+        .collect();
+    run(rec, &jobs, threads, &mut deliver)?;
+    Ok(n)
+}
+
+/// Samples a job decodes: `Derived` grows with the host; keep a chunk to a few MB of it.
+fn chunk_size(rec: &Recording) -> usize {
     let cpus = rec.header().map_or(1, |h| h.cpus.max(1));
-    let size = (16_384 / cpus).clamp(8, 512);
-    let nchunks = (end.saturating_sub(walk_from)).div_ceil(size);
+    (16_384 / cpus).clamp(8, 512)
+}
+
+/// Calls `f(i, wall_ms, assessed)` for the intervals ending at samples `a + 1 .. b` of each
+/// range `(a, b)` (in order, not overlapping), and `warn` for the samples there that do not
+/// decode. Each range is a run of its own: its first sample only opens it, and the findings'
+/// baselines are learned from it on (explain's digests say which ranges need decoding).
+pub fn ranges(
+    rec: &Recording,
+    ranges: &[(usize, usize)],
+    thresholds: &Thresholds,
+    threads: usize,
+    warn: &mut dyn FnMut(String),
+    f: &mut dyn FnMut(usize, i64, &Assessed) -> Result<()>,
+) -> Result<()> {
+    let mut assessor = Assessor::new(thresholds.clone());
+    let mut deliver = |it: Item| -> Result<()> {
+        match it {
+            Item::Interval(i, w, d) => f(i, w, &assessor.judge(*d)),
+            Item::Reset => {
+                assessor.reset();
+                Ok(())
+            }
+            Item::Warn(_, s) => {
+                warn(s);
+                Ok(())
+            }
+        }
+    };
+    let size = chunk_size(rec);
+    let jobs: Vec<(usize, usize, usize)> = ranges
+        .iter()
+        .map(|&(a, b)| (a, b.min(rec.len())))
+        .flat_map(|(a, b)| {
+            (a..b)
+                .step_by(size)
+                .map(move |lo| (a, lo, (lo + size).min(b)))
+        })
+        .collect();
+    run(rec, &jobs, threads, &mut deliver)
+}
+
+/// Decodes the jobs `(first, lo, hi)` (see [`chunk`]) on `threads` threads and passes their
+/// items to `deliver` in job order. At most two jobs per worker are in flight, so memory stays
+/// bounded on any length of recording.
+fn run(
+    rec: &Recording,
+    jobs: &[(usize, usize, usize)],
+    threads: usize,
+    deliver: &mut dyn FnMut(Item) -> Result<()>,
+) -> Result<()> {
+    let nchunks = jobs.len();
     let threads = match threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
         t => t,
     }
     .min(decode_threads(rec));
     if threads <= 1 || nchunks <= 1 {
-        chunk(rec, walk_from, walk_from, end, &mut deliver)?;
-        return Ok(n);
+        for &(first, lo, hi) in jobs {
+            chunk(rec, first, lo, hi, deliver)?;
+        }
+        return Ok(());
     }
-    let bounds = |k: usize| (walk_from + k * size, (walk_from + (k + 1) * size).min(end));
     if cfg!(panic = "abort") {
         abort_note::install();
     }
@@ -174,11 +247,13 @@ pub fn intervals(
                     Err(_) => return,
                 };
                 let Ok(k) = job else { return };
-                let (lo, hi) = bounds(k);
+                let Some(&(first, lo, hi)) = jobs.get(k) else {
+                    return;
+                };
                 let _noted = abort_note::decoding(lo, hi);
                 let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     let mut items = Vec::with_capacity(hi - lo);
-                    chunk(rec, walk_from, lo, hi, &mut |it| {
+                    chunk(rec, first, lo, hi, &mut |it| {
                         items.push(it);
                         Ok(())
                     })
@@ -216,8 +291,7 @@ pub fn intervals(
         }
         // Dropping job_tx lets the workers finish.
         Ok(())
-    })?;
-    Ok(n)
+    })
 }
 
 /// A build with `panic = "abort"` (the `static` profile, to keep the binary small) has no

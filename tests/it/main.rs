@@ -22,6 +22,7 @@ mod derive_prop;
 mod episodes_list;
 mod escapes;
 mod explain;
+mod explain_digests;
 mod fast_samples;
 mod findings;
 mod first_look;

@@ -52,6 +52,7 @@ pub fn value(r: &Report) -> Value {
                     "median": num(n.median),
                     "p95": num(n.p95),
                     "quiet_intervals": n.quiet,
+                    "sampled": n.sampled,
                 })),
                 "notes": e.notes,
                 "tweaks": e.tweaks.iter().map(|t| json!({
@@ -66,6 +67,7 @@ pub fn value(r: &Report) -> Value {
         "host": r.host,
         "recording": r.path,
         "intervals": r.intervals,
+        "decoded_intervals": r.read.decoded,
         "unreadable": r.unreadable,
         "unknown_metrics": r.unknown,
         "episodes": episodes,

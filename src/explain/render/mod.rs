@@ -98,12 +98,17 @@ pub fn normal(e: &Episode, r: &Report) -> Option<String> {
     let unit = index(p.metric).map_or("", |m| METRICS[m].unit);
     Some(match &e.normal {
         Some((_, n)) => format!(
-            "{} {} (normal here {}, p95 {}; {} quiet intervals)",
+            "{} {} (normal here {}, p95 {}; {} quiet intervals{})",
             p.metric,
             show(p.value, unit),
             show(n.median, unit),
             show(n.p95, unit),
-            n.quiet
+            n.quiet,
+            if n.sampled {
+                " sampled over the window"
+            } else {
+                ""
+            }
         ),
         None if r.unknown.contains(&p.metric) => format!("{}: not in this recording", p.metric),
         None => format!(
