@@ -41,8 +41,15 @@ impl LiveRecorder {
     }
 
     /// `R`: stops the recording in progress, or starts one in `dir` whose first sample is
-    /// `newest` (the one on screen). Returns the status line.
-    pub fn toggle(&mut self, dir: &Path, newest: Option<&Sample>, interval: Duration) -> String {
+    /// `newest` (the one on screen), its digests judged with the dashboard's `thresholds` (so
+    /// that `explain` under the same config reads them). Returns the status line.
+    pub fn toggle(
+        &mut self,
+        dir: &Path,
+        newest: Option<&Sample>,
+        interval: Duration,
+        thresholds: &crate::findings::Thresholds,
+    ) -> String {
         if let LiveRecorder::On(r) = std::mem::take(self) {
             let (n, bytes) = (r.rec.samples, r.rec.bytes);
             return match r.rec.finish("stop") {
@@ -61,6 +68,7 @@ impl LiveRecorder {
         let path = std::path::absolute(&path).unwrap_or(path);
         let started =
             Recorder::create(&path, newest, interval, Retention::default()).and_then(|mut rec| {
+                rec.judge_with(thresholds.clone());
                 // The sample on screen is the recording's first.
                 rec.sample(newest)
                     .map_err(anyhow::Error::from)
@@ -161,4 +169,45 @@ fn file_name(newest: &Sample) -> String {
         .filter(|c| c.is_ascii_digit() || *c == 'T')
         .collect();
     format!("perftop-{host}-{stamp}.ptrec")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::Thresholds;
+
+    /// `R`'s digests are judged with the dashboard's thresholds, not the defaults: `explain`
+    /// under the same config trusts only digests of its own fingerprint.
+    #[test]
+    fn r_judges_its_digests_with_the_dashboards_thresholds() {
+        let dir = tempfile::tempdir().expect("dir");
+        let t = Thresholds {
+            dirty_background_factor: 1.5,
+            ..Thresholds::default()
+        };
+        let mut s = Sample::default();
+        s.time.wall_ms = 1_763_733_930_000;
+        let mut r = LiveRecorder::default();
+        let status = r.toggle(dir.path(), Some(&s), Duration::from_secs(1), &t);
+        assert!(status.starts_with("recording to "), "{status}");
+        s.time.wall_ms += 1000;
+        assert_eq!(r.sample(&s), None);
+        let path = r.active().map(|a| a.path.clone()).expect("recording");
+        assert!(r.finish().is_some());
+        let rec = crate::record::Recording::open(&path).expect("open");
+        let fp = crate::record::digest::fingerprint(&t);
+        assert_ne!(
+            fp,
+            crate::record::digest::fingerprint(&Thresholds::default())
+        );
+        assert!(
+            !rec.digests.is_empty()
+                && rec
+                    .digests
+                    .iter()
+                    .all(|d| d.judged.as_ref().is_some_and(|(f, _)| *f == fp)),
+            "{:?}",
+            rec.digests
+        );
+    }
 }

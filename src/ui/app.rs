@@ -370,6 +370,7 @@ impl App {
             &s.record_dir,
             self.time.history.newest(),
             self.time.interval,
+            &self.judge.thresholds,
         ));
     }
 
