@@ -1,8 +1,17 @@
 //! What is normal on this host: the median and 95th percentile of a metric over the quiet
-//! intervals of the window (those in which no warn or crit finding held, nor any finding of
-//! the episode's own family: an info episode's own intervals are not its normal).
+//! intervals (those in which no warn or crit finding held, nor any finding of the episode's
+//! own family: an info episode's own intervals are not its normal) of the window or, where the
+//! recording holds more, of an even sample of its last 7 days (the service keeps a week).
 
-use super::Row;
+use super::{digests, families::family_of, Row};
+use crate::findings::Thresholds;
+use crate::record::reader::Recording;
+use crate::record::walk;
+use anyhow::Result;
+
+/// How far back "normal here" looks when the recording holds more than the window: the
+/// service's retention (`record::service::DEFAULT_RETAIN`).
+pub const LOOK_BACK_MS: i64 = 7 * 86_400_000;
 
 /// Median, p95 and how many quiet intervals knew the metric.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -13,6 +22,56 @@ pub struct Normal {
     /// The quiet intervals are an even sample of the window's (explain read its digests and
     /// decoded only some intervals), not all of them.
     pub sampled: bool,
+    /// They were sampled over this span of the recording (more than the window: its last 7
+    /// days and the window), not over the window.
+    pub over: Option<(i64, i64)>,
+}
+
+/// The span normal is taken over, given the recording's `(first, last)` and the window: the
+/// recording's last 7 days and the window; `None` when that is the window itself.
+pub fn span(rec: (i64, i64), (lo, hi): (i64, i64)) -> Option<(i64, i64)> {
+    let from = rec.0.max(rec.1 - LOOK_BACK_MS).min(lo);
+    let to = rec.1.max(hi);
+    (from < lo || to > hi).then_some((from, to))
+}
+
+/// The rows of an even sample of `span`'s intervals (at most `digests::SAMPLED`, each decoded
+/// after its keyframe and judged on its own, as the window's even sample is): a few hundred
+/// intervals whatever the span's length.
+pub fn sample_rows(
+    rec: &Recording,
+    span: (i64, i64),
+    t: &Thresholds,
+    threads: usize,
+) -> Result<Vec<Row>> {
+    let ends = digests::ends_of(rec, span);
+    let want: Vec<usize> = ends
+        .iter()
+        .zip(digests::even(rec, &ends))
+        .filter(|(_, s)| *s)
+        .map(|(&i, _)| i)
+        .collect();
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    for &i in &want {
+        match ranges.last_mut() {
+            Some((_, e)) if *e + 1 >= i => *e = i + 1,
+            _ => ranges.push((i - 1, i + 1)),
+        }
+    }
+    let mut rows = Vec::with_capacity(want.len());
+    walk::ranges(rec, &ranges, t, threads, &mut |_| {}, &mut |i, w, a| {
+        if want.binary_search(&i).is_ok() {
+            let secs = a.interval_s.unwrap_or(0.0);
+            let times = (w - (secs * 1000.0).round() as i64, w);
+            let families = a
+                .findings
+                .iter()
+                .fold(0u32, |m, f| m | 1 << family_of(&f.id));
+            rows.push(super::row(a, times, families, true));
+        }
+        Ok(())
+    })?;
+    Ok(rows)
 }
 
 /// The `q` quantile (0..=1) of sorted values, nearest rank.
@@ -47,6 +106,7 @@ pub fn normal(rows: &[Row], m: usize, fam: usize) -> Option<Normal> {
         p95: quantile(&v, 0.95)?,
         quiet: v.len(),
         sampled: rows.iter().any(|r| !r.sampled),
+        over: None,
     })
 }
 
@@ -84,5 +144,20 @@ mod tests {
         let n = normal(&rows, 0, 3).expect("two quiet rows");
         assert_eq!((n.median, n.p95, n.quiet, n.sampled), (1.0, 2.0, 2, false));
         assert_eq!(normal(&rows[2..], 0, 3), None);
+    }
+
+    /// Normal is taken over the recording's last 7 days and the window, when that is more.
+    #[test]
+    fn the_span_is_the_last_week_and_the_window() {
+        const H: i64 = 3_600_000;
+        const D: i64 = 24 * H;
+        // The window is the whole recording: the window's own intervals.
+        assert_eq!(span((0, 5 * H), (0, 5 * H)), None);
+        // An hour of a 5-hour recording: all 5 hours.
+        assert_eq!(span((0, 5 * H), (2 * H, 3 * H)), Some((0, 5 * H)));
+        // An hour of a 10-day recording: its last 7 days.
+        assert_eq!(span((0, 10 * D), (9 * D, 9 * D + H)), Some((3 * D, 10 * D)));
+        // An hour older than the last 7 days: from that hour on.
+        assert_eq!(span((0, 10 * D), (D, D + H)), Some((D, 10 * D)));
     }
 }

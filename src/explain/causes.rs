@@ -11,8 +11,11 @@ use super::{Episode, Row};
 /// The correlation a link needs.
 pub const MIN_R: f64 = 0.6;
 
-/// Intervals before the cause that the correlation also looks at (at most).
-pub const BEFORE: usize = 300;
+/// Intervals before the cause that the correlation also looks at (at most): two minutes at
+/// 1 s, enough quiet rows to show the effect rising with the cause. It was 300; explain
+/// decodes these intervals, and the longer look-back was a third of a day's decoding
+/// (docs/explain.md "Cost").
+pub const BEFORE: usize = 120;
 
 /// One known mechanism: the cause family (and a rule that must have held in it), the effect
 /// family, the two metrics that must move together, and the words for it.

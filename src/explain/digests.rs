@@ -45,8 +45,11 @@ pub struct Plan {
     pub decode: Vec<bool>,
     /// Per interval: one of the evenly spread sample.
     pub sampled: Vec<bool>,
-    /// The sample ranges to decode, for `walk::ranges`.
+    /// The sample ranges to decode, for `walk::ranges` (the first begins with the warm-up
+    /// before the window, whose intervals are judged and not delivered).
     pub ranges: Vec<(usize, usize)>,
+    /// Every interval of the window is decoded (the plan would have decoded most of it).
+    pub whole: bool,
 }
 
 /// An episode as the digests show it: family, first and last interval, the rules that held.
@@ -55,6 +58,8 @@ struct Span {
     first: usize,
     last: usize,
     ids: Vec<String>,
+    /// It ran into intervals whose digests are unknown: its length and rules are not known.
+    unknown_end: bool,
 }
 
 /// The findings each interval of `ends` held, as its digest says (`None`: unknown).
@@ -78,12 +83,49 @@ fn judged<'r>(rec: &'r Recording, ends: &[usize], fp: u32) -> Vec<Option<&'r Hel
         .collect()
 }
 
+/// The intervals of the window `(lo, hi)`: per interval, the sample it ends at.
+pub fn ends_of(rec: &Recording, (lo, hi): (i64, i64)) -> Vec<usize> {
+    let (start, end) = walk::window(rec, Some(lo), Some(hi));
+    (start + 1..end)
+        .filter(|&i| walk::prev_of(rec, i).is_some() && rec.samples[i].wall_ms >= lo)
+        .collect()
+}
+
+/// The even sample of the intervals `ends`: one interval in each chosen chain (keyframe), at
+/// most [`SAMPLED`]; per interval, whether it is one.
+pub fn even(rec: &Recording, ends: &[usize]) -> Vec<bool> {
+    let n = ends.len();
+    let keys: Vec<usize> = (0..n)
+        .filter(|&r| rec.samples[ends[r] - 1].is_key)
+        .collect();
+    let stride = keys.len().div_ceil(SAMPLED).max(1);
+    let mut sampled = vec![false; n];
+    for (c, &r) in keys.iter().step_by(stride).enumerate() {
+        // Not always the interval after the keyframe: a host's load that repeats every
+        // minute (cron) would be seen at one phase only. An offset of up to OFFSETS - 1 steps
+        // costs decoding that many records' text (not parsing them).
+        let key = ends[r] - 1;
+        let r = r + spread(c) % OFFSETS;
+        let Some(&i) = ends.get(r) else { continue };
+        // Both its samples in the keyframe's chain, and no gap between them.
+        if rec.samples[i - 1].key == key && walk::prev_of(rec, i) == Some(i - 1) {
+            sampled[r] = true;
+        }
+    }
+    sampled
+}
+
 /// The episodes the digests show, with the same gap rule as `episodes::Builder`.
 fn spans(held: &[Option<&Held>]) -> Vec<Span> {
     let mut open: Vec<Option<(Span, usize)>> = (0..FAMILIES.len()).map(|_| None).collect();
     let mut done = Vec::new();
     for (row, h) in held.iter().enumerate() {
         let mut fams = 0u32;
+        if h.is_none() {
+            for (span, _) in open.iter_mut().flatten() {
+                span.unknown_end = true;
+            }
+        }
         for (id, _) in h.map(|h| h.as_slice()).unwrap_or_default() {
             let fam = family_of(id);
             fams |= 1 << fam;
@@ -94,6 +136,7 @@ fn spans(held: &[Option<&Held>]) -> Vec<Span> {
                         first: row,
                         last: row,
                         ids: Vec::new(),
+                        unknown_end: false,
                     },
                     0,
                 )
@@ -121,17 +164,26 @@ fn spans(held: &[Option<&Held>]) -> Vec<Span> {
 }
 
 /// How many intervals before span `a` are decoded: as many as `causes::links` correlates over
-/// when `a` may have caused another episode, else [`WARM`].
+/// when `a` may have caused another episode, else [`WARM`]. A span that runs into unknown
+/// digests may be longer, hold other rules and cause an episode there: the longest look-back.
 fn before(a: &Span, all: &[Span]) -> usize {
     let cause = MECHANISMS.iter().any(|m| {
         FAMILIES[a.family].name == m.cause
-            && m.needs.is_none_or(|id| a.ids.iter().any(|i| i == id))
-            && all.iter().any(|b| {
-                FAMILIES[b.family].name == m.effect && a.first <= b.first && b.first <= a.last + GAP
-            })
+            && (a.unknown_end
+                || m.needs.is_none_or(|id| a.ids.iter().any(|i| i == id))
+                    && all.iter().any(|b| {
+                        FAMILIES[b.family].name == m.effect
+                            && a.first <= b.first
+                            && b.first <= a.last + GAP
+                    }))
     });
+    let len = if a.unknown_end {
+        BEFORE
+    } else {
+        a.last - a.first + 1
+    };
     if cause {
-        (a.last - a.first + 1).clamp(GAP + 2, BEFORE).max(WARM)
+        len.clamp(GAP + 2, BEFORE).max(WARM)
     } else {
         WARM
     }
@@ -144,10 +196,7 @@ pub fn plan(rec: &Recording, (lo, hi): (i64, i64), t: &Thresholds) -> Option<Pla
     if rec.digests.is_empty() {
         return None;
     }
-    let (start, end) = walk::window(rec, Some(lo), Some(hi));
-    let ends: Vec<usize> = (start + 1..end)
-        .filter(|&i| walk::prev_of(rec, i).is_some() && rec.samples[i].wall_ms >= lo)
-        .collect();
+    let ends = ends_of(rec, (lo, hi));
     let n = ends.len();
     let held = judged(rec, &ends, fingerprint(t));
     if n == 0 || held.iter().all(Option::is_none) {
@@ -161,40 +210,50 @@ pub fn plan(rec: &Recording, (lo, hi): (i64, i64), t: &Thresholds) -> Option<Pla
     decode[0] = true;
     decode[n - 1] = true;
     let all = spans(&held);
+    // Where an episode's look-back starts: it is at least WARM long, so it is the episode's
+    // warm-up and needs none of its own (the digests say no finding held in it: judged without
+    // baselines it finds no more than the recorder did).
+    let mut led = vec![false; n];
     for s in &all {
         let from = s.first.saturating_sub(before(s, &all));
+        led[from] = true;
         decode[from..=(s.last + GAP).min(n - 1)].fill(true);
     }
-    // Every decoded stretch starts after a warm-up (an unknown part, a lone first interval).
+    // Every other decoded stretch starts after a warm-up (an unknown part, the last interval);
+    // the window's first is warmed up before the window (`ranges` below). An unknown part may
+    // hold a cause from its first interval on: before it, a cause's look-back.
     let mut r = n;
-    while r > 0 {
+    while r > 1 {
         r -= 1;
-        if decode[r] && (r == 0 || !decode[r - 1]) {
-            decode[r.saturating_sub(WARM)..r].fill(true);
-            r = r.saturating_sub(WARM);
+        if decode[r] && !decode[r - 1] && !led[r] {
+            let warm = if held[r].is_none() {
+                BEFORE.max(WARM)
+            } else {
+                WARM
+            };
+            decode[r.saturating_sub(warm)..r].fill(true);
+            r = r.saturating_sub(warm);
         }
     }
-    // The even sample: one interval in each chosen chain (keyframe), at most [`SAMPLED`].
-    let keys: Vec<usize> = (0..n)
-        .filter(|&r| rec.samples[ends[r] - 1].is_key)
-        .collect();
-    let stride = keys.len().div_ceil(SAMPLED).max(1);
-    let mut sampled = vec![false; n];
-    for (c, &r) in keys.iter().step_by(stride).enumerate() {
-        // Not always the interval after the keyframe: a host's load that repeats every
-        // minute (cron) would be seen at one phase only. An offset of up to OFFSETS - 1 steps
-        // costs decoding that many records' text (not parsing them).
-        let key = ends[r] - 1;
-        let r = r + spread(c) % OFFSETS;
-        let Some(&i) = ends.get(r) else { continue };
-        // Both its samples in the keyframe's chain, and no gap between them.
-        if rec.samples[i - 1].key == key && walk::prev_of(rec, i) == Some(i - 1) {
-            sampled[r] = true;
-            decode[r] = true;
-        }
+    let mut sampled = even(rec, &ends);
+    for (d, s) in decode.iter_mut().zip(&sampled) {
+        *d |= *s;
     }
-    if decode.iter().filter(|d| **d).count() as f64 > MOST * n as f64 {
-        return None;
+    let whole = decode.iter().filter(|d| **d).count() as f64 > MOST * n as f64;
+    // The window's first interval is judged after a warm-up before it (not across a gap).
+    let opener = ends[0] - 1;
+    let warm_from = opener
+        .saturating_sub(WARM)
+        .max(walk::run_start(rec, opener));
+    if whole {
+        if warm_from == walk::run_start(rec, opener) {
+            // The full walk starts no earlier and learns the same baselines: it is exact.
+            return None;
+        }
+        // Decoding from the run's start would read everything before the window (a minute's
+        // window late in a day's run decoded the day up to it): the window and its warm-up.
+        decode.fill(true);
+        sampled.fill(true);
     }
     let mut ranges: Vec<(usize, usize)> = Vec::new();
     for (_, &i) in ends.iter().enumerate().filter(|(r, _)| decode[*r]) {
@@ -205,10 +264,14 @@ pub fn plan(rec: &Recording, (lo, hi): (i64, i64), t: &Thresholds) -> Option<Pla
             _ => ranges.push((i - 1, i + 1)),
         }
     }
+    if let Some(first) = ranges.first_mut() {
+        first.0 = warm_from;
+    }
     Some(Plan {
         ends,
         decode,
         sampled,
         ranges,
+        whole,
     })
 }

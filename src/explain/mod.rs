@@ -201,7 +201,12 @@ pub fn walk_rows(
 }
 
 /// The row of a decoded interval.
-fn row(a: &Assessed, (start_ms, end_ms): (i64, i64), families: u32, sampled: bool) -> Row {
+pub(super) fn row(
+    a: &Assessed,
+    (start_ms, end_ms): (i64, i64),
+    families: u32,
+    sampled: bool,
+) -> Row {
     Row {
         end_ms,
         start_ms,
@@ -276,7 +281,7 @@ fn walk_planned(
         warns,
         Read {
             decoded,
-            digests: true,
+            digests: !plan.whole,
         },
     ))
 }
@@ -383,6 +388,13 @@ pub fn explain_with(
         .filter(|(m, _)| rows.iter().all(|r| !r.vals[*m].is_finite()))
         .map(|(_, x)| x.name)
         .collect();
+    // "Normal here" over the recording's last week where it holds more than the window.
+    let over = baseline::span(span, (lo, hi));
+    let base = match over {
+        Some(s) => Some((baseline::sample_rows(rec, s, t, threads)?, s)),
+        None => None,
+    };
+    let base = base.as_ref().map(|(r, s)| (r.as_slice(), *s));
     let mut eps: Vec<Episode> = b
         .finish()
         .into_iter()
@@ -390,6 +402,7 @@ pub fn explain_with(
             finish(
                 e,
                 &rows,
+                base,
                 first_settings.as_deref().unwrap_or(&[]),
                 &last_settings,
             )
@@ -472,6 +485,7 @@ fn hint(name: String, id: &str, first: &[(&str, String)], last: &[(&str, String)
 fn finish(
     e: episodes::Built,
     rows: &[Row],
+    base: Option<(&[Row], (i64, i64))>,
     first: &[(&str, String)],
     last_set: &[(&str, String)],
 ) -> Episode {
@@ -490,7 +504,14 @@ fn finish(
     });
     let normal = key.and_then(|name| {
         let m = metrics::index(name)?;
-        Some((name, baseline::normal(rows, m, e.family)?))
+        let wider = base.and_then(|(b, over)| {
+            Some(baseline::Normal {
+                sampled: true,
+                over: Some(over),
+                ..baseline::normal(b, m, e.family)?
+            })
+        });
+        Some((name, wider.or_else(|| baseline::normal(rows, m, e.family))?))
     });
     let lines = brief::rule_lines(&e);
     let (severity, summary) = brief::summary(&lines);

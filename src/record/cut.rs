@@ -13,11 +13,17 @@
 //!   the last kept sample when its own time is in the window;
 //! * the header facts (host, kernel, topology, interval) of the segment holding the first sample.
 //!
+//! * the recorder's digests (which findings held), re-numbered for the cut, where every kept
+//!   sample has a known one: explain of the cut then decodes as little as of the original;
+//!   where some part's digests are unknown (damaged, an older recorder), none are kept and
+//!   explain decodes every interval of the cut.
+//!
 //! A leading `start` marker names the original; an undecodable sample becomes an `error` gap,
 //! so no interval spans the hole (the original has none there either). Findings that learn from
 //! history (`disk.saturated`, `irq.storm` baselines) learn again from the cut's first sample.
 
-use super::format::{Gap, Header, FORMAT_VERSION};
+use super::digest::{Digest, Held};
+use super::format::{Gap, Header, RecordType, FORMAT_VERSION};
 use super::reader::{Decoder, Event, Recording};
 use super::writer::{header_for, list_segments, refuse_non_regular, Writer};
 use super::{format_rfc3339, parse_time};
@@ -143,6 +149,9 @@ pub fn cut<W: Write>(
             || ((e.before == lo || e.before == end) && (from_ms..=to_ms).contains(&e.wall_ms))
     };
     let mut events = rec.events.iter().filter(|e| keep(e)).peekable();
+    let judged = digests(rec, lo, end);
+    let mut last: Option<(&(u32, Held), u64)> = None;
+    let mut payload = Vec::new();
     // Samples of the window itself (not the opener) that decoded.
     let mut in_window = 0u64;
     for i in lo..=end {
@@ -158,6 +167,21 @@ pub fn cut<W: Write>(
         let r = &rec.samples[i];
         match rec.decode(i, &mut dec) {
             Ok(s) => {
+                if let Some(j) = judged.as_ref().map(|j| j[i - lo]) {
+                    // The cut's first sample starts the chain; then one where the set changes.
+                    if last.is_none_or(|(l, _)| l != j) {
+                        let seq = w.samples();
+                        Digest {
+                            fingerprint: j.0,
+                            seq,
+                            prev: last.map(|(_, s)| s),
+                            held: j.1.clone(),
+                        }
+                        .encode(&mut payload);
+                        w.record(RecordType::Digest, &payload, r.wall_ms, r.mono_ns)?;
+                        last = Some((j, seq));
+                    }
+                }
                 w.sample(&s, r.mono_ns)?;
                 stats.samples += 1;
                 in_window += u64::from(i >= first_in);
@@ -191,6 +215,24 @@ pub fn cut<W: Write>(
     }
     stats.bytes = w.bytes();
     Ok((stats, w.into_inner()))
+}
+
+/// Per sample `lo..end`, the findings its digest says held (with the judge's fingerprint), or
+/// `None` when any of them has none known.
+fn digests(rec: &Recording, lo: usize, end: usize) -> Option<Vec<&(u32, Held)>> {
+    let marks = &rec.digests;
+    let mut p = marks.partition_point(|m| m.before <= lo).checked_sub(1)?;
+    (lo..end)
+        .map(|i| {
+            while marks.get(p + 1).is_some_and(|m| m.before <= i) {
+                p += 1;
+            }
+            let m = marks.get(p)?;
+            (m.segment == rec.samples[i].segment)
+                .then_some(m.judged.as_ref())
+                .flatten()
+        })
+        .collect()
 }
 
 fn write_event<W: Write>(w: &mut Writer<W>, e: &Event, mono_ns: u64) -> std::io::Result<()> {

@@ -34,7 +34,12 @@ fn psi(some: u64, full: u64) -> Option<PsiResource> {
 /// counters that grow steadily and fast in the incidents.
 fn samples() -> &'static [Sample] {
     static S: OnceLock<Vec<Sample>> = OnceLock::new();
-    S.get_or_init(|| {
+    S.get_or_init(|| build(|t| 2_000 + 1_000 * (t % 2)))
+}
+
+/// [`samples`] with `quiet_io(t)` µs of I/O stall (half of it "full") in quiet second `t`.
+fn build(quiet_io: impl Fn(u64) -> u64) -> Vec<Sample> {
+    {
         let base = support::synth_samples(0..DISTINCT);
         let (mut mem, mut io, mut swap) = (0u64, 0u64, 0u64);
         (0..N)
@@ -48,11 +53,7 @@ fn samples() -> &'static [Sample] {
                 } else {
                     1_000 + 500 * (t % 3)
                 };
-                io += if disk {
-                    600_000
-                } else {
-                    2_000 + 1_000 * (t % 2)
-                };
+                io += if disk { 600_000 } else { quiet_io(t) };
                 swap += if memory { 5_000 } else { 0 };
                 s.pressure = Some(Pressure {
                     cpu: psi(mem / 8, 0),
@@ -71,7 +72,7 @@ fn samples() -> &'static [Sample] {
                 s
             })
             .collect()
-    })
+    }
 }
 
 /// The samples written as `perftop record` writes them: each interval judged with `t`, a
@@ -284,4 +285,137 @@ fn the_recorder_writes_digests_for_a_few_bytes() {
         "{digest_bytes} bytes of digests"
     );
     assert!(per <= 105 + 105 / 4, "{per} bytes a sample");
+}
+
+/// "Normal here" for an episode in a window of a longer recording comes from the recording (an
+/// even sample of its last 7 days and the window), not from the window alone: here the disk
+/// stalled 1% of the time ("full") in the first 20 minutes and 0.1% after, so the I/O episode
+/// at minute 23 is judged against 1% (the quiet intervals sampled before minute 20 are about
+/// twice those after), where the window (minutes 22 to 25) alone says 0.1%.
+#[test]
+fn normal_here_is_the_recordings_not_only_the_windows() {
+    let t = Thresholds::default();
+    let all = build(|t| if t < 1_200 { 20_000 } else { 2_000 });
+    let at = |s: u64| perftop::record::format_rfc3339(T0 + s as i64 * 1000);
+    let io = |r: &Report| {
+        let e = r
+            .episodes
+            .iter()
+            .find(|e| explain::families::FAMILIES[e.family].name == "io")
+            .expect("the I/O episode");
+        let (metric, n) = e.normal.expect("a normal");
+        assert_eq!(metric, "io.psi_full_pct");
+        n
+    };
+    for digests in [true, false] {
+        let rec = open(encode(&all, &t));
+        let r = explain::explain_with(&rec, Some(&at(1_320)), Some(&at(1_500)), &t, 2, digests)
+            .expect("explain");
+        let n = io(&r);
+        assert_eq!(n.over, Some((T0, T0 + (N as i64 - 1) * 1000)), "{digests}");
+        assert!(n.sampled);
+        assert!(
+            (n.median - 1.0).abs() < 0.01,
+            "median {} ({digests})",
+            n.median
+        );
+        assert!(n.quiet >= 20, "{} quiet intervals sampled", n.quiet);
+        let text = explain::render::text::render(&r, 80);
+        let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            words.contains(&format!(
+                "quiet intervals sampled from {} to {})",
+                &at(0)[..16].replacen('T', " ", 1),
+                &at(N - 1)[..16].replacen('T', " ", 1)
+            )),
+            "{text}"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&explain::render::json::render(&r)).expect("json");
+        let over = json["episodes"]
+            .as_array()
+            .and_then(|e| {
+                e.iter()
+                    .find(|e| e["baseline"]["metric"] == "io.psi_full_pct")
+            })
+            .map(|e| e["baseline"]["over"].clone());
+        assert_eq!(
+            over,
+            Some(serde_json::json!({"from": at(0), "to": at(N - 1)}))
+        );
+    }
+    // The same window in a recording that starts at minute 20: its own quiet intervals.
+    let rec = open(encode(&all[1_200..], &t));
+    let r = explain::explain_with(&rec, Some(&at(1_320)), Some(&at(1_500)), &t, 2, true)
+        .expect("explain");
+    let n = io(&r);
+    assert!(
+        n.over.is_some(),
+        "the recording is still longer than the window"
+    );
+    assert!((n.median - 0.1).abs() < 0.01, "median {}", n.median);
+}
+
+/// `perftop cut` keeps the digests, re-numbered for the cut, so explain of a cut reads as
+/// little as of the original and finds the same episodes as decoding all of it; a cut across a
+/// damaged digest keeps none (that part's findings are unknown), and is decoded whole.
+#[test]
+fn a_cut_keeps_the_digests_where_they_are_known() {
+    let t = Thresholds::default();
+    let good = encode(samples(), &t);
+    let (from, to) = (T0 + 600_000, T0 + 1_500_000);
+    let cut = |bytes: Vec<u8>| {
+        let (_, out) =
+            perftop::record::cut::cut(&open(bytes), from, to, Vec::new(), &mut |w| panic!("{w}"))
+                .expect("cut");
+        open(out)
+    };
+    let rec = cut(good.clone());
+    assert!(rec.digests.len() >= 4, "{:?}", rec.digests);
+    assert!(rec.digests.iter().all(|d| d.judged.is_some()));
+    let (quick, full) = (explain(&rec, true), explain(&rec, false));
+    assert_eq!(episodes(&quick), episodes(&full));
+    assert!(!full.episodes.is_empty());
+    assert!(
+        quick.read.digests && quick.read.decoded < full.read.decoded / 2,
+        "decoded {} of {}",
+        quick.read.decoded,
+        full.read.decoded
+    );
+    let frames = digest_frames(&good);
+    let (at, _) = frames[frames.len() / 2];
+    let mut damaged = good;
+    damaged[at + FRAME_HEADER] ^= 0xff;
+    let rec = cut(damaged);
+    assert_eq!(rec.digests, vec![]);
+    assert!(!explain(&rec, true).read.digests);
+}
+
+/// A short window late in a run is decoded with a minute's warm-up before it, not from the
+/// run's start: a minute's window at the end of a day decoded the whole day before it when the
+/// plan gave up (it decodes most of a short window) and walked from the run's start.
+#[test]
+fn a_short_window_late_in_a_run_is_not_decoded_from_the_runs_start() {
+    let t = Thresholds::default();
+    let rec = open(encode(samples(), &t));
+    // 60 s around the second incident (I/O only, seconds 1,380 to 1,420).
+    let (lo, hi) = (T0 + 1_370_000, T0 + 1_430_000);
+    let plan =
+        explain::digests::plan(&rec, (lo, hi), &t).expect("a plan, not the walk from the start");
+    assert!(
+        plan.whole,
+        "a short window with an episode is decoded whole"
+    );
+    let opener = plan.ends[0] - 1;
+    assert_eq!(plan.ranges.len(), 1, "{:?}", plan.ranges);
+    assert_eq!(plan.ranges[0].0, opener - explain::digests::WARM);
+    let at = |ms: i64| perftop::record::format_rfc3339(ms);
+    let (from, to) = (at(lo), at(hi));
+    let window = |digests| {
+        explain::explain_with(&rec, Some(&from), Some(&to), &t, 2, digests).expect("explain")
+    };
+    let (quick, full) = (window(true), window(false));
+    assert_eq!(episodes(&quick), episodes(&full));
+    assert_eq!(quick.read.decoded, full.read.decoded);
+    assert!(!quick.episodes.is_empty());
 }

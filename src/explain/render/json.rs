@@ -53,6 +53,9 @@ pub fn value(r: &Report) -> Value {
                     "p95": num(n.p95),
                     "quiet_intervals": n.quiet,
                     "sampled": n.sampled,
+                    "over": n.over.map(|(a, b)| json!({
+                        "from": format_rfc3339(a), "to": format_rfc3339(b),
+                    })),
                 })),
                 "notes": e.notes,
                 "tweaks": e.tweaks.iter().map(|t| json!({

@@ -48,6 +48,12 @@ pub fn clock(ms: i64) -> String {
     s.get(11..19).unwrap_or(&s).to_string()
 }
 
+/// `2026-11-20 02:40` of a wall clock (UTC).
+pub fn minute(ms: i64) -> String {
+    let s = format_rfc3339(ms).replacen('T', " ", 1);
+    s.get(..16).unwrap_or(&s).to_string()
+}
+
 /// `2 min 5 s`, `45 s`, `1 h 3 min`.
 pub fn duration(ms: i64) -> String {
     let s = (ms.max(0) + 500) / 1000;
@@ -104,10 +110,10 @@ pub fn normal(e: &Episode, r: &Report) -> Option<String> {
             show(n.median, unit),
             show(n.p95, unit),
             n.quiet,
-            if n.sampled {
-                " sampled over the window"
-            } else {
-                ""
+            match n.over {
+                Some((a, b)) => format!(" sampled from {} to {}", minute(a), minute(b)),
+                None if n.sampled => " sampled over the window".to_string(),
+                None => String::new(),
             }
         ),
         None if r.unknown.contains(&p.metric) => format!("{}: not in this recording", p.metric),
