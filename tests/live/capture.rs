@@ -114,10 +114,40 @@ fn live_capture_reads_back_like_the_host() {
         );
         return;
     }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let cap = dir.path().join("cap");
-    let stderr = ok(&capture(live, &cap, "0.5"));
-    assert!(stderr.contains("t0:") && stderr.contains("t1:"), "{stderr}");
+    // How tightly a pass's reads lie is only judged where nothing else wanted the CPUs: a
+    // capture whose timing misses is taken again (up to three times), and after that the
+    // timing is skipped visibly if the machine was busy (load average at least its CPUs), or
+    // fails. What the capture holds is judged on the last one whatever its timing.
+    let mut misses = Vec::new();
+    let (dir, cap, m) = loop {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cap = dir.path().join("cap");
+        let stderr = ok(&capture(live, &cap, "0.5"));
+        assert!(stderr.contains("t0:") && stderr.contains("t1:"), "{stderr}");
+        let m: Value = serde_json::from_str(&read(cap.join("capture.json"))).expect("capture.json");
+        match timing(&m) {
+            Ok(()) => break (dir, cap, m),
+            Err(e) if misses.len() < 2 => misses.push(e),
+            Err(e) => {
+                misses.push(e);
+                let load = loadavg();
+                let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+                assert!(
+                    load >= cpus as f64,
+                    "three captures missed their timing on a quiet machine (load {load}): {misses:?}"
+                );
+                support::skip(
+                    "live_capture_reads_back_like_the_host",
+                    &format!(
+                        "too noisy to judge the reads' timing (load {load} on {cpus} CPUs): {}",
+                        misses.join("; ")
+                    ),
+                );
+                break (dir, cap, m);
+            }
+        }
+    };
+    let _keep = dir;
     let (t0, t1) = (cap.join("t0"), cap.join("t1"));
     // Both roots read without a single problem.
     for root in [&t0, &t1] {
@@ -162,8 +192,7 @@ fn live_capture_reads_back_like_the_host() {
     disks.sort();
     assert_eq!(disks, live_disks);
 
-    // The manifest, and each pass's reads within a few ms of each other.
-    let m: Value = serde_json::from_str(&read(cap.join("capture.json"))).expect("capture.json");
+    // The manifest (each pass's reads within a few ms of each other: `timing`).
     assert_eq!(m["perftop_version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(
         m["kernel_release"].as_str(),
@@ -177,7 +206,6 @@ fn live_capture_reads_back_like_the_host() {
         let p = &m["passes"][i];
         assert_eq!(p["dir"], *name);
         let spread = p["read_spread_ms"].as_f64().expect("spread");
-        assert!(spread < 50.0, "{name}: reads spread over {spread} ms");
         // uptime and the counter tables come first, so they are read within the same spread.
         let tables = p["tables_spread_ms"].as_f64().expect("tables spread");
         assert!(
@@ -192,13 +220,39 @@ fn live_capture_reads_back_like_the_host() {
             p["files"], p["bytes"]
         );
     }
-    let w0 = m["passes"][0]["wall_ms"].as_i64().expect("wall");
-    let w1 = m["passes"][1]["wall_ms"].as_i64().expect("wall");
-    assert!(
-        (450..=600).contains(&(w1 - w0)),
-        "passes {} ms apart",
-        w1 - w0
-    );
+}
+
+/// The capture's timing: each pass's reads within 50 ms, the passes 450 to 600 ms apart (`-d
+/// 0.5`); what missed, else.
+fn timing(m: &Value) -> Result<(), String> {
+    let mut missed = Vec::new();
+    for (i, name) in ["t0", "t1"].iter().enumerate() {
+        let spread = m["passes"][i]["read_spread_ms"]
+            .as_f64()
+            .unwrap_or(f64::NAN);
+        if spread.is_nan() || spread >= 50.0 {
+            missed.push(format!("{name}: reads spread over {spread:.1} ms"));
+        }
+    }
+    let w0 = m["passes"][0]["wall_ms"].as_i64().unwrap_or(0);
+    let w1 = m["passes"][1]["wall_ms"].as_i64().unwrap_or(0);
+    if !(450..=600).contains(&(w1 - w0)) {
+        missed.push(format!("passes {} ms apart", w1 - w0));
+    }
+    if missed.is_empty() {
+        Ok(())
+    } else {
+        Err(missed.join(", "))
+    }
+}
+
+/// The 1-minute load average.
+fn loadavg() -> f64 {
+    read("/proc/loadavg")
+        .split_whitespace()
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0)
 }
 
 #[test]
