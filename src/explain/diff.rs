@@ -3,11 +3,11 @@
 //! (held only in A, only in B, in both). Each side is one streamed walk, as `explain` does.
 
 use super::baseline::{quantile, values};
-use super::episodes::Builder;
-use super::families::FAMILIES;
+use super::families::{family_of, FAMILIES};
 use super::metrics::{show, METRICS};
 use super::{walk_rows, window, Row};
 use crate::findings::Thresholds;
+use crate::record::digest::Held;
 use crate::record::format_rfc3339;
 use crate::record::reader::Recording;
 use anyhow::{bail, Result};
@@ -39,7 +39,8 @@ pub struct Episodes {
     pub seconds: f64,
 }
 
-/// A window of `rec` summed up for a diff.
+/// A window of `rec` summed up for a diff, through its digests unless `PERFTOP_EXPLAIN_FULL`
+/// is set.
 pub fn side(
     rec: &Recording,
     from: Option<&str>,
@@ -47,28 +48,58 @@ pub fn side(
     t: &Thresholds,
     threads: usize,
 ) -> Result<Side> {
+    side_with(rec, from, to, t, threads, super::use_digests())
+}
+
+/// [`side`], reading the digests or not (`digests: false` decodes every interval).
+pub fn side_with(
+    rec: &Recording,
+    from: Option<&str>,
+    to: Option<&str>,
+    t: &Thresholds,
+    threads: usize,
+    digests: bool,
+) -> Result<Side> {
     let (lo, hi) = window(rec, from, to)?;
     let mut host = None;
     let mut findings: BTreeMap<String, u64> = BTreeMap::new();
-    // The same episode builder as `explain`, so "only in B" means what explain's list shows.
-    let mut builder = Builder::new();
-    let digests = super::use_digests();
-    let (rows, n, unreadable, read) =
-        walk_rows(rec, (lo, hi), t, threads, digests, &mut |row, times, a| {
-            let Some(a) = a else {
-                return builder.quiet();
-            };
-            if host.is_none() {
+    // Per row, the findings that held: its digest's where the recording has one (the lean plan
+    // decodes only the even sample, the window's ends and what the digests do not know), else
+    // the decoded interval's.
+    let mut held: Vec<Held> = Vec::new();
+    let (rows, n, unreadable, read) = walk_rows(
+        rec,
+        (lo, hi),
+        t,
+        threads,
+        (digests, true),
+        &mut |_, _, a, known| {
+            if let Some(a) = a.filter(|_| host.is_none()) {
                 host.clone_from(&a.host.hostname);
             }
-            for f in &a.findings {
-                *findings.entry(f.id.clone()).or_default() += 1;
+            let h: Held = match (known, a) {
+                (Some(h), _) => h.clone(),
+                (None, Some(a)) => a
+                    .findings
+                    .iter()
+                    .map(|f| (f.id.clone(), f.severity))
+                    .collect(),
+                (None, None) => Vec::new(),
+            };
+            let mut families = 0;
+            for (id, _) in &h {
+                *findings.entry(id.clone()).or_default() += 1;
+                families |= 1 << family_of(id);
             }
-            builder.add(row, times, a)
-        })?;
+            held.push(h);
+            families
+        },
+    )?;
+    // The same gap rule as `explain`'s episodes, so "only in B" means what explain's list shows.
     let mut episodes: BTreeMap<&'static str, Episodes> = BTreeMap::new();
-    for e in builder.finish() {
-        let (Some(first), Some(last)) = (rows.get(e.first_row), rows.get(e.last_row)) else {
+    let held: Vec<Option<&Held>> = held.iter().map(Some).collect();
+    for e in super::digests::spans(&held) {
+        let (Some(first), Some(last)) = (rows.get(e.first), rows.get(e.last)) else {
             continue;
         };
         let sum = episodes.entry(FAMILIES[e.family].name).or_default();

@@ -38,7 +38,7 @@ const MOST: f64 = 0.6;
 
 /// What to decode of a window.
 #[derive(Debug, Clone, Default)]
-pub struct Plan {
+pub struct Plan<'r> {
     /// Per interval of the window, in order: the sample it ends at.
     pub ends: Vec<usize>,
     /// Per interval: decoded (else the digests say no finding held in it).
@@ -50,14 +50,16 @@ pub struct Plan {
     pub ranges: Vec<(usize, usize)>,
     /// Every interval of the window is decoded (the plan would have decoded most of it).
     pub whole: bool,
+    /// Per interval: the findings its digest says held (`None`: unknown).
+    pub held: Vec<Option<&'r Held>>,
 }
 
 /// An episode as the digests show it: family, first and last interval, the rules that held.
-struct Span {
-    family: usize,
-    first: usize,
-    last: usize,
-    ids: Vec<String>,
+pub struct Span {
+    pub family: usize,
+    pub first: usize,
+    pub last: usize,
+    pub ids: Vec<String>,
     /// It ran into intervals whose digests are unknown: its length and rules are not known.
     unknown_end: bool,
 }
@@ -116,7 +118,7 @@ pub fn even(rec: &Recording, ends: &[usize]) -> Vec<bool> {
 }
 
 /// The episodes the digests show, with the same gap rule as `episodes::Builder`.
-fn spans(held: &[Option<&Held>]) -> Vec<Span> {
+pub fn spans(held: &[Option<&Held>]) -> Vec<Span> {
     let mut open: Vec<Option<(Span, usize)>> = (0..FAMILIES.len()).map(|_| None).collect();
     let mut done = Vec::new();
     for (row, h) in held.iter().enumerate() {
@@ -190,9 +192,15 @@ fn before(a: &Span, all: &[Span]) -> usize {
 }
 
 /// The plan for the window `(lo, hi)` of `rec` judged with `t`; `None` when the digests cover
-/// none of it or the plan would decode most of it anyway (then the full walk is as cheap and
-/// exact).
-pub fn plan(rec: &Recording, (lo, hi): (i64, i64), t: &Thresholds) -> Option<Plan> {
+/// none of it or the plan would decode most of it from the run's start anyway (then the full
+/// walk is as cheap and exact). `lean` (diff): the intervals in which findings held are not
+/// decoded either, their digests are all a diff needs of them.
+pub fn plan<'r>(
+    rec: &'r Recording,
+    (lo, hi): (i64, i64),
+    t: &Thresholds,
+    lean: bool,
+) -> Option<Plan<'r>> {
     if rec.digests.is_empty() {
         return None;
     }
@@ -204,12 +212,12 @@ pub fn plan(rec: &Recording, (lo, hi): (i64, i64), t: &Thresholds) -> Option<Pla
     }
     let mut decode: Vec<bool> = held
         .iter()
-        .map(|h| h.is_none_or(|h| !h.is_empty()))
+        .map(|h| h.is_none_or(|h| !lean && !h.is_empty()))
         .collect();
     // The first and last intervals: the host's name and the settings at the window's ends.
     decode[0] = true;
     decode[n - 1] = true;
-    let all = spans(&held);
+    let all = if lean { Vec::new() } else { spans(&held) };
     // Where an episode's look-back starts: it is at least WARM long, so it is the episode's
     // warm-up and needs none of its own (the digests say no finding held in it: judged without
     // baselines it finds no more than the recorder did).
@@ -226,7 +234,7 @@ pub fn plan(rec: &Recording, (lo, hi): (i64, i64), t: &Thresholds) -> Option<Pla
     while r > 1 {
         r -= 1;
         if decode[r] && !decode[r - 1] && !led[r] {
-            let warm = if held[r].is_none() {
+            let warm = if held[r].is_none() && !lean {
                 BEFORE.max(WARM)
             } else {
                 WARM
@@ -273,5 +281,6 @@ pub fn plan(rec: &Recording, (lo, hi): (i64, i64), t: &Thresholds) -> Option<Pla
         sampled,
         ranges,
         whole,
+        held,
     })
 }

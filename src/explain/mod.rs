@@ -18,6 +18,7 @@ pub mod render;
 
 use crate::assess::Assessed;
 use crate::findings::{Severity, Thresholds};
+use crate::record::digest::Held;
 use crate::record::reader::{EventKind, Recording};
 use crate::record::{format_rfc3339, parse_time, walk};
 use anyhow::{bail, Result};
@@ -139,10 +140,12 @@ pub fn window(rec: &Recording, from: Option<&str>, to: Option<&str>) -> Result<(
     Ok((lo, hi))
 }
 
-/// What `walk_rows` calls for each interval: its row number, (start ms, end ms) and the
-/// interval (`None`: not decoded, and its digest says no finding held in it); returns the
-/// families that held.
-pub type RowFn<'a> = dyn FnMut(usize, (i64, i64), Option<&Assessed>) -> u32 + 'a;
+/// What `walk_rows` calls for each interval: its row number, (start ms, end ms), the interval
+/// (`None`: not decoded) and the findings its digest says held (`None`: read without digests,
+/// or unknown there; a row neither decoded nor with a known digest does not occur, and in
+/// explain's plan a row not decoded is one in which no finding held); returns the families
+/// that held.
+pub type RowFn<'a> = dyn FnMut(usize, (i64, i64), Option<&Assessed>, Option<&Held>) -> u32 + 'a;
 
 /// Whether explain and diff read the recorder's digests (`explain::digests`) where a
 /// recording has them. `PERFTOP_EXPLAIN_FULL=1` decodes every interval instead (to compare the
@@ -164,16 +167,19 @@ pub struct Read {
 /// Calls `f` for every interval of the window, keeping its row; returns the rows, how many
 /// intervals there were and the warnings. The walk's threads decode; `f` runs in order. With
 /// `digests` and a recording that has them, only the intervals `digests::plan` picks are
-/// decoded.
+/// decoded (`lean`: `digests::plan`'s lean plan, for diff).
 pub fn walk_rows(
     rec: &Recording,
     (lo, hi): (i64, i64),
     t: &Thresholds,
     threads: usize,
-    digests: bool,
+    (digests, lean): (bool, bool),
     f: &mut RowFn<'_>,
 ) -> Result<(Vec<Row>, u64, Vec<String>, Read)> {
-    if let Some(plan) = digests.then(|| digests::plan(rec, (lo, hi), t)).flatten() {
+    if let Some(plan) = digests
+        .then(|| digests::plan(rec, (lo, hi), t, lean))
+        .flatten()
+    {
         return walk_planned(rec, &plan, t, threads, f);
     }
     let mut rows: Vec<Row> = Vec::new();
@@ -188,7 +194,7 @@ pub fn walk_rows(
         &mut |_, w, a| {
             let secs = a.interval_s.unwrap_or(0.0);
             let start_ms = w - (secs * 1000.0).round() as i64;
-            let families = f(rows.len(), (start_ms, w), Some(a));
+            let families = f(rows.len(), (start_ms, w), Some(a), None);
             rows.push(row(a, (start_ms, w), families, true));
             Ok(())
         },
@@ -236,7 +242,7 @@ fn walk_planned(
         while let Some(&i) = plan.ends.get(*p).filter(|&&i| i < upto) {
             if !plan.decode[*p] {
                 let times = (rec.samples[i - 1].wall_ms, rec.samples[i].wall_ms);
-                let families = f(rows.len(), times, None);
+                let families = f(rows.len(), times, None, plan.held[*p]);
                 rows.push(Row {
                     end_ms: times.1,
                     start_ms: times.0,
@@ -265,7 +271,7 @@ fn walk_planned(
             if plan.ends.get(p) == Some(&i) {
                 let secs = a.interval_s.unwrap_or(0.0);
                 let times = (w - (secs * 1000.0).round() as i64, w);
-                let families = f(rows.len(), times, Some(a));
+                let families = f(rows.len(), times, Some(a), plan.held[p]);
                 rows.push(row(a, times, families, plan.sampled[p]));
                 decoded += 1;
                 p += 1;
@@ -314,8 +320,13 @@ pub fn explain_with(
     let mut events = Vec::new();
     let mut first_settings: Option<Vec<(&'static str, String)>> = None;
     let mut last_settings = Vec::new();
-    let (rows, n, unreadable, read) =
-        walk_rows(rec, (lo, hi), t, threads, digests, &mut |row, times, a| {
+    let (rows, n, unreadable, read) = walk_rows(
+        rec,
+        (lo, hi),
+        t,
+        threads,
+        (digests, false),
+        &mut |row, times, a, _| {
             let Some(a) = a else {
                 return b.quiet();
             };
@@ -335,7 +346,8 @@ pub fn explain_with(
             }
             last_settings = now;
             b.add(row, times, a)
-        })?;
+        },
+    )?;
     if n == 0 {
         bail!(
             "no intervals between {} and {} in {} (it holds {} .. {})",

@@ -400,8 +400,8 @@ fn a_short_window_late_in_a_run_is_not_decoded_from_the_runs_start() {
     let rec = open(encode(samples(), &t));
     // 60 s around the second incident (I/O only, seconds 1,380 to 1,420).
     let (lo, hi) = (T0 + 1_370_000, T0 + 1_430_000);
-    let plan =
-        explain::digests::plan(&rec, (lo, hi), &t).expect("a plan, not the walk from the start");
+    let plan = explain::digests::plan(&rec, (lo, hi), &t, false)
+        .expect("a plan, not the walk from the start");
     assert!(
         plan.whole,
         "a short window with an episode is decoded whole"
@@ -418,4 +418,39 @@ fn a_short_window_late_in_a_run_is_not_decoded_from_the_runs_start() {
     assert_eq!(episodes(&quick), episodes(&full));
     assert_eq!(quick.read.decoded, full.read.decoded);
     assert!(!quick.episodes.is_empty());
+}
+
+/// `diff` reads a side through its digests: the findings (intervals each held) and episodes
+/// (per family: how many, how long) come from the digests, and only the even sample (the
+/// medians), the window's ends and what the digests do not know are decoded. The same as
+/// decoding every interval, from a fraction of the decoding.
+#[test]
+fn diff_takes_findings_and_episodes_from_the_digests() {
+    let t = Thresholds::default();
+    let good = encode(samples(), &t);
+    let frames = digest_frames(&good);
+    let (at, _) = frames[frames.len() / 2];
+    let mut damaged = good.clone();
+    damaged[at + FRAME_HEADER] ^= 0xff;
+    for (what, bytes) in [("intact", good), ("damaged", damaged)] {
+        let rec = open(bytes);
+        let side =
+            |digests| explain::diff::side_with(&rec, None, None, &t, 2, digests).expect("side");
+        let (quick, full) = (side(true), side(false));
+        assert_eq!(quick.findings, full.findings, "{what}");
+        assert_eq!(quick.episodes, full.episodes, "{what}");
+        assert!(
+            full.findings.contains_key("memory.swapping"),
+            "{:?}",
+            full.findings
+        );
+        assert_eq!(full.episodes.get("io").map(|e| e.count), Some(2));
+        assert_eq!((quick.intervals, full.read.decoded), (N - 1, N - 1));
+        assert!(quick.read.digests);
+        if what == "intact" {
+            assert!(quick.read.decoded < 100, "decoded {}", quick.read.decoded);
+        } else {
+            assert!(quick.read.decoded < N - 1, "decoded {}", quick.read.decoded);
+        }
+    }
 }
