@@ -162,10 +162,15 @@ fn recording(var: &str, dir: &std::path::Path, days: usize) -> std::path::PathBu
         || dir.join(format!("{days}d.ptrec")),
         std::path::PathBuf::from,
     );
-    let (bytes, digests) = match std::fs::metadata(&path) {
-        Ok(m) if std::env::var_os(var).is_some() => (m.len() as usize, 0),
-        _ => write_days(&path, days),
-    };
+    if std::env::var_os(var).is_some() && path.exists() {
+        println!(
+            "{days}-day 2-CPU recording ({days} segment(s)): {} samples, reused from {}",
+            days * DAY,
+            path.display()
+        );
+        return path;
+    }
+    let (bytes, digests) = write_days(&path, days);
     println!(
         "{days}-day 2-CPU recording ({days} segment(s)): {} samples, {:.1} MB, of which digests {digests} B ({:.2} B a sample)",
         days * DAY,
