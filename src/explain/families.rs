@@ -34,8 +34,9 @@ pub const FAMILIES: [Family; 17] = [
             ("disk.stalled", Some("disk.util_pct")),
             ("disk.queue_full", Some("disk.aqu_sz")),
             ("io.pressure", Some("io.psi_full_pct")),
-            // Tasks stuck in D are the I/O story's who (their wait channel names the lock).
-            ("proc.blocked", Some("io.psi_full_pct")),
+            // Tasks stuck in D are the I/O story's who (their wait channel names the lock); an
+            // episode of them alone peaks in how many there were, not in an I/O stall of 0%.
+            ("proc.blocked", Some("proc.blocked_tasks")),
             ("mpath.path_down", None),
             ("mpath.path_idle", None),
         ],
@@ -159,5 +160,23 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Tasks blocked in D alone peak in how many there were (a real episode under stress-ng
+    /// said `peak: io.psi_full_pct 0.00%`); beside an I/O stall the stall is the key.
+    #[test]
+    fn blocked_tasks_alone_are_counted_not_read_as_an_io_stall() {
+        let io = FAMILIES.iter().position(|f| f.name == "io").expect("io");
+        let ids = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            key_metric(io, &ids(&["proc.blocked"])),
+            Some("proc.blocked_tasks")
+        );
+        assert_eq!(
+            key_metric(io, &ids(&["proc.blocked", "io.pressure"])),
+            Some("io.psi_full_pct")
+        );
+        assert_eq!(super::super::metrics::show(2.0, "tasks"), "2 tasks");
+        assert_eq!(super::super::metrics::show(1.0, "tasks"), "1 task");
     }
 }

@@ -54,7 +54,7 @@ fn worst_disk(a: &Assessed, f: fn(&crate::derive::DiskMetrics) -> Option<f64>) -
 }
 
 /// Every key metric, in report order. Indices into this table are what a `Row` stores.
-pub const METRICS: [Metric; 18] = [
+pub const METRICS: [Metric; 19] = [
     metric(
         "memory.psi_some_pct",
         "%",
@@ -99,6 +99,14 @@ pub const METRICS: [Metric; 18] = [
         "io.psi_some_pct",
         "%",
         |a| a.pressure.io.as_ref()?.some_pct,
+        none,
+    ),
+    // Tasks in D when the interval ended (`/proc/stat` procs_blocked): `proc.blocked`'s own
+    // number (its rule is about how long each waited, which no one number says).
+    metric(
+        "proc.blocked_tasks",
+        "tasks",
+        |a| a.host.procs_blocked.map(|n| n as f64),
         none,
     ),
     metric(
@@ -207,6 +215,8 @@ pub fn show(v: f64, unit: &str) -> String {
     match unit {
         "" => n,
         "%" => format!("{n}%"),
+        "tasks" if v.round() == 1.0 => "1 task".to_string(),
+        "tasks" => format!("{v:.0} tasks"),
         u => format!("{n} {u}"),
     }
 }
