@@ -11,8 +11,7 @@
 //! * gap and action markers between those samples, at their times (one between the opener and
 //!   the first sample falls in the cut's first interval), and a marker before the first or after
 //!   the last kept sample when its own time is in the window;
-//! * the header facts (host, kernel, topology, interval) of the segment holding the first sample.
-//!
+//! * the header facts (host, kernel, topology, interval) of the segment holding the first sample;
 //! * the recorder's digests (which findings held), re-numbered for the cut, where every kept
 //!   sample has a known one: explain of the cut then decodes as little as of the original;
 //!   where some part's digests are unknown (damaged, an older recorder), none are kept and
