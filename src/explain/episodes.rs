@@ -23,6 +23,9 @@ pub struct CulpritSum {
     pub cgroup: Option<String>,
     pub metric: String,
     pub max: f64,
+    /// The most processes it held in one interval (a command's or a cgroup's members; 1 for
+    /// one process, 0 for short-lived tasks).
+    pub tasks: u32,
     pub intervals: u64,
     /// The rule that named it.
     pub finding: String,
@@ -144,6 +147,7 @@ impl Builder {
                     Some(s) => {
                         s.intervals += 1;
                         s.max = s.max.max(c.value);
+                        s.tasks = s.tasks.max(c.tasks);
                     }
                     None => ep.culprits.push(CulpritSum {
                         comm: c.comm.clone(),
@@ -151,6 +155,7 @@ impl Builder {
                         cgroup: c.cgroup.clone(),
                         metric: c.metric.clone(),
                         max: c.value,
+                        tasks: c.tasks,
                         intervals: 1,
                         finding: f.id.clone(),
                     }),

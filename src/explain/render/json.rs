@@ -40,6 +40,7 @@ pub fn value(r: &Report) -> Value {
                     "cgroup": c.cgroup,
                     "metric": c.metric,
                     "max": num(c.max),
+                    "tasks": c.tasks,
                     "intervals": c.intervals,
                     "finding": c.finding,
                 })).collect::<Vec<_>>(),

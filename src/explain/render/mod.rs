@@ -125,15 +125,22 @@ pub fn normal(e: &Episode, r: &Report) -> Option<String> {
     })
 }
 
-/// "dd (pid 41, write_kb_per_s up to 80000, 57 intervals)".
+/// "dd (pid 41): write_kb_per_s up to 80000 in 57 intervals, per dirty.throttled"; a command
+/// of several processes as the findings strip names it, "stress-ng-cpu x48 (pid 26464, its
+/// busiest)".
 pub fn culprit(c: &super::episodes::CulpritSum) -> String {
     let cg = c
         .cgroup
         .as_deref()
         .map(|g| format!(", {g}"))
         .unwrap_or_default();
+    let (many, busiest) = if c.tasks > 1 {
+        (format!(" x{}", c.tasks), ", its busiest")
+    } else {
+        (String::new(), "")
+    };
     format!(
-        "{} (pid {}{cg}): {} up to {:.0} in {} intervals, per {}",
+        "{}{many} (pid {}{busiest}{cg}): {} up to {:.0} in {} intervals, per {}",
         crate::safe::line(&c.comm),
         c.pid,
         c.metric,
@@ -152,4 +159,38 @@ pub fn causes(e: &Episode) -> Vec<String> {
         .iter()
         .map(|l| format!("episode {}: {}; {}", l.cause + 1, l.words, l.evidence))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::episodes::CulpritSum;
+
+    fn sum(comm: &str, tasks: u32) -> CulpritSum {
+        CulpritSum {
+            comm: comm.into(),
+            pid: 26464,
+            cgroup: None,
+            metric: "cpu_pct".into(),
+            max: 1599.4,
+            tasks,
+            intervals: 11,
+            finding: "cpu.pressure".into(),
+        }
+    }
+
+    /// A command of many processes says how many, as the findings strip does, and that the
+    /// pid is its busiest; one process and short-lived tasks (0) say neither.
+    #[test]
+    fn a_command_culprit_says_how_many_processes() {
+        assert_eq!(
+            super::culprit(&sum("stress-ng-cpu", 48)),
+            "stress-ng-cpu x48 (pid 26464, its busiest): cpu_pct up to 1599 in 11 intervals, \
+             per cpu.pressure"
+        );
+        assert_eq!(
+            super::culprit(&sum("rustc", 1)),
+            "rustc (pid 26464): cpu_pct up to 1599 in 11 intervals, per cpu.pressure"
+        );
+        assert!(!super::culprit(&sum("short-lived tasks", 0)).contains(" x0"));
+    }
 }
