@@ -6,7 +6,7 @@
 //! hysteresis (see `FindingTracker`). Every number a rule uses lives in `Thresholds`, whose
 //! defaults are the "Findings thresholds" table of docs/findings.md and which a config file can override.
 
-mod blocked;
+pub mod blocked;
 mod cgroups;
 pub mod culprits;
 mod dirty;

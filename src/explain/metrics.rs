@@ -101,12 +101,12 @@ pub const METRICS: [Metric; 19] = [
         |a| a.pressure.io.as_ref()?.some_pct,
         none,
     ),
-    // Tasks in D when the interval ended (`/proc/stat` procs_blocked): `proc.blocked`'s own
-    // number (its rule is about how long each waited, which no one number says).
+    // The tasks `proc.blocked` counts (read in D on two passes or more): its own number, the
+    // one its message gives (its rule is about how long each waited, which no one number says).
     metric(
         "proc.blocked_tasks",
         "tasks",
-        |a| a.host.procs_blocked.map(|n| n as f64),
+        |a| Some(crate::findings::blocked::counted(a) as f64),
         none,
     ),
     metric(
@@ -218,5 +218,39 @@ pub fn show(v: f64, unit: &str) -> String {
         "tasks" if v.round() == 1.0 => "1 task".to_string(),
         "tasks" => format!("{v:.0} tasks"),
         u => format!("{n} {u}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::assess::Assessed;
+    use crate::derive::ProcessMetrics;
+
+    /// `proc.blocked`'s number is the tasks its message counts (in D on two passes), not the
+    /// kernel's `procs_blocked` read at another moment: an episode once read "1 task blocked
+    /// in D for 1 s" beside "peak: proc.blocked_tasks 0 tasks".
+    #[test]
+    fn blocked_tasks_are_the_ones_the_rule_counts() {
+        let mut d = crate::derive::derive(None, &crate::sample::Sample::default());
+        d.host.procs_blocked = Some(0);
+        let task = |pid, state: &str, blocked_s| ProcessMetrics {
+            pid,
+            comm: "stress-ng-io".into(),
+            state: state.into(),
+            blocked_s,
+            ..ProcessMetrics::default()
+        };
+        // In D on two passes; just entered D (0 s); running.
+        d.processes = vec![
+            task(1, "D", Some(1.0)),
+            task(2, "D", Some(0.0)),
+            task(3, "R", None),
+        ];
+        let a = Assessed {
+            derived: d,
+            findings: Vec::new(),
+        };
+        let m = &super::METRICS[super::index("proc.blocked_tasks").expect("metric")];
+        assert_eq!(m.read(&a), Some(1.0));
     }
 }

@@ -4,15 +4,21 @@
 use super::{culprits, raise, Hit, Severity};
 use crate::derive::Derived;
 
-pub(super) fn blocked(d: &Derived) -> Option<Hit> {
-    // Read in D on consecutive passes: `blocked_s` > 0 (0 on the first read in D).
-    let named = culprits::blocked(d, f64::MIN_POSITIVE);
-    let first = named.first()?;
-    let n = d
-        .processes
+/// The tasks the rule counts: read in D on consecutive passes (`blocked_s` > 0; 0 on the first
+/// read in D). `explain` peaks in this same count (`proc.blocked_tasks`), so an episode's
+/// "1 task blocked" never sits beside a peak of 0 (the kernel's `procs_blocked`, read at the
+/// sample's start rather than in the process pass, said 0 there).
+pub fn counted(d: &Derived) -> usize {
+    d.processes
         .iter()
         .filter(|m| m.state == "D" && m.blocked_s.is_some_and(|s| s > 0.0))
-        .count();
+        .count()
+}
+
+pub(super) fn blocked(d: &Derived) -> Option<Hit> {
+    let named = culprits::blocked(d, f64::MIN_POSITIVE);
+    let first = named.first()?;
+    let n = counted(d);
     let who: Vec<String> = named
         .iter()
         .map(|c| {
