@@ -32,7 +32,8 @@ pub struct CulpritSum {
 }
 
 /// What one rule said during an episode: its worst severity, and its message and tweak at the
-/// interval where its key metric was highest (the first interval where it has none).
+/// interval where its key metric was highest, the last of equal highs as the peak is (the last
+/// interval where it has none).
 #[derive(Debug, Clone)]
 pub struct RuleSum {
     pub severity: Severity,
@@ -133,7 +134,10 @@ impl Builder {
                 best: key,
             });
             sum.severity = sum.severity.max(f.severity);
-            if key > sum.best {
+            // On a tie the later interval's message: the peak is the last of equal highs
+            // (`max_by`), and the message must be the peak's ("1 task blocked in D for 1 s"
+            // beside a peak at the second of two 1-task intervals and "up to 2 s" read wrong).
+            if key >= sum.best {
                 sum.best = key;
                 sum.message.clone_from(&f.message);
                 sum.tweak.clone_from(&f.tweak);
