@@ -42,6 +42,11 @@ fn cpu_culprits(frames: &[Value]) -> Vec<Vec<Value>> {
         .collect()
 }
 
+/// PSI cpu some of one frame, `85.2%` (`-` when perftop had none).
+fn psi_cpu(fr: &Value) -> String {
+    f(fr, &["pressure", "cpu", "some_pct"]).map_or("-".into(), |v| format!("{v:.1}%"))
+}
+
 /// CPUs this test may run on: the load is sized to oversubscribe them (CPU pressure needs
 /// more runnable tasks than CPUs; 6 workers on a 16-CPU host made none).
 fn cpus() -> usize {
@@ -127,10 +132,7 @@ fn stress_ng_workers_are_one_grouped_culprit() {
             t.note(
                 &format!("[{i}] cpu.pressure finding"),
                 "none",
-                &format!(
-                    "PSI cpu some {:?}%",
-                    f(fr, &["pressure", "cpu", "some_pct"])
-                ),
+                &format!("PSI cpu some {}", psi_cpu(fr)),
             );
             continue;
         };
@@ -226,7 +228,7 @@ fn a_fork_storm_is_named_as_short_lived_tasks() {
     for (i, fr) in frames.iter().enumerate() {
         t.note(
             &format!("[{i}] PSI cpu some"),
-            &format!("{:?}%", f(fr, &["pressure", "cpu", "some_pct"])),
+            &psi_cpu(fr),
             "finding at >= 5%",
         );
     }
