@@ -340,7 +340,7 @@ fn a_cpu_quota_and_a_memory_limit_show_per_cgroup() {
             3.0,
         );
         t.close(
-            &format!("[{i}] cpu_quota_cpus vs cfs_quota_us / cfs_period_us"),
+            &format!("[{i}] cpu_quota_cpus vs the quota set (20 ms a 100 ms period)"),
             c.and_then(|c| f(c, &["cpu_quota_cpus"])),
             0.2,
             0.0,
