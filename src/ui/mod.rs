@@ -21,6 +21,7 @@ pub mod knob_menu;
 pub mod layout;
 pub mod line_edit;
 pub mod oom;
+pub mod paint;
 pub mod panes;
 pub mod prefs;
 pub mod prompt;

@@ -12,7 +12,6 @@ use crate::pane::Pane;
 use crate::units::{duration, fit};
 use ratatui::layout::Rect;
 use ratatui::text::Line;
-use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 pub const MIN_W: u16 = 40;
@@ -59,7 +58,7 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
             )),
             Line::from(span("q quits", theme.dim)),
         ];
-        f.render_widget(Paragraph::new(msg), area);
+        super::paint::lines(f.buffer_mut(), area, &msg);
         return;
     }
     let Some(d) = app.time.derived.as_ref() else {
@@ -75,7 +74,7 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
                 theme.text,
             ))],
         };
-        f.render_widget(Paragraph::new(msg), area);
+        super::paint::lines(f.buffer_mut(), area, &msg);
         return;
     };
     let width = area.width as usize;
@@ -112,12 +111,13 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
         );
         rows.extend(findings);
         rows.extend(footer);
-        f.render_widget(Paragraph::new(rows), area);
+        super::paint::lines(f.buffer_mut(), area, &rows);
     } else {
         let top = rows.len() as u16;
-        f.render_widget(
-            Paragraph::new(rows),
+        super::paint::lines(
+            f.buffer_mut(),
             Rect::new(area.x, area.y, area.width, top),
+            &rows,
         );
         let mut columns = layout::columns(width);
         let widths = layout::column_widths(width, columns.len());
@@ -145,15 +145,16 @@ fn draw_screen(f: &mut Frame, app: &App, theme: &Theme) {
             };
             let lines = column(panes_here, w, avail, &view, built);
             let r = Rect::new(x, area.y + top, w as u16, avail as u16);
-            f.render_widget(Paragraph::new(lines), r);
+            super::paint::lines(f.buffer_mut(), r, &lines);
             x += w as u16 + 1;
         }
         let mut bottom = findings;
         bottom.extend(footer);
         let y = area.y + area.height.saturating_sub(bottom_rows as u16);
-        f.render_widget(
-            Paragraph::new(bottom),
+        super::paint::lines(
+            f.buffer_mut(),
             Rect::new(area.x, y, area.width, bottom_rows as u16),
+            &bottom,
         );
     }
     if app.prefs.findings_open {
