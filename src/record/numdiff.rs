@@ -226,13 +226,14 @@ fn scan(
                 let start = pos;
                 pos += 1;
                 loop {
-                    match src.get(pos) {
-                        Some(b'\\') => pos += 2,
-                        Some(b'"') => {
-                            pos += 1;
+                    // To the next quote or backslash in one search, not a match a byte.
+                    let rest = src.get(pos..).unwrap_or_default();
+                    match rest.iter().position(|b| matches!(b, b'"' | b'\\')) {
+                        Some(i) if rest[i] == b'\\' => pos += i + 2,
+                        Some(i) => {
+                            pos += i + 1;
                             break;
                         }
-                        Some(_) => pos += 1,
                         None => return Err("unterminated string".into()),
                     }
                 }
@@ -372,16 +373,30 @@ fn scan(
 
 fn write_int(out: &mut Vec<u8>, v: i128) {
     // Digits from the right into a stack buffer: `write!` of an i128 goes through u128
-    // division and the formatter, several times slower, once per number of every sample.
+    // division and the formatter, several times slower, once per number of every sample. Nearly
+    // every number fits a u64, whose division by 10 is a multiply; u128's is a library call.
     let mut buf = [0u8; 40];
     let mut i = buf.len();
-    let mut m = v.unsigned_abs();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (m % 10) as u8;
-        m /= 10;
-        if m == 0 {
-            break;
+    let m = v.unsigned_abs();
+    match u64::try_from(m) {
+        Ok(mut m) => loop {
+            i -= 1;
+            buf[i] = b'0' + (m % 10) as u8;
+            m /= 10;
+            if m == 0 {
+                break;
+            }
+        },
+        Err(_) => {
+            let mut m = m;
+            loop {
+                i -= 1;
+                buf[i] = b'0' + (m % 10) as u8;
+                m /= 10;
+                if m == 0 {
+                    break;
+                }
+            }
         }
     }
     if v < 0 {
@@ -551,6 +566,8 @@ mod tests {
             -10,
             4_635_381,
             i128::from(u64::MAX),
+            -i128::from(u64::MAX),
+            i128::from(u64::MAX) + 1,
             -(10i128.pow(21) - 1),
         ] {
             let mut out = Vec::new();
