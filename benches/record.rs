@@ -8,7 +8,8 @@
 //! `cargo bench --bench record` (add `-- quick` to skip the day-long part; `-- live PATH` prints
 //! the bytes/sample of an existing recording, e.g. one made by `perftop record`; `-- json PATH`
 //! its samples' JSON, one a line; `-- tree DIR N`
-//! the headless recorder's CPU per sample on a host tree)
+//! the headless recorder's CPU per sample on a host tree; `-- stages PATH` the CPU of each of its
+//! stages after the read, on a recording's samples)
 
 // The synthetic-host generator is a test fixture (tests/support), not part of perftop.
 #[path = "../tests/support/synth/mod.rs"]
@@ -179,13 +180,13 @@ fn tree(dir: &str, n: usize) {
         retention,
     )
     .expect("recording");
-    rec.sample(&first).expect("first sample");
+    rec.sample_owned(first).expect("first sample");
     let (mut read, mut write) = (Duration::ZERO, Duration::ZERO);
     for _ in 0..n {
         let t0 = cpu();
         let s = reader.sample();
         let t1 = cpu();
-        rec.sample(&s).expect("sample");
+        rec.sample_owned(s).expect("sample");
         read += t1 - t0;
         write += cpu() - t1;
     }
@@ -198,12 +199,98 @@ fn tree(dir: &str, n: usize) {
     );
 }
 
+/// `stages PATH`: what each stage of the headless recorder costs a sample, on the samples of a
+/// real recording (one made by `perftop record` on the host to study): the sample's JSON, the
+/// step transform alone, the whole writer (JSON, step transform, zstd), `derive` alone and the
+/// digest's judge (derive and findings), as CPU time per sample, the median of 7 passes over
+/// every sample. The read of the host is not here: `tree` measures it.
+fn stages(path: &str) {
+    use perftop::record::digest::Digester;
+    use perftop::record::numdiff::{self, Fields};
+    let rec = Recording::open(std::path::Path::new(path)).expect("open recording");
+    let mut dec = Decoder::default();
+    let samples: Vec<Sample> = (0..rec.len())
+        .filter_map(|i| rec.decode(i, &mut dec).ok())
+        .collect();
+    if samples.len() < 2 {
+        println!("{path}: fewer than 2 samples");
+        return;
+    }
+    let cpu = || {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+        Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+    };
+    let n = samples.len();
+    let median = |f: &mut dyn FnMut()| {
+        let mut v: Vec<f64> = (0..7)
+            .map(|_| {
+                let t = cpu();
+                f();
+                (cpu() - t).as_secs_f64() * 1e6 / n as f64
+            })
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v[3]
+    };
+    let jsons: Vec<Vec<u8>> = samples
+        .iter()
+        .map(|s| serde_json::to_vec(s).expect("json"))
+        .collect();
+    let mut buf = Vec::new();
+    let json = median(&mut || {
+        for s in &samples {
+            buf.clear();
+            serde_json::to_writer(&mut buf, s).expect("json");
+        }
+    });
+    let (mut skel, mut col) = (Vec::new(), Vec::new());
+    let (mut prev, mut next) = (Fields::default(), Fields::default());
+    let transform = median(&mut || {
+        prev = Fields::default();
+        for j in &jsons {
+            numdiff::encode(j, &prev, &mut skel, &mut col, &mut next).expect("encode");
+            std::mem::swap(&mut prev, &mut next);
+        }
+    });
+    let h = header_for(&samples[0], Duration::from_secs(1), 0);
+    let writer = median(&mut || {
+        let mut w = Writer::new(Vec::with_capacity(1 << 20), &h).expect("header");
+        for (i, s) in samples.iter().enumerate() {
+            w.sample(s, i as u64).expect("sample");
+        }
+    });
+    let derive = median(&mut || {
+        for w in samples.windows(2) {
+            std::hint::black_box(perftop::derive::derive(Some(&w[0]), &w[1]));
+        }
+    }) * n as f64
+        / (n - 1) as f64;
+    let judge = median(&mut || {
+        let mut d = Digester::new(Thresholds::default());
+        for (i, s) in samples.iter().enumerate() {
+            std::hint::black_box(d.next(s, i as u64));
+        }
+    });
+    let mean_json = jsons.iter().map(Vec::len).sum::<usize>() / n;
+    println!("{path}: {n} samples, JSON {mean_json} B a sample; CPU a sample, median of 7 passes:");
+    println!("| stage | µs |\n|---|---:|");
+    println!("| JSON (serde) | {json:.0} |");
+    println!("| step transform (numdiff) | {transform:.0} |");
+    println!("| writer: JSON, transform, zstd | {writer:.0} |");
+    println!("| derive | {derive:.0} |");
+    println!("| digest's judge: derive, findings, the previous sample kept | {judge:.0} |");
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "tree") {
         let dir = args.get(i + 1).map_or("/", String::as_str);
         let n = args.get(i + 2).and_then(|a| a.parse().ok()).unwrap_or(12);
         return tree(dir, n);
+    }
+    if let Some(i) = args.iter().position(|a| a == "stages") {
+        let p = args.get(i + 1).map_or("", String::as_str);
+        return stages(p);
     }
     if let Some(i) = args.iter().position(|a| a == "json") {
         // `json PATH`: every sample's JSON, one a line (what the steps carry, to study).

@@ -55,7 +55,7 @@ pub fn record(root: &Root, args: &RecordArgs) -> Result<()> {
             Some(s) => s,
             None => reader.sample(),
         };
-        if let Err(e) = rec.sample(&s) {
+        if let Err(e) = rec.sample_owned(s) {
             let path = rec.current_path();
             break Err(if is_disk_full(&e) {
                 anyhow::anyhow!(

@@ -131,8 +131,16 @@ impl Digester {
     /// Judges the interval ending at `cur`, which will be sample `seq` of its segment (0: a new
     /// segment, which always starts with a digest). Returns the digest record's payload when
     /// one is due (the set changed, or a segment starts). The first sample of a recording has
-    /// no interval: its digest is empty.
+    /// no interval: its digest is empty. `cur` is copied as the next interval's start; the
+    /// recorder hands its sample over instead ([`Digester::judge`], then [`Digester::keep`]).
     pub fn next(&mut self, cur: &Sample, seq: u64) -> Option<(RecordType, &[u8])> {
+        let due = self.judge(cur, seq).is_some();
+        self.keep_copy(cur);
+        due.then_some((RecordType::Digest, self.payload.as_slice()))
+    }
+
+    /// [`Digester::next`] without keeping `cur`: call [`Digester::keep`] with it afterwards.
+    pub fn judge(&mut self, cur: &Sample, seq: u64) -> Option<(RecordType, &[u8])> {
         let held: Held = match &self.prev {
             Some(p) => self
                 .assessor
@@ -143,11 +151,6 @@ impl Digester {
                 .collect(),
             None => Vec::new(),
         };
-        // `clone_from` reuses the previous sample's allocations.
-        match &mut self.prev {
-            Some(p) => p.clone_from(cur),
-            None => self.prev = Some(cur.clone()),
-        }
         if seq == 0 {
             self.last_seq = None;
         }
@@ -164,6 +167,21 @@ impl Digester {
         self.last = Some(d.held);
         self.last_seq = Some(seq);
         Some((RecordType::Digest, &self.payload))
+    }
+
+    /// The sample just judged, as the next interval's start: the recorder's own, handed over
+    /// rather than copied (a copy of every process and cgroup, each interval).
+    pub fn keep(&mut self, cur: Sample) {
+        self.prev = Some(cur);
+    }
+
+    /// [`Digester::keep`] for a caller that keeps its sample: a copy, into the previous one's
+    /// allocations.
+    pub fn keep_copy(&mut self, cur: &Sample) {
+        match &mut self.prev {
+            Some(p) => p.clone_from(cur),
+            None => self.prev = Some(cur.clone()),
+        }
     }
 
     /// The recorder stopped and starts again (a gap): the next interval is not judged.

@@ -181,7 +181,22 @@ impl Recorder {
         self.digester = super::digest::Digester::new(t);
     }
 
+    /// Writes `s` (and the digest of the interval it ends, when one is due), copying it as the
+    /// next interval's start: for a caller that keeps the sample (the dashboard's recording).
     pub fn sample(&mut self, s: &Sample) -> io::Result<()> {
+        let written = self.write(s);
+        self.digester.keep_copy(s);
+        written
+    }
+
+    /// [`Recorder::sample`], keeping `s` itself rather than a copy (the headless recorder's).
+    pub fn sample_owned(&mut self, s: Sample) -> io::Result<()> {
+        let written = self.write(&s);
+        self.digester.keep(s);
+        written
+    }
+
+    fn write(&mut self, s: &Sample) -> io::Result<()> {
         if self
             .retention
             .segment_limit()
@@ -191,7 +206,7 @@ impl Recorder {
         }
         let before = self.writer.bytes();
         let mono = mono_ns();
-        if let Some((kind, p)) = self.digester.next(s, self.writer.samples()) {
+        if let Some((kind, p)) = self.digester.judge(s, self.writer.samples()) {
             self.writer.record(kind, p, s.time.wall_ms, mono)?;
         }
         self.writer.sample(s, mono)?;
