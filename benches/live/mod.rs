@@ -1,6 +1,8 @@
 //! The live-host modes of the sample benchmark: what `Reader::sample` costs on the running
 //! system (`live`, `files`), and why (`floor`, `cold`, `twin`).
 
+pub mod frame;
+
 use perftop::root::Root;
 use perftop::source::Reader;
 use std::hint::black_box;

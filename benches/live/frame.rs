@@ -1,0 +1,46 @@
+//! `frame [W H] [N]`: the dashboard's drawing alone, on this host: an app that has seen two
+//! live samples 1 s apart, drawn N times (default 400) into a W x H (default 80 x 24) test
+//! terminal, as the event loop draws a frame (pane models, layout, the buffer, ratatui's diff).
+//! Prints the drawing thread's CPU per frame, median of 5 runs. The terminal's bytes are not here
+//! (`benches/frame_bytes.sh` counts them).
+
+use perftop::root::Root;
+use perftop::source::Reader;
+use perftop::ui::app::App;
+use perftop::ui::render;
+use perftop::ui::theme::{ColorDepth, GlyphSet, Theme};
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+use std::time::Duration;
+
+/// CPU time of the calling thread: the drawing, not the reader's own threads.
+fn thread_cpu_time() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+pub fn frame(args: &[String]) {
+    let num = |i: usize, d: usize| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);
+    let (w, h, n) = (num(0, 80) as u16, num(1, 24) as u16, num(2, 400));
+    let mut app = App::new(Duration::from_secs(1), Duration::from_secs(60));
+    let mut reader = Reader::new(Root::new("/"));
+    app.push_sample(reader.sample());
+    std::thread::sleep(Duration::from_secs(1));
+    app.push_sample(reader.sample());
+    let theme = Theme::load("dark", ColorDepth::Ansi256, GlyphSet::Unicode).expect("theme");
+    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+    let mut runs: Vec<f64> = (0..5)
+        .map(|_| {
+            let t = thread_cpu_time();
+            for _ in 0..n {
+                term.draw(|f| render::draw(f, &app, &theme)).expect("draw");
+            }
+            (thread_cpu_time() - t).as_secs_f64() * 1e6 / n as f64
+        })
+        .collect();
+    runs.sort_by(f64::total_cmp);
+    println!(
+        "frame {w}x{h}: {:.0} µs CPU a frame (median of 5 runs of {n}; runs {:.0}-{:.0})",
+        runs[2], runs[0], runs[4]
+    );
+}
