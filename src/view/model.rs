@@ -172,6 +172,8 @@ pub enum Later {
     SoftirqCpu,
     /// `view::softirq::irq_cells_of`: the interrupts per CPU, under the types in `Table::keys`.
     IrqCpu,
+    /// `view::softirq::irq_line_cells_of`: the row per IRQ line, as `Cpu`.
+    IrqLine,
 }
 
 impl Table {

@@ -117,6 +117,7 @@ fn row_cells(c: &SoftirqCpuMetrics, x: &Ctx) -> Vec<Cell> {
 }
 
 pub use irq::cells_of as irq_cells_of;
+pub use irq::line_cells_of as irq_line_cells_of;
 
 /// Every cell of CPU `cpu`'s softirq row (`Later::SoftirqCpu`), built for the rows drawn.
 /// Empty for a CPU the interval does not hold.

@@ -118,6 +118,13 @@ pub fn table(
                 &crate::view::Ctx::new(v.opts.thresholds, v.detail),
                 r.natural,
             ),
+            (Some(Later::IrqLine), _) if r.cells.len() == 1 => {
+                crate::view::softirq::irq_line_cells_of(
+                    v.d,
+                    &crate::view::Ctx::new(v.opts.thresholds, v.detail),
+                    r.natural,
+                )
+            }
             (Some(Later::IrqCpu), _) if r.cells.len() == 1 => crate::view::softirq::irq_cells_of(
                 v.d,
                 &crate::view::Ctx::new(v.opts.thresholds, v.detail),

@@ -3,7 +3,7 @@
 //! interrupts (timer, IPIs...) per CPU with each CPU's hard interrupts.
 
 use crate::cpulist::CpuList;
-use crate::derive::{Derived, IrqCpuMetrics, IrqKind};
+use crate::derive::{Derived, IrqCpuMetrics, IrqKind, IrqLineMetrics};
 use crate::units::compact;
 use crate::view::model::{
     cell, col, lcol, opt_cell, xcol, xlcol, Block, Cell, Column, Later, Level, Order, Row, Table,
@@ -53,7 +53,6 @@ pub fn headline(d: &Derived, x: &Ctx, s: &mut Vec<Cell>) {
 
 /// Every IRQ line, busiest first; lines that took nothing are idle (shown on `h`).
 pub fn lines(d: &Derived, x: &Ctx) -> Table {
-    let l = &x.levels;
     let mut t = Table::new(
         vec![
             lcol("IRQ", 5),
@@ -74,6 +73,9 @@ pub fn lines(d: &Derived, x: &Ctx) -> Table {
         "IRQ lines: - ({})",
         m.unknown.as_deref().unwrap_or("none in /proc/interrupts")
     ));
+    if x.lazy_rows {
+        t.later = Some(Later::IrqLine);
+    }
     for q in &m.lines {
         t.rows.push(Row {
             // The filter matches the IRQ number and its action names.
@@ -81,23 +83,43 @@ pub fn lines(d: &Derived, x: &Ctx) -> Table {
             load: q.per_s.unwrap_or(-1.0),
             natural: u64::from(q.irq),
             quiet: q.per_s == Some(0.0),
-            cells: vec![
-                cell(q.irq.to_string(), Level::Text),
-                cell(q.name.clone(), Level::Text),
-                cell(compact(q.per_s), l.irq_line(q.per_s)),
-                cell(CpuList::from_ids(q.cpus.clone()).to_string(), Level::Text),
-                cell(q.affinity.clone().unwrap_or_else(|| "-".into()), Level::Dim),
-                cell(
-                    q.effective_affinity.clone().unwrap_or_else(|| "-".into()),
-                    Level::Text,
-                ),
-                cell(compact(q.boot_per_s), Level::Dim),
-                cell(q.node.map_or("-".into(), |n| n.to_string()), Level::Dim),
-                cell(q.chip.clone(), Level::Dim),
-            ],
+            cells: if x.lazy_rows {
+                vec![cell(q.irq.to_string(), Level::Text)]
+            } else {
+                line_cells(q, x)
+            },
         });
     }
     t
+}
+
+/// Every cell of an IRQ line's row.
+fn line_cells(q: &IrqLineMetrics, x: &Ctx) -> Vec<Cell> {
+    vec![
+        cell(q.irq.to_string(), Level::Text),
+        cell(q.name.clone(), Level::Text),
+        cell(compact(q.per_s), x.levels.irq_line(q.per_s)),
+        cell(CpuList::from_ids(q.cpus.clone()).to_string(), Level::Text),
+        cell(q.affinity.clone().unwrap_or_else(|| "-".into()), Level::Dim),
+        cell(
+            q.effective_affinity.clone().unwrap_or_else(|| "-".into()),
+            Level::Text,
+        ),
+        cell(compact(q.boot_per_s), Level::Dim),
+        cell(q.node.map_or("-".into(), |n| n.to_string()), Level::Dim),
+        cell(q.chip.clone(), Level::Dim),
+    ]
+}
+
+/// Every cell of IRQ `irq`'s row of `lines` (`Later::IrqLine`), built for the rows drawn: a
+/// host has dozens of lines (hundreds with NVMe and NIC queues), an 80x24 pane shows a few.
+/// Empty for a line the interval does not hold.
+pub fn line_cells_of(d: &Derived, x: &Ctx, irq: u64) -> Vec<Cell> {
+    d.interrupts
+        .lines
+        .iter()
+        .find(|q| u64::from(q.irq) == irq)
+        .map_or_else(Vec::new, |q| line_cells(q, x))
 }
 
 /// Order of the per-type columns: the timer, then rescheduling, function-call and TLB IPIs;
