@@ -28,8 +28,8 @@
 //! - `cargo bench --bench sample -- floor [N] [SLEEP_MS]`: the files a live sample reads every
 //!   time, read alone (one `pread` each on kept descriptors, nothing parsed), N rounds
 //!   SLEEP_MS apart: the kernel's share of a sample, and how much of it is cold caches.
-//! - `cargo bench --bench sample -- frame [W H] [N]`: the dashboard's drawing of one frame of
-//!   this host (two live samples read), CPU a frame.
+//! - `cargo bench --bench sample -- frame [W H] [N] [SLEEP_MS]`: the dashboard's drawing of one
+//!   frame of this host (two live samples read), CPU a frame; SLEEP_MS before each, cold.
 //! - `cargo bench --bench sample -- cold [N] [SLEEP_MS]`: one syscall's CPU right after a
 //!   sleep against the same call repeated at once.
 //! - `cargo bench --bench sample -- twin [N] [SLEEP_MS]`: two readers of the live host, one

@@ -22,6 +22,7 @@ fn thread_cpu_time() -> Duration {
 pub fn frame(args: &[String]) {
     let num = |i: usize, d: usize| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);
     let (w, h, n) = (num(0, 80) as u16, num(1, 24) as u16, num(2, 400));
+    let sleep = Duration::from_millis(num(3, 0) as u64);
     let mut app = App::new(Duration::from_secs(1), Duration::from_secs(60));
     let mut reader = Reader::new(Root::new("/"));
     app.push_sample(reader.sample());
@@ -31,16 +32,24 @@ pub fn frame(args: &[String]) {
     let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
     let mut runs: Vec<f64> = (0..5)
         .map(|_| {
-            let t = thread_cpu_time();
+            let mut cpu = Duration::ZERO;
             for _ in 0..n {
+                if !sleep.is_zero() {
+                    std::thread::sleep(sleep);
+                }
+                let t = thread_cpu_time();
                 term.draw(|f| render::draw(f, &app, &theme)).expect("draw");
+                cpu += thread_cpu_time() - t;
             }
-            (thread_cpu_time() - t).as_secs_f64() * 1e6 / n as f64
+            cpu.as_secs_f64() * 1e6 / n as f64
         })
         .collect();
     runs.sort_by(f64::total_cmp);
     println!(
-        "frame {w}x{h}: {:.0} µs CPU a frame (median of 5 runs of {n}; runs {:.0}-{:.0})",
-        runs[2], runs[0], runs[4]
+        "frame {w}x{h}, {} ms between frames: {:.0} µs CPU a frame (median of 5 runs of {n}; runs {:.0}-{:.0})",
+        sleep.as_millis(),
+        runs[2],
+        runs[0],
+        runs[4]
     );
 }
