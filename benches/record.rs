@@ -281,6 +281,69 @@ fn stages(path: &str) {
     println!("| digest's judge: derive, findings, the previous sample kept | {judge:.0} |");
 }
 
+/// `export PATH`: the exporter's work an interval after the read, on a recording's samples
+/// (warm caches: a lower bound on what `perftop export` spends at 1 s).
+fn export_stages(path: &str) {
+    use perftop::assess::Assessor;
+    use perftop::export::Renderer;
+    let rec = Recording::open(std::path::Path::new(path)).expect("open recording");
+    let mut dec = Decoder::default();
+    let samples: Vec<Sample> = (0..rec.len())
+        .filter_map(|i| rec.decode(i, &mut dec).ok())
+        .collect();
+    if samples.len() < 2 {
+        println!("{path}: fewer than 2 samples");
+        return;
+    }
+    let cpu = || {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+        Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+    };
+    let n = samples.len() - 1;
+    let median = |f: &mut dyn FnMut()| {
+        let mut v: Vec<f64> = (0..7)
+            .map(|_| {
+                let t = cpu();
+                f();
+                (cpu() - t).as_secs_f64() * 1e6 / n as f64
+            })
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v[3]
+    };
+    let t = Thresholds::default();
+    let mut a = Assessor::new(t.clone());
+    let assessed: Vec<_> = samples
+        .windows(2)
+        .map(|w| a.next(Some(&w[0]), &w[1]))
+        .collect();
+    let assess = median(&mut || {
+        let mut a = Assessor::new(t.clone());
+        for w in samples.windows(2) {
+            std::hint::black_box(a.next(Some(&w[0]), &w[1]));
+        }
+    });
+    let value = median(&mut || {
+        for d in &assessed {
+            std::hint::black_box(serde_json::to_value(d).expect("value"));
+        }
+    });
+    let mut bytes = 0;
+    let mut r = Renderer::default();
+    let page = median(&mut || {
+        for d in &assessed {
+            let p = r.render(d, a.baselines(), &t, 0);
+            bytes = p.text.len();
+            std::hint::black_box(p);
+        }
+    });
+    println!("{path}: {n} intervals, page {bytes} B; CPU an interval, median of 7 passes:");
+    println!("| stage | µs |\n|---|---:|");
+    println!("| assess: derive, findings | {assess:.0} |");
+    println!("| page: the interval as a JSON value | {value:.0} |");
+    println!("| page: all of it (value, walk, text) | {page:.0} |");
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "tree") {
@@ -291,6 +354,10 @@ fn main() {
     if let Some(i) = args.iter().position(|a| a == "stages") {
         let p = args.get(i + 1).map_or("", String::as_str);
         return stages(p);
+    }
+    if let Some(i) = args.iter().position(|a| a == "export") {
+        let p = args.get(i + 1).map_or("", String::as_str);
+        return export_stages(p);
     }
     if let Some(i) = args.iter().position(|a| a == "json") {
         // `json PATH`: every sample's JSON, one a line (what the steps carry, to study).

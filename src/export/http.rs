@@ -8,7 +8,7 @@
 //! only swaps the page in. OpenMetrics when the scraper's `Accept` asks for it, else text
 //! format 0.0.4.
 
-use super::Page;
+use super::{Page, OPENMETRICS_END};
 use anyhow::{Context, Result};
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
@@ -32,7 +32,7 @@ pub struct Server {
 }
 
 /// Binds `addr` and serves `latest` until the process ends.
-pub fn serve(addr: &str, latest: Arc<Mutex<Option<Page>>>) -> Result<Server> {
+pub fn serve(addr: &str, latest: Arc<Mutex<Option<Arc<Page>>>>) -> Result<Server> {
     let listener = TcpListener::bind(addr).with_context(|| format!("--listen {addr}"))?;
     let bound = listener.local_addr().context("--listen: local address")?;
     let conns = Arc::new(Conns::default());
@@ -116,7 +116,7 @@ impl Drop for Place {
     }
 }
 
-fn accept(listener: &TcpListener, conns: &Arc<Conns>, latest: &Arc<Mutex<Option<Page>>>) {
+fn accept(listener: &TcpListener, conns: &Arc<Conns>, latest: &Arc<Mutex<Option<Arc<Page>>>>) {
     loop {
         let conn = match listener.accept() {
             Ok((conn, _)) => conn,
@@ -207,7 +207,11 @@ fn read_request(conn: &mut TcpStream) -> Result<Vec<u8>, Unread> {
     }
 }
 
-fn answer(mut conn: TcpStream, place: &Place, latest: &Mutex<Option<Page>>) -> std::io::Result<()> {
+fn answer(
+    mut conn: TcpStream,
+    place: &Place,
+    latest: &Mutex<Option<Arc<Page>>>,
+) -> std::io::Result<()> {
     let buf = match read_request(&mut conn) {
         Ok(buf) => buf,
         Err(Unread::Bad) => {
@@ -238,9 +242,13 @@ fn answer(mut conn: TcpStream, place: &Place, latest: &Mutex<Option<Page>>) -> s
         let body = "perftop: metrics are at /metrics\n";
         return reply(&mut conn, "404 Not Found", TEXT, body, !head);
     }
+    // A reference, not a copy of the page: the lock is held for a counter's increment.
     let page = latest.lock().ok().and_then(|p| p.clone());
     match page {
-        Some(p) if om => reply(&mut conn, "200 OK", OPENMETRICS, &p.openmetrics, !head),
+        Some(p) if om => {
+            let body = [p.text.as_str(), OPENMETRICS_END];
+            reply_parts(&mut conn, "200 OK", OPENMETRICS, &body, !head)
+        }
         Some(p) => reply(&mut conn, "200 OK", TEXT, &p.text, !head),
         None => {
             let body = "perftop: the first interval is not over yet\n";
@@ -258,14 +266,27 @@ fn reply(
     body: &str,
     with_body: bool,
 ) -> std::io::Result<()> {
+    reply_parts(conn, status, kind, &[body], with_body)
+}
+
+/// `reply` with a body in parts, sent one after the other.
+fn reply_parts(
+    conn: &mut TcpStream,
+    status: &str,
+    kind: &str,
+    body: &[&str],
+    with_body: bool,
+) -> std::io::Result<()> {
+    let len: usize = body.iter().map(|b| b.len()).sum();
     let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n"
     );
     let deadline = Instant::now() + WRITE_DEADLINE;
     send(conn, head.as_bytes(), deadline)?;
     if with_body {
-        send(conn, body.as_bytes(), deadline)?;
+        for b in body {
+            send(conn, b.as_bytes(), deadline)?;
+        }
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! One interval as a scrape page: every gauge `dump --format openmetrics` writes for the
 //! interval (same names, base units; see `record::openmetrics::points`), without timestamps,
 //! plus what only a live feed knows: each disk's learned await baseline, the reader's problem
-//! count and the interval. Rendered once per interval in both formats a scraper may ask for.
+//! count and the interval. Rendered once per interval; the OpenMetrics form only adds its end.
 
 use crate::assess::Assessed;
 use crate::findings::{Baselines, Thresholds};
@@ -13,33 +13,141 @@ use foldhash::HashMap;
 /// starts; `perftop_finding_active` and its culprits in `dump` name them instead).
 const NOT_EXPORTED: [&str; 1] = ["processes"];
 
-/// One interval, rendered.
+/// One interval, rendered: Prometheus text format 0.0.4 (node_exporter's textfile collector,
+/// plain scrapes). OpenMetrics 1.0 (`Accept: application/openmetrics-text`) is the same text
+/// followed by `OPENMETRICS_END`, sent after it rather than kept as a second copy.
 #[derive(Debug, Clone)]
 pub struct Page {
-    /// Prometheus text format 0.0.4 (node_exporter's textfile collector, plain scrapes).
     pub text: String,
-    /// OpenMetrics 1.0 (`Accept: application/openmetrics-text`): the same, ending `# EOF`.
-    pub openmetrics: String,
 }
 
-/// Families in first-seen order, each with its series (labels, value).
+/// What ends an OpenMetrics page.
+pub const OPENMETRICS_END: &str = "# EOF\n";
+
+/// Past this many families the renderer starts again: they are field paths, but a pane whose
+/// JSON had data as keys must not make it grow without end.
+const MAX_FAMILIES: usize = 4096;
+
+/// One family as it was last rendered: its `# HELP`/`# TYPE` lines, worked out once, and this
+/// interval's series (label text in one buffer, no string a series).
+struct Family {
+    name: String,
+    header: String,
+    /// The interval it was last seen in: a family not seen this interval is not written.
+    seen: u64,
+    labels: String,
+    series: Vec<(u32, u32, f64)>,
+}
+
+/// Renders interval after interval, keeping what does not change between them (the families,
+/// their headers, the buffers): the page's ~280 families and ~700 series were a string or
+/// more each, every interval, and the walk and the text a quarter of `perftop export`'s CPU
+/// (`perf record`, 2026-11-27). A fresh `Renderer` renders the same page as a reused one.
 #[derive(Default)]
-struct Families {
+pub struct Renderer {
     index: HashMap<String, usize>,
-    list: Vec<(String, Vec<(String, f64)>)>,
+    families: Vec<Family>,
+    /// This interval's families, in first-seen order.
+    order: Vec<usize>,
+    interval: u64,
 }
 
-impl Families {
+impl Renderer {
     fn add(&mut self, family: &str, labels: &str, v: f64) {
         let i = match self.index.get(family) {
             Some(i) => *i,
             None => {
-                self.list.push((family.to_string(), Vec::new()));
-                self.index.insert(family.to_string(), self.list.len() - 1);
-                self.list.len() - 1
+                let mut header = String::from("# HELP ");
+                header.push_str(family);
+                header.push(' ');
+                help(family, &mut header);
+                header.push_str("\n# TYPE ");
+                header.push_str(family);
+                header.push_str(" gauge\n");
+                self.families.push(Family {
+                    name: family.to_string(),
+                    header,
+                    seen: 0,
+                    labels: String::new(),
+                    series: Vec::new(),
+                });
+                self.index
+                    .insert(family.to_string(), self.families.len() - 1);
+                self.families.len() - 1
             }
         };
-        self.list[i].1.push((labels.to_string(), v));
+        let f = &mut self.families[i];
+        if f.seen != self.interval {
+            f.seen = self.interval;
+            f.labels.clear();
+            f.series.clear();
+            self.order.push(i);
+        }
+        // A page is far below 4 GiB; were a label text ever past it, the offsets would wrap
+        // and the slice below would be refused by `get`, not misread.
+        let start = f.labels.len() as u32;
+        f.labels.push_str(labels);
+        f.series.push((start, f.labels.len() as u32, v));
+    }
+
+    /// The page of interval `d`. `baselines` are the disks' learned awaits (shown once learned
+    /// from `disk_baseline_min_samples` intervals, as the disk rule uses them).
+    pub fn render(
+        &mut self,
+        d: &Assessed,
+        baselines: &Baselines,
+        t: &Thresholds,
+        problems: usize,
+    ) -> Page {
+        if self.families.len() > MAX_FAMILIES {
+            *self = Renderer::default();
+        }
+        self.interval += 1;
+        self.order.clear();
+        let keys: Vec<&str> = JSON_KEYS
+            .iter()
+            .copied()
+            .filter(|k| !NOT_EXPORTED.contains(k))
+            .collect();
+        if let Ok(v) = serde_json::to_value(d) {
+            // The sink never fails; an error here would be a bug in the walk, and the page
+            // keeps what was added.
+            let _ = points(&v, &keys, &mut |f, l, x| {
+                self.add(f, l, x);
+                Ok(())
+            });
+        }
+        for m in d.disks.iter().filter(|m| !m.partition) {
+            if let Some(b) = baselines
+                .get(&m.disk_device)
+                .filter(|b| b.samples >= t.disk_baseline_min_samples)
+            {
+                let labels = format!("{{disk_device=\"{}\"}}", m.disk_device.replace('"', ""));
+                self.add(
+                    "perftop_disk_await_baseline_seconds",
+                    &labels,
+                    b.await_ms / 1000.0,
+                );
+            }
+        }
+        if let Some(s) = d.interval_s {
+            self.add("perftop_interval_seconds", "", s);
+        }
+        self.add("perftop_read_problems", "", problems as f64);
+        // Written in place, no string a line: formatting was a third of the page's CPU.
+        let mut text = String::with_capacity(96 << 10);
+        for &i in &self.order {
+            let f = &self.families[i];
+            text.push_str(&f.header);
+            for &(a, b, v) in &f.series {
+                text.push_str(&f.name);
+                text.push_str(f.labels.get(a as usize..b as usize).unwrap_or(""));
+                text.push(' ');
+                value(v, &mut text);
+                text.push('\n');
+            }
+        }
+        Page { text }
     }
 }
 
@@ -71,58 +179,63 @@ fn help(family: &str, out: &mut String) {
     out.push_str(fixed);
 }
 
-/// The page of interval `d`. `baselines` are the disks' learned awaits (shown once learned
-/// from `disk_baseline_min_samples` intervals, as the disk rule uses them).
+/// The page of interval `d` on its own (no renderer kept from an earlier interval).
 pub fn render(d: &Assessed, baselines: &Baselines, t: &Thresholds, problems: usize) -> Page {
-    let mut fams = Families::default();
-    let keys: Vec<&str> = JSON_KEYS
-        .iter()
-        .copied()
-        .filter(|k| !NOT_EXPORTED.contains(k))
-        .collect();
-    if let Ok(v) = serde_json::to_value(d) {
-        // The sink never fails; an error here would be a bug in the walk, and the page
-        // keeps what was added.
-        let _ = points(&v, &keys, &mut |f, l, x| {
-            fams.add(f, l, x);
-            Ok(())
-        });
+    Renderer::default().render(d, baselines, t, problems)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assess::assess;
+    use crate::sample::Sample;
+
+    fn interval(loadavg: Option<[f32; 3]>) -> Assessed {
+        let mut s = Sample::default();
+        s.host.loadavg = loadavg;
+        assess(None, &s, &Thresholds::default())
     }
-    for m in d.disks.iter().filter(|m| !m.partition) {
-        if let Some(b) = baselines
-            .get(&m.disk_device)
-            .filter(|b| b.samples >= t.disk_baseline_min_samples)
-        {
-            let labels = format!("{{disk_device=\"{}\"}}", m.disk_device.replace('"', ""));
-            fams.add(
-                "perftop_disk_await_baseline_seconds",
-                &labels,
-                b.await_ms / 1000.0,
+
+    /// A renderer kept from interval to interval writes each page as a fresh one would, as
+    /// families come, go (not written while absent) and come back with other series.
+    #[test]
+    fn a_kept_renderer_renders_each_page_as_a_fresh_one() {
+        let (t, b) = (Thresholds::default(), Baselines::new());
+        let pages = [
+            interval(Some([2.7, 0.1, 3.12])),
+            interval(None),
+            interval(Some([1.0, 2.0, 3.0])),
+            interval(None),
+            interval(Some([0.5, 0.0, 4096.0])),
+        ];
+        let mut kept = Renderer::default();
+        for (i, d) in pages.iter().enumerate() {
+            let page = kept.render(d, &b, &t, i).text;
+            assert_eq!(page, render(d, &b, &t, i).text, "interval {i}");
+            let load = d.host.loadavg.is_some();
+            assert_eq!(
+                page.contains("# TYPE perftop_host_loadavg gauge\n"),
+                load,
+                "{page}"
+            );
+            assert_eq!(
+                page.contains("perftop_host_loadavg{index=\"2\"}"),
+                load,
+                "{page}"
+            );
+            assert!(
+                page.contains(&format!("\nperftop_read_problems {i}\n")),
+                "{page}"
             );
         }
+        let last = kept.render(&pages[4], &b, &t, 0).text;
+        assert!(
+            last.contains("perftop_host_loadavg{index=\"0\"} 0.5\n"),
+            "{last}"
+        );
+        assert!(
+            last.contains("perftop_host_loadavg{index=\"2\"} 4096\n"),
+            "{last}"
+        );
     }
-    if let Some(s) = d.interval_s {
-        fams.add("perftop_interval_seconds", "", s);
-    }
-    fams.add("perftop_read_problems", "", problems as f64);
-    // Written in place, no string a line: formatting was a third of the page's CPU.
-    let mut text = String::with_capacity(96 << 10);
-    for (family, series) in &fams.list {
-        text.push_str("# HELP ");
-        text.push_str(family);
-        text.push(' ');
-        help(family, &mut text);
-        text.push_str("\n# TYPE ");
-        text.push_str(family);
-        text.push_str(" gauge\n");
-        for (labels, v) in series {
-            text.push_str(family);
-            text.push_str(labels);
-            text.push(' ');
-            value(*v, &mut text);
-            text.push('\n');
-        }
-    }
-    let openmetrics = format!("{text}# EOF\n");
-    Page { text, openmetrics }
 }

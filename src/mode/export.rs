@@ -2,7 +2,7 @@
 //! `/metrics`, on the machinery of `crate::export` (page, textfile, HTTP server).
 
 use crate::assess::Assessor;
-use crate::export::{http, render, textfile, Page};
+use crate::export::{http, textfile, Page, Renderer};
 use crate::findings::Thresholds;
 use crate::root::Root;
 use crate::sampler::Clock;
@@ -29,7 +29,7 @@ pub fn export(root: &Root, args: &ExportArgs, thresholds: &Thresholds) -> Result
         Some(dir) => Some(textfile::Textfile::open(dir)?),
         None => None,
     };
-    let latest: Arc<Mutex<Option<Page>>> = Arc::default();
+    let latest: Arc<Mutex<Option<Arc<Page>>>> = Arc::default();
     let server = match &args.listen {
         Some(addr) => Some(http::serve(addr, Arc::clone(&latest))?),
         None => None,
@@ -47,10 +47,11 @@ pub fn export(root: &Root, args: &ExportArgs, thresholds: &Thresholds) -> Result
     let mut clock = Clock::new(args.interval).wake_on(Arc::clone(&stop), wake);
     let start_ms = super::cpu_ms();
     let mut n = 0u64;
+    let mut renderer = Renderer::default();
     while clock.wait() {
         let cur = reader.sample();
         let d = assessor.next(Some(&prev), &cur);
-        let page = render(&d, assessor.baselines(), thresholds, cur.problems.len());
+        let page = renderer.render(&d, assessor.baselines(), thresholds, cur.problems.len());
         if let Some(t) = &textfile {
             // A full disk or a removed directory is said and retried next interval: the
             // feed must outlive a bad minute of the host it watches.
@@ -59,7 +60,7 @@ pub fn export(root: &Root, args: &ExportArgs, thresholds: &Thresholds) -> Result
             }
         }
         if let Ok(mut l) = latest.lock() {
-            *l = Some(page);
+            *l = Some(Arc::new(page));
         }
         prev = cur;
         n += 1;

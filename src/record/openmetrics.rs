@@ -3,12 +3,14 @@
 //! timestamps in seconds, each family and each series contiguous, `# EOF` at the end. Points
 //! that outgrow a few MB go to an unnamed temporary file until the dump is read.
 
+mod value;
 use super::dump::anonymous_temp_file;
 use crate::assess::Assessed;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::io::Write;
+pub(crate) use value::{om_value, om_value_into};
 
 /// An OpenMetrics dump, filled interval by interval.
 #[derive(Default)]
@@ -271,25 +273,6 @@ fn render_labels(labels: &[(String, String)], out: &mut String) {
         out.push('"');
     }
     out.push('}');
-}
-
-/// A sample value as both text formats write it (`NaN`, `+Inf`, `-Inf`, else Rust's
-/// shortest round-trip form).
-pub(crate) fn om_value(v: f64) -> String {
-    let mut s = String::new();
-    om_value_into(v, &mut s);
-    s
-}
-
-/// `om_value`, appended to `out`.
-pub(crate) fn om_value_into(v: f64, out: &mut String) {
-    if v.is_nan() {
-        out.push_str("NaN");
-    } else if v.is_infinite() {
-        out.push_str(if v > 0.0 { "+Inf" } else { "-Inf" });
-    } else {
-        let _ = write!(out, "{v}");
-    }
 }
 
 pub(crate) type OmSink<'a> = dyn FnMut(&str, &str, f64) -> Result<()> + 'a;
