@@ -59,8 +59,12 @@ pub fn export(root: &Root, args: &ExportArgs, thresholds: &Thresholds) -> Result
                 eprintln!("perftop: {e:#}");
             }
         }
-        if let Ok(mut l) = latest.lock() {
-            *l = Some(Arc::new(page));
+        let old = latest
+            .lock()
+            .ok()
+            .and_then(|mut l| l.replace(Arc::new(page)));
+        if let Some(old) = old {
+            renderer.recycle(old);
         }
         prev = cur;
         n += 1;

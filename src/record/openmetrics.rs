@@ -3,6 +3,7 @@
 //! timestamps in seconds, each family and each series contiguous, `# EOF` at the end. Points
 //! that outgrow a few MB go to an unnamed temporary file until the dump is read.
 
+mod names;
 mod value;
 use super::dump::anonymous_temp_file;
 use crate::assess::Assessed;
@@ -184,45 +185,6 @@ fn push_key(fam: &mut String, k: &str, x: &Value) -> f64 {
     })
 }
 
-/// The names `unit` and `sanitize` give each JSON key, kept: the keys are the same ~700 field
-/// names every interval, and working each out again (three or four small strings a key) was
-/// a fifth of `perftop export`'s page (`perf record`, 2026-11-27).
-mod names {
-    use foldhash::{HashMap, HashMapExt};
-    use std::cell::RefCell;
-
-    /// Past this many keys the cache starts again: keys are field names, but a pane whose
-    /// JSON has data as keys must not make it grow without end.
-    const MAX: usize = 4096;
-
-    thread_local! {
-        static NAMES: RefCell<[HashMap<String, (String, f64)>; 2]> =
-            RefCell::new([HashMap::new(), HashMap::new()]);
-    }
-
-    /// Calls `f` with the name of key `k` (`unit(k)` for a number, else `sanitize(k)`).
-    pub(super) fn with<R>(k: &str, number: bool, f: impl FnOnce(&str, f64) -> R) -> R {
-        NAMES.with(|cell| {
-            let mut maps = cell.borrow_mut();
-            let map = &mut maps[usize::from(number)];
-            if let Some((name, factor)) = map.get(k) {
-                return f(name, *factor);
-            }
-            let (name, factor) = if number {
-                super::unit(k)
-            } else {
-                (super::sanitize(k), 1.0)
-            };
-            let out = f(&name, factor);
-            if map.len() >= MAX {
-                map.clear();
-            }
-            map.insert(k.to_string(), (name, factor));
-            out
-        })
-    }
-}
-
 fn sanitize(s: &str) -> String {
     let mut o: String = s
         .chars()
@@ -290,7 +252,10 @@ fn is_reserved(fam: &str) -> bool {
     const RESERVED: [&str; 8] = [
         "_total", "_count", "_sum", "_bucket", "_created", "_info", "_gcount", "_gsum",
     ];
-    RESERVED.iter().any(|r| fam.ends_with(r))
+    // Each suffix is `_` and one word: the name's last such part is compared, once, instead
+    // of eight `ends_with` a series (`perf`: 1.7 % of `perftop export`).
+    fam.rfind('_')
+        .is_some_and(|i| RESERVED.contains(&&fam[i..]))
 }
 
 /// Walks one pane's JSON: numbers and booleans become gauges named by their path (`fam` grows
@@ -577,6 +542,30 @@ mod tests {
             ("oom_kills", "oom_kills", 1.0),
         ] {
             assert_eq!(unit(key), (name.to_string(), factor), "{key}");
+        }
+    }
+
+    /// OpenMetrics' reserved suffixes, each `_` and a word, are found by the name's last part.
+    #[test]
+    fn reserved_suffixes_are_found_by_the_last_part() {
+        for (name, reserved) in [
+            ("perftop_tcp_retrans_total", true),
+            ("perftop_x_count", true),
+            ("perftop_x_sum", true),
+            ("perftop_x_gsum", true),
+            ("perftop_x_bucket", true),
+            ("perftop_x_created", true),
+            ("perftop_x_info", true),
+            ("perftop_x_gcount", true),
+            ("perftop_x__total", true),
+            ("perftop_x_totals", false),
+            ("perftop_xtotal", false),
+            ("perftop_interrupts_count_per_second", false),
+            ("total", false),
+            ("_total", true),
+            ("", false),
+        ] {
+            assert_eq!(is_reserved(name), reserved, "{name}");
         }
     }
 
