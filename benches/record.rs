@@ -253,11 +253,13 @@ fn stages(path: &str) {
         }
     });
     let h = header_for(&samples[0], Duration::from_secs(1), 0);
+    let mut written = 0;
     let writer = median(&mut || {
         let mut w = Writer::new(Vec::with_capacity(1 << 20), &h).expect("header");
         for (i, s) in samples.iter().enumerate() {
             w.sample(s, i as u64).expect("sample");
         }
+        written = w.get_ref().len();
     });
     let derive = median(&mut || {
         for w in samples.windows(2) {
@@ -276,7 +278,10 @@ fn stages(path: &str) {
     println!("| stage | µs |\n|---|---:|");
     println!("| JSON (serde) | {json:.0} |");
     println!("| step transform (numdiff) | {transform:.0} |");
-    println!("| writer: JSON, transform, zstd | {writer:.0} |");
+    println!(
+        "| writer: JSON, transform, zstd ({} B a sample written) | {writer:.0} |",
+        written / n
+    );
     println!("| derive | {derive:.0} |");
     println!("| digest's judge: derive, findings, the previous sample kept | {judge:.0} |");
 }
