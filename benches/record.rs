@@ -9,7 +9,8 @@
 //! the bytes/sample of an existing recording, e.g. one made by `perftop record`; `-- json PATH`
 //! its samples' JSON, one a line; `-- tree DIR N`
 //! the headless recorder's CPU per sample on a host tree; `-- stages PATH` the CPU of each of its
-//! stages after the read, on a recording's samples)
+//! stages after the read, on a recording's samples; `-- export PATH` the same for `perftop
+//! export`: assessing an interval and rendering its page)
 
 // The synthetic-host generator is a test fixture (tests/support), not part of perftop.
 #[path = "../tests/support/synth/mod.rs"]
@@ -199,6 +200,37 @@ fn tree(dir: &str, n: usize) {
     );
 }
 
+/// Every sample of the recording at `path` that decodes (`None`, said, when fewer than 2).
+fn recording_samples(path: &str) -> Option<Vec<Sample>> {
+    let rec = Recording::open(std::path::Path::new(path)).expect("open recording");
+    let mut dec = Decoder::default();
+    let samples: Vec<Sample> = (0..rec.len())
+        .filter_map(|i| rec.decode(i, &mut dec).ok())
+        .collect();
+    if samples.len() < 2 {
+        println!("{path}: fewer than 2 samples");
+        return None;
+    }
+    Some(samples)
+}
+
+/// The process CPU time `f` takes, in µs per item of `n`: the median of 7 runs.
+fn median_us(n: usize, f: &mut dyn FnMut()) -> f64 {
+    let cpu = || {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+        Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+    };
+    let mut v: Vec<f64> = (0..7)
+        .map(|_| {
+            let t = cpu();
+            f();
+            (cpu() - t).as_secs_f64() * 1e6 / n as f64
+        })
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v[3]
+}
+
 /// `stages PATH`: what each stage of the headless recorder costs a sample, on the samples of a
 /// real recording (one made by `perftop record` on the host to study): the sample's JSON, the
 /// step transform alone, the whole writer (JSON, step transform, zstd), `derive` alone and the
@@ -207,31 +239,11 @@ fn tree(dir: &str, n: usize) {
 fn stages(path: &str) {
     use perftop::record::digest::Digester;
     use perftop::record::numdiff::{self, Fields};
-    let rec = Recording::open(std::path::Path::new(path)).expect("open recording");
-    let mut dec = Decoder::default();
-    let samples: Vec<Sample> = (0..rec.len())
-        .filter_map(|i| rec.decode(i, &mut dec).ok())
-        .collect();
-    if samples.len() < 2 {
-        println!("{path}: fewer than 2 samples");
+    let Some(samples) = recording_samples(path) else {
         return;
-    }
-    let cpu = || {
-        let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
-        Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
     };
     let n = samples.len();
-    let median = |f: &mut dyn FnMut()| {
-        let mut v: Vec<f64> = (0..7)
-            .map(|_| {
-                let t = cpu();
-                f();
-                (cpu() - t).as_secs_f64() * 1e6 / n as f64
-            })
-            .collect();
-        v.sort_by(f64::total_cmp);
-        v[3]
-    };
+    let median = |f: &mut dyn FnMut()| median_us(n, f);
     let jsons: Vec<Vec<u8>> = samples
         .iter()
         .map(|s| serde_json::to_vec(s).expect("json"))
@@ -291,31 +303,11 @@ fn stages(path: &str) {
 fn export_stages(path: &str) {
     use perftop::assess::Assessor;
     use perftop::export::Renderer;
-    let rec = Recording::open(std::path::Path::new(path)).expect("open recording");
-    let mut dec = Decoder::default();
-    let samples: Vec<Sample> = (0..rec.len())
-        .filter_map(|i| rec.decode(i, &mut dec).ok())
-        .collect();
-    if samples.len() < 2 {
-        println!("{path}: fewer than 2 samples");
+    let Some(samples) = recording_samples(path) else {
         return;
-    }
-    let cpu = || {
-        let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
-        Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
     };
     let n = samples.len() - 1;
-    let median = |f: &mut dyn FnMut()| {
-        let mut v: Vec<f64> = (0..7)
-            .map(|_| {
-                let t = cpu();
-                f();
-                (cpu() - t).as_secs_f64() * 1e6 / n as f64
-            })
-            .collect();
-        v.sort_by(f64::total_cmp);
-        v[3]
-    };
+    let median = |f: &mut dyn FnMut()| median_us(n, f);
     let t = Thresholds::default();
     let mut a = Assessor::new(t.clone());
     let assessed: Vec<_> = samples

@@ -375,19 +375,15 @@ fn write_int(out: &mut Vec<u8>, v: i128) {
     // Digits from the right into a stack buffer: `write!` of an i128 goes through u128
     // division and the formatter, several times slower, once per number of every sample. Nearly
     // every number fits a u64, whose division by 10 is a multiply; u128's is a library call.
-    let mut buf = [0u8; 40];
-    let mut i = buf.len();
+    if v < 0 {
+        out.push(b'-');
+    }
     let m = v.unsigned_abs();
     match u64::try_from(m) {
-        Ok(mut m) => loop {
-            i -= 1;
-            buf[i] = b'0' + (m % 10) as u8;
-            m /= 10;
-            if m == 0 {
-                break;
-            }
-        },
+        Ok(m) => out.extend_from_slice(u64_digits(m, &mut [0; 20])),
         Err(_) => {
+            let mut buf = [0u8; 40];
+            let mut i = buf.len();
             let mut m = m;
             loop {
                 i -= 1;
@@ -397,13 +393,23 @@ fn write_int(out: &mut Vec<u8>, v: i128) {
                     break;
                 }
             }
+            out.extend_from_slice(&buf[i..]);
         }
     }
-    if v < 0 {
+}
+
+/// The decimal digits of `m` (what `{}` prints for it), written from the right into `buf`.
+pub(crate) fn u64_digits(mut m: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
         i -= 1;
-        buf[i] = b'-';
+        buf[i] = b'0' + (m % 10) as u8;
+        m /= 10;
+        if m == 0 {
+            break;
+        }
     }
-    out.extend_from_slice(&buf[i..]);
+    &buf[i..]
 }
 
 #[cfg(test)]

@@ -21,22 +21,13 @@ pub(crate) fn om_value_into(v: f64, out: &mut String) {
         // Most gauges are counts and sizes. `{v}` prints an integral f64 below 2^53 as its
         // digits (no point, no exponent), as the integer does; the float path costs several
         // times more (`perf`: 4 % of `perftop export`).
-        let mut buf = [0u8; 20];
-        let mut i = buf.len();
-        let mut m = v.abs() as u64;
-        loop {
-            i -= 1;
-            buf[i] = b'0' + (m % 10) as u8;
-            m /= 10;
-            if m == 0 {
-                break;
-            }
-        }
         if v < 0.0 {
             out.push('-');
         }
         // Digits only: ASCII.
-        out.extend(buf[i..].iter().map(|&b| char::from(b)));
+        let mut buf = [0; 20];
+        let digits = crate::record::numdiff::u64_digits(v.abs() as u64, &mut buf);
+        out.extend(digits.iter().map(|&b| char::from(b)));
     } else {
         let _ = write!(out, "{v}");
     }
