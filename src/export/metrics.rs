@@ -37,7 +37,7 @@ struct Family {
     /// The interval it was last seen in: a family not seen this interval is not written.
     seen: u64,
     labels: String,
-    series: Vec<(u32, u32, f64)>,
+    series: Vec<(usize, usize, f64)>,
 }
 
 /// Renders interval after interval, keeping what does not change between them (the families,
@@ -95,11 +95,9 @@ impl Renderer {
             f.series.clear();
             self.order.push(i);
         }
-        // A page is far below 4 GiB; were a label text ever past it, the offsets would wrap
-        // and the slice below would be refused by `get`, not misread.
-        let start = f.labels.len() as u32;
+        let start = f.labels.len();
         f.labels.push_str(labels);
-        f.series.push((start, f.labels.len() as u32, v));
+        f.series.push((start, f.labels.len(), v));
     }
 
     /// The page of interval `d`. `baselines` are the disks' learned awaits (shown once learned
@@ -159,7 +157,7 @@ impl Renderer {
             text.push_str(&f.header);
             for &(a, b, v) in &f.series {
                 text.push_str(&f.name);
-                text.push_str(f.labels.get(a as usize..b as usize).unwrap_or(""));
+                text.push_str(f.labels.get(a..b).unwrap_or(""));
                 text.push(' ');
                 value(v, &mut text);
                 text.push('\n');
