@@ -6,7 +6,7 @@
 use crate::assess::Assessed;
 use crate::findings::{Baselines, Thresholds};
 use crate::pane::JSON_KEYS;
-use crate::record::openmetrics::{om_value_into as value, points};
+use crate::record::openmetrics::{om_value_into as value, points, Node};
 use foldhash::HashMap;
 use std::sync::Arc;
 
@@ -119,7 +119,7 @@ impl Renderer {
             .copied()
             .filter(|k| !NOT_EXPORTED.contains(k))
             .collect();
-        if let Ok(v) = serde_json::to_value(d) {
+        if let Ok(v) = Node::of(d) {
             // The sink never fails; an error here would be a bug in the walk, and the page
             // keeps what was added.
             let _ = points(&v, &keys, &mut |f, l, x| {

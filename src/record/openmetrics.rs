@@ -4,13 +4,14 @@
 //! that outgrow a few MB go to an unnamed temporary file until the dump is read.
 
 mod names;
+mod tree;
 mod value;
 use super::dump::anonymous_temp_file;
 use crate::assess::Assessed;
 use anyhow::{bail, Context, Result};
-use serde_json::Value;
 use std::fmt::Write as _;
 use std::io::Write;
+pub(crate) use tree::Node;
 pub(crate) use value::{om_value, om_value_into};
 
 /// An OpenMetrics dump, filled interval by interval.
@@ -32,11 +33,11 @@ impl OpenMetrics {
             return Ok(());
         }
         self.last = Some(w);
-        let v = serde_json::to_value(d)?;
+        let v = Node::of(d)?;
         let om = &mut self.series;
         points(&v, keys, &mut |f, l, val| om.add(f, l, w, val))?;
         if all {
-            if let Some(s) = v.get("interval_s").and_then(Value::as_f64) {
+            if let Some(s) = v.get("interval_s").and_then(Node::as_f64) {
                 om.add("perftop_interval_seconds", "", w, s)?;
             }
         }
@@ -76,14 +77,21 @@ const NOT_LABELS: [&str; 7] = [
 /// generic walk (`om_walk`), and for `findings` one `perftop_finding_active{id,severity,pane}`
 /// per finding, for `dirty` its state as `perftop_dirty_state{state}`. `dump --format
 /// openmetrics` and `perftop export` both name their series here.
-pub(crate) fn points(v: &Value, keys: &[&str], sink: &mut OmSink) -> Result<()> {
+pub(crate) fn points(v: &Node, keys: &[&str], sink: &mut OmSink) -> Result<()> {
     let mut fam = String::with_capacity(96);
     let mut text = String::new();
     for key in keys {
-        let Some(x) = v.get(*key) else { continue };
+        let Some(x) = v.get(key) else { continue };
         if *key == "findings" {
-            for f in x.as_array().into_iter().flatten() {
-                let label = |k: &str| (k.to_string(), f[k].as_str().unwrap_or("").to_string());
+            let findings = match x {
+                Node::Arr(a) => a.as_slice(),
+                _ => &[],
+            };
+            for f in findings {
+                let label = |k: &str| {
+                    let v = f.get(k).and_then(Node::as_str).unwrap_or("");
+                    (k.to_string(), v.to_string())
+                };
                 let labels: Vec<(String, String)> = ["id", "severity", "pane"]
                     .into_iter()
                     .map(label)
@@ -94,7 +102,7 @@ pub(crate) fn points(v: &Value, keys: &[&str], sink: &mut OmSink) -> Result<()> 
             }
             continue;
         }
-        if let Some(state) = x.get("state").and_then(Value::as_str) {
+        if let Some(state) = x.get("state").and_then(Node::as_str) {
             render_labels(&[("state".into(), state.to_string())], &mut text);
             sink(&format!("perftop_{key}_state"), &text, 1.0)?;
         }
@@ -177,7 +185,7 @@ const SYSCTLS: [&str; 5] = [
 ];
 
 /// Appends `_<key>` to `fam` (in base units for a number) and says by what to multiply.
-fn push_key(fam: &mut String, k: &str, x: &Value) -> f64 {
+fn push_key(fam: &mut String, k: &str, x: &Node) -> f64 {
     fam.push('_');
     names::with(k, x.is_number(), |name, factor| {
         fam.push_str(name);
@@ -263,14 +271,14 @@ fn is_reserved(fam: &str) -> bool {
 /// fields, else `index`). `labels` is the current label set and `rendered` its text form.
 fn om_walk(
     fam: &mut String,
-    v: &Value,
+    v: &Node,
     labels: &mut Vec<(String, String)>,
     rendered: &str,
     factor: f64,
     sink: &mut OmSink,
 ) -> Result<()> {
     match v {
-        Value::Number(n) => {
+        Node::Num(n) => {
             if let Some(x) = n.as_f64() {
                 // Unscaled values print as they were read (an f32 load average stays 2.7);
                 // down-scaling divides by the power of ten, so 200 µs prints as 0.0002.
@@ -284,8 +292,8 @@ fn om_walk(
                 om_leaf(fam, rendered, x, sink)?;
             }
         }
-        Value::Bool(b) => om_leaf(fam, rendered, f64::from(u8::from(*b)), sink)?,
-        Value::Object(m) => {
+        Node::Bool(b) => om_leaf(fam, rendered, f64::from(u8::from(*b)), sink)?,
+        Node::Obj(m) => {
             for (k, x) in m {
                 let len = fam.len();
                 let factor = push_key(fam, k, x);
@@ -293,7 +301,7 @@ fn om_walk(
                 fam.truncate(len);
             }
         }
-        Value::Array(a) => {
+        Node::Arr(a) => {
             let stem = sanitize(fam.rsplit('_').next().unwrap_or("i"));
             let base = labels.len();
             let mut text = String::new();
@@ -308,7 +316,7 @@ fn om_walk(
                     l.push((name, val));
                 };
                 match e {
-                    Value::Object(m) => {
+                    Node::Obj(m) => {
                         is_label.clear();
                         let mut any_label = false;
                         let mut measured = false;
@@ -316,14 +324,14 @@ fn om_walk(
                             let label = match x {
                                 // Prometheus drops empty label values, which could merge
                                 // two series: an empty string is no label.
-                                Value::String(s)
-                                    if !s.is_empty() && !NOT_LABELS.contains(&k.as_str()) =>
+                                Node::Str(s)
+                                    if !s.is_empty() && !NOT_LABELS.contains(&k.as_ref()) =>
                                 {
                                     add(labels, k, s.clone());
                                     true
                                 }
-                                Value::Number(n)
-                                    if ID_FIELDS.contains(&k.as_str())
+                                Node::Num(n)
+                                    if ID_FIELDS.contains(&k.as_ref())
                                         && !any_label_named(labels, k) =>
                                 {
                                     add(labels, k, n.to_string());
@@ -332,7 +340,7 @@ fn om_walk(
                                 _ => false,
                             };
                             any_label |= label;
-                            measured |= !label && (x.is_number() || x.is_boolean());
+                            measured |= !label && matches!(x, Node::Num(_) | Node::Bool(_));
                             is_label.push(label);
                         }
                         if !any_label {
@@ -347,7 +355,7 @@ fn om_walk(
                             fam.truncate(len);
                         }
                         for ((k, x), label) in m.iter().zip(&is_label) {
-                            if *label || matches!(x, Value::String(_) | Value::Null) {
+                            if *label || matches!(x, Node::Str(_) | Node::Null) {
                                 continue;
                             }
                             let len = fam.len();
@@ -356,7 +364,7 @@ fn om_walk(
                             fam.truncate(len);
                         }
                     }
-                    Value::Number(_) | Value::Bool(_) => {
+                    Node::Num(_) | Node::Bool(_) => {
                         add(labels, "index", i.to_string());
                         render_labels(labels, &mut text);
                         om_walk(fam, e, labels, &text, 1.0, sink)?;
@@ -366,7 +374,7 @@ fn om_walk(
             }
             labels.truncate(base);
         }
-        Value::String(_) | Value::Null => {}
+        Node::Str(_) | Node::Null => {}
     }
     Ok(())
 }

@@ -1,0 +1,656 @@
+//! An interval as the tree the OpenMetrics walk reads: what `serde_json::to_value` makes of
+//! it (the same numbers, keys in the same sorted order, a later duplicate key winning), built
+//! by a serializer of its own. `to_value` gave every field name a `String` and every object a
+//! `BTreeMap`, and dropped them again: half of `perftop export`'s page (`perf record`,
+//! 2026-11-27). Here a field name is the `&'static str` serde hands over and an object one
+//! vector.
+
+use serde::ser::{self, Impossible, Serialize};
+use serde_json::Number;
+use std::borrow::Cow;
+use std::fmt;
+
+/// One JSON value.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Node {
+    Null,
+    Bool(bool),
+    Num(Number),
+    Str(String),
+    Arr(Vec<Node>),
+    /// Entries sorted by key, each key once.
+    Obj(Vec<(Cow<'static, str>, Node)>),
+}
+
+impl Node {
+    /// The tree of `v`, as `serde_json::to_value` would make it.
+    pub(crate) fn of<T: Serialize + ?Sized>(v: &T) -> Result<Node, Error> {
+        v.serialize(Tree)
+    }
+
+    pub(crate) fn get(&self, key: &str) -> Option<&Node> {
+        match self {
+            Node::Obj(m) => m
+                .binary_search_by(|(k, _)| k.as_ref().cmp(key))
+                .ok()
+                .map(|i| &m[i].1),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn as_str(&self) -> Option<&str> {
+        match self {
+            Node::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn as_f64(&self) -> Option<f64> {
+        match self {
+            Node::Num(n) => n.as_f64(),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn is_number(&self) -> bool {
+        matches!(self, Node::Num(_))
+    }
+}
+
+/// Sorts an object's entries by key, as a `BTreeMap` holds them; of equal keys the last
+/// inserted stays, as `BTreeMap::insert` replaces.
+fn object(mut m: Vec<(Cow<'static, str>, Node)>) -> Node {
+    // Stable: equal keys keep their insertion order, so the last of a run is the latest.
+    m.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out: Vec<(Cow<'static, str>, Node)> = Vec::with_capacity(m.len());
+    for e in m {
+        match out.last_mut() {
+            Some(last) if last.0 == e.0 => *last = e,
+            _ => out.push(e),
+        }
+    }
+    Node::Obj(out)
+}
+
+#[derive(Debug)]
+pub(crate) struct Error(String);
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl ser::Error for Error {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        Error(msg.to_string())
+    }
+}
+
+/// The serializer: each value becomes a `Node`.
+struct Tree;
+
+/// An array being built (sequences, tuples), and the variant it sits under if any.
+struct Seq {
+    items: Vec<Node>,
+    variant: Option<&'static str>,
+}
+
+/// An object being built (maps, structs), the key waiting for its value, and the variant it
+/// sits under if any.
+struct Map {
+    entries: Vec<(Cow<'static, str>, Node)>,
+    key: Option<String>,
+    variant: Option<&'static str>,
+}
+
+/// `{variant: node}`, as serde_json writes a non-unit enum variant.
+fn under(variant: Option<&'static str>, node: Node) -> Node {
+    match variant {
+        Some(v) => Node::Obj(vec![(Cow::Borrowed(v), node)]),
+        None => node,
+    }
+}
+
+impl ser::Serializer for Tree {
+    type Ok = Node;
+    type Error = Error;
+    type SerializeSeq = Seq;
+    type SerializeTuple = Seq;
+    type SerializeTupleStruct = Seq;
+    type SerializeTupleVariant = Seq;
+    type SerializeMap = Map;
+    type SerializeStruct = Map;
+    type SerializeStructVariant = Map;
+
+    fn serialize_bool(self, v: bool) -> Result<Node, Error> {
+        Ok(Node::Bool(v))
+    }
+    fn serialize_i8(self, v: i8) -> Result<Node, Error> {
+        Ok(Node::Num(v.into()))
+    }
+    fn serialize_i16(self, v: i16) -> Result<Node, Error> {
+        Ok(Node::Num(v.into()))
+    }
+    fn serialize_i32(self, v: i32) -> Result<Node, Error> {
+        Ok(Node::Num(v.into()))
+    }
+    fn serialize_i64(self, v: i64) -> Result<Node, Error> {
+        Ok(Node::Num(v.into()))
+    }
+    fn serialize_u8(self, v: u8) -> Result<Node, Error> {
+        Ok(Node::Num(v.into()))
+    }
+    fn serialize_u16(self, v: u16) -> Result<Node, Error> {
+        Ok(Node::Num(v.into()))
+    }
+    fn serialize_u32(self, v: u32) -> Result<Node, Error> {
+        Ok(Node::Num(v.into()))
+    }
+    fn serialize_u64(self, v: u64) -> Result<Node, Error> {
+        Ok(Node::Num(v.into()))
+    }
+    fn serialize_i128(self, v: i128) -> Result<Node, Error> {
+        // As serde_json's value serializer: a number when it fits 64 bits, else an error.
+        if let Ok(v) = i64::try_from(v) {
+            Ok(Node::Num(v.into()))
+        } else if let Ok(v) = u64::try_from(v) {
+            Ok(Node::Num(v.into()))
+        } else {
+            Err(Error("number out of range".into()))
+        }
+    }
+    fn serialize_u128(self, v: u128) -> Result<Node, Error> {
+        u64::try_from(v)
+            .map(|v| Node::Num(v.into()))
+            .map_err(|_| Error("number out of range".into()))
+    }
+    fn serialize_f32(self, v: f32) -> Result<Node, Error> {
+        // `Value::from(f32)`: the f32 widened to an f64 when finite, else null.
+        Ok(Number::from_f64(f64::from(v)).map_or(Node::Null, Node::Num))
+    }
+    fn serialize_f64(self, v: f64) -> Result<Node, Error> {
+        Ok(Number::from_f64(v).map_or(Node::Null, Node::Num))
+    }
+    fn serialize_char(self, v: char) -> Result<Node, Error> {
+        Ok(Node::Str(v.to_string()))
+    }
+    fn serialize_str(self, v: &str) -> Result<Node, Error> {
+        Ok(Node::Str(v.to_string()))
+    }
+    fn serialize_bytes(self, v: &[u8]) -> Result<Node, Error> {
+        Ok(Node::Arr(
+            v.iter().map(|b| Node::Num((*b).into())).collect(),
+        ))
+    }
+    fn serialize_none(self) -> Result<Node, Error> {
+        Ok(Node::Null)
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Result<Node, Error> {
+        v.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<Node, Error> {
+        Ok(Node::Null)
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<Node, Error> {
+        Ok(Node::Null)
+    }
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        v: &'static str,
+    ) -> Result<Node, Error> {
+        Ok(Node::Str(v.to_string()))
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        v: &T,
+    ) -> Result<Node, Error> {
+        v.serialize(self)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        v: &T,
+    ) -> Result<Node, Error> {
+        Ok(under(Some(variant), v.serialize(self)?))
+    }
+    fn serialize_seq(self, len: Option<usize>) -> Result<Seq, Error> {
+        Ok(Seq {
+            items: Vec::with_capacity(len.unwrap_or(0)),
+            variant: None,
+        })
+    }
+    fn serialize_tuple(self, len: usize) -> Result<Seq, Error> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<Seq, Error> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Seq, Error> {
+        Ok(Seq {
+            items: Vec::with_capacity(len),
+            variant: Some(variant),
+        })
+    }
+    fn serialize_map(self, len: Option<usize>) -> Result<Map, Error> {
+        Ok(Map {
+            entries: Vec::with_capacity(len.unwrap_or(0)),
+            key: None,
+            variant: None,
+        })
+    }
+    fn serialize_struct(self, _: &'static str, len: usize) -> Result<Map, Error> {
+        self.serialize_map(Some(len))
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Map, Error> {
+        Ok(Map {
+            entries: Vec::with_capacity(len),
+            key: None,
+            variant: Some(variant),
+        })
+    }
+}
+
+impl Seq {
+    fn push<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+        self.items.push(v.serialize(Tree)?);
+        Ok(())
+    }
+    fn done(self) -> Node {
+        under(self.variant, Node::Arr(self.items))
+    }
+}
+
+impl ser::SerializeSeq for Seq {
+    type Ok = Node;
+    type Error = Error;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+        self.push(v)
+    }
+    fn end(self) -> Result<Node, Error> {
+        Ok(self.done())
+    }
+}
+
+impl ser::SerializeTuple for Seq {
+    type Ok = Node;
+    type Error = Error;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+        self.push(v)
+    }
+    fn end(self) -> Result<Node, Error> {
+        Ok(self.done())
+    }
+}
+
+impl ser::SerializeTupleStruct for Seq {
+    type Ok = Node;
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+        self.push(v)
+    }
+    fn end(self) -> Result<Node, Error> {
+        Ok(self.done())
+    }
+}
+
+impl ser::SerializeTupleVariant for Seq {
+    type Ok = Node;
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+        self.push(v)
+    }
+    fn end(self) -> Result<Node, Error> {
+        Ok(self.done())
+    }
+}
+
+impl Map {
+    fn field<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> Result<(), Error> {
+        self.entries.push((Cow::Borrowed(key), v.serialize(Tree)?));
+        Ok(())
+    }
+    fn done(self) -> Node {
+        under(self.variant, object(self.entries))
+    }
+}
+
+impl ser::SerializeMap for Map {
+    type Ok = Node;
+    type Error = Error;
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
+        self.key = Some(key.serialize(Key)?);
+        Ok(())
+    }
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+        let key = self
+            .key
+            .take()
+            .ok_or_else(|| Error("a map value without its key".into()))?;
+        self.entries.push((Cow::Owned(key), v.serialize(Tree)?));
+        Ok(())
+    }
+    fn end(self) -> Result<Node, Error> {
+        Ok(self.done())
+    }
+}
+
+impl ser::SerializeStruct for Map {
+    type Ok = Node;
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        v: &T,
+    ) -> Result<(), Error> {
+        self.field(key, v)
+    }
+    fn end(self) -> Result<Node, Error> {
+        Ok(self.done())
+    }
+}
+
+impl ser::SerializeStructVariant for Map {
+    type Ok = Node;
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        v: &T,
+    ) -> Result<(), Error> {
+        self.field(key, v)
+    }
+    fn end(self) -> Result<Node, Error> {
+        Ok(self.done())
+    }
+}
+
+/// A map key as serde_json writes one: a string, an integer or a bool as its text, a unit
+/// variant as its name. Anything else is an error, float keys too (serde_json writes those;
+/// no type perftop serializes has one).
+struct Key;
+
+fn key_error() -> Error {
+    Error("key must be a string".into())
+}
+
+impl ser::Serializer for Key {
+    type Ok = String;
+    type Error = Error;
+    type SerializeSeq = Impossible<String, Error>;
+    type SerializeTuple = Impossible<String, Error>;
+    type SerializeTupleStruct = Impossible<String, Error>;
+    type SerializeTupleVariant = Impossible<String, Error>;
+    type SerializeMap = Impossible<String, Error>;
+    type SerializeStruct = Impossible<String, Error>;
+    type SerializeStructVariant = Impossible<String, Error>;
+
+    fn serialize_bool(self, v: bool) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_i8(self, v: i8) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_i16(self, v: i16) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_i32(self, v: i32) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_i64(self, v: i64) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_i128(self, v: i128) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_u8(self, v: u8) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_u16(self, v: u16) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_u32(self, v: u32) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_u64(self, v: u64) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_u128(self, v: u128) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_f32(self, _: f32) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_f64(self, _: f64) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_char(self, v: char) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_str(self, v: &str) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_bytes(self, _: &[u8]) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_none(self) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_unit(self) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        v: &'static str,
+    ) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        v: &T,
+    ) -> Result<String, Error> {
+        v.serialize(self)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Error> {
+        Err(key_error())
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Error> {
+        Err(key_error())
+    }
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct, Error> {
+        Err(key_error())
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, Error> {
+        Err(key_error())
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Error> {
+        Err(key_error())
+    }
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, Error> {
+        Err(key_error())
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, Error> {
+        Err(key_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::root::Root;
+    use crate::source::Reader;
+    use serde::Serialize;
+    use serde_json::Value;
+    use std::collections::{BTreeMap, HashMap};
+    use std::path::Path;
+
+    /// `to_value`'s tree in this module's terms: the reference the serializer must match.
+    fn from_value(v: Value) -> Node {
+        match v {
+            Value::Null => Node::Null,
+            Value::Bool(b) => Node::Bool(b),
+            Value::Number(n) => Node::Num(n),
+            Value::String(s) => Node::Str(s),
+            Value::Array(a) => Node::Arr(a.into_iter().map(from_value).collect()),
+            Value::Object(m) => Node::Obj(
+                m.into_iter()
+                    .map(|(k, v)| (Cow::Owned(k), from_value(v)))
+                    .collect(),
+            ),
+        }
+    }
+
+    fn same_as_to_value<T: Serialize>(v: &T) {
+        let reference = from_value(serde_json::to_value(v).expect("to_value"));
+        assert_eq!(Node::of(v).expect("tree"), reference);
+    }
+
+    /// Every interval of the real 16-CPU capture and the 2-vCPU VM's, derived and judged,
+    /// makes the tree `to_value` makes: numbers of the same kind and value, keys in the same
+    /// order, nothing more or less.
+    #[test]
+    fn real_intervals_make_the_tree_to_value_makes() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        for host in ["real/h100vm-16cpu-load", "vm-2cpu", "intel-pstate"] {
+            let read = |t: &str| Reader::new(Root::new(fixtures.join(host).join(t))).sample();
+            let (t0, t1) = (read("t0"), read("t1"));
+            let d = crate::assess::assess(Some(&t0), &t1, &Default::default());
+            assert!(d.cpus.len() >= 2, "{host}: no CPUs read");
+            same_as_to_value(&d);
+            same_as_to_value(&crate::assess::assess(None, &t1, &Default::default()));
+            same_as_to_value(&t1);
+        }
+    }
+
+    #[derive(Serialize)]
+    enum Kind {
+        Unit,
+        New(u8),
+        Tuple(i8, f32),
+        Record { a: Option<u32>, b: &'static str },
+    }
+
+    #[derive(Serialize)]
+    struct Inner {
+        z: u64,
+        a: f64,
+    }
+
+    #[derive(Serialize)]
+    struct Outer {
+        kinds: Vec<Kind>,
+        #[serde(flatten)]
+        inner: Inner,
+        by_cpu: BTreeMap<u32, i64>,
+        by_name: HashMap<String, bool>,
+        nothing: (),
+        nan: f64,
+        load: [f32; 3],
+        big: u128,
+        negative: i128,
+        letter: char,
+        bytes: &'static [u8],
+    }
+
+    /// The serde shapes: enum variants of every kind, a flattened struct, integer map keys,
+    /// unit, a non-finite float (null), f32s widened as `to_value` widens them, 128-bit
+    /// integers that fit, a char.
+    #[test]
+    fn every_serde_shape_makes_the_tree_to_value_makes() {
+        same_as_to_value(&Outer {
+            kinds: vec![
+                Kind::Unit,
+                Kind::New(7),
+                Kind::Tuple(-3, 2.7),
+                Kind::Record { a: None, b: "x" },
+                Kind::Record { a: Some(4), b: "" },
+            ],
+            inner: Inner {
+                z: u64::MAX,
+                a: -0.5,
+            },
+            by_cpu: BTreeMap::from([(10, -1), (2, 5)]),
+            by_name: HashMap::from([("b".to_string(), true), ("a".to_string(), false)]),
+            nothing: (),
+            nan: f64::NAN,
+            load: [2.7, 0.1, 3.12],
+            big: u128::from(u64::MAX),
+            negative: -5,
+            letter: 'é',
+            bytes: b"ab",
+        });
+    }
+
+    /// Of two equal keys (a flattened field named like one beside it) the later wins and
+    /// sits once, in key order, as `BTreeMap::insert` leaves it.
+    #[test]
+    fn a_repeated_key_keeps_its_last_value() {
+        let node = object(vec![
+            (Cow::Borrowed("b"), Node::Bool(true)),
+            (Cow::Borrowed("a"), Node::Null),
+            (Cow::Borrowed("b"), Node::Bool(false)),
+        ]);
+        assert_eq!(
+            node,
+            Node::Obj(vec![
+                (Cow::Borrowed("a"), Node::Null),
+                (Cow::Borrowed("b"), Node::Bool(false)),
+            ])
+        );
+        assert_eq!(node.get("b"), Some(&Node::Bool(false)));
+        assert_eq!(node.get("c"), None);
+    }
+}
