@@ -320,11 +320,6 @@ fn export_stages(path: &str) {
             std::hint::black_box(a.next(Some(&w[0]), &w[1]));
         }
     });
-    let value = median(&mut || {
-        for d in &assessed {
-            std::hint::black_box(serde_json::to_value(d).expect("value"));
-        }
-    });
     let mut bytes = 0;
     let mut r = Renderer::default();
     let page = median(&mut || {
@@ -337,8 +332,7 @@ fn export_stages(path: &str) {
     println!("{path}: {n} intervals, page {bytes} B; CPU an interval, median of 7 passes:");
     println!("| stage | µs |\n|---|---:|");
     println!("| assess: derive, findings | {assess:.0} |");
-    println!("| page: the interval as a JSON value | {value:.0} |");
-    println!("| page: all of it (value, walk, text) | {page:.0} |");
+    println!("| page: the interval's tree, the walk, the text | {page:.0} |");
 }
 
 fn main() {

@@ -8,7 +8,8 @@
 //! only swaps the page in. OpenMetrics when the scraper's `Accept` asks for it, else text
 //! format 0.0.4.
 
-use super::{Page, OPENMETRICS_END};
+use super::Page;
+use crate::record::openmetrics::EOF as OPENMETRICS_END;
 use anyhow::{Context, Result};
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};

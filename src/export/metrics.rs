@@ -16,14 +16,11 @@ const NOT_EXPORTED: [&str; 1] = ["processes"];
 
 /// One interval, rendered: Prometheus text format 0.0.4 (node_exporter's textfile collector,
 /// plain scrapes). OpenMetrics 1.0 (`Accept: application/openmetrics-text`) is the same text
-/// followed by `OPENMETRICS_END`, sent after it rather than kept as a second copy.
+/// followed by `openmetrics::EOF`, sent after it rather than kept as a second copy.
 #[derive(Debug, Clone)]
 pub struct Page {
     pub text: String,
 }
-
-/// What ends an OpenMetrics page.
-pub const OPENMETRICS_END: &str = "# EOF\n";
 
 /// Past this many families the renderer starts again: they are field paths, but a pane whose
 /// JSON had data as keys must not make it grow without end.
@@ -43,7 +40,7 @@ struct Family {
 /// Renders interval after interval, keeping what does not change between them (the families,
 /// their headers, the buffers): the page's ~280 families and ~700 series were a string or
 /// more each, every interval, and the walk and the text a quarter of `perftop export`'s CPU
-/// (`perf record`, 2026-11-27). A fresh `Renderer` renders the same page as a reused one.
+/// (`perf record`, 2026-11-27). A fresh `Renderer` renders the same page as a kept one.
 #[derive(Default)]
 pub struct Renderer {
     index: HashMap<String, usize>,
@@ -195,11 +192,6 @@ fn help(family: &str, out: &mut String) {
     out.push_str(fixed);
 }
 
-/// The page of interval `d` on its own (no renderer kept from an earlier interval).
-pub fn render(d: &Assessed, baselines: &Baselines, t: &Thresholds, problems: usize) -> Page {
-    Renderer::default().render(d, baselines, t, problems)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,7 +222,8 @@ mod tests {
             let page = rendered.text.clone();
             // Its buffer holds this page when the next is written into it.
             kept.recycle(Arc::new(rendered));
-            assert_eq!(page, render(d, &b, &t, i).text, "interval {i}");
+            let fresh = Renderer::default().render(d, &b, &t, i).text;
+            assert_eq!(page, fresh, "interval {i}");
             let load = d.host.loadavg.is_some();
             assert_eq!(
                 page.contains("# TYPE perftop_host_loadavg gauge\n"),

@@ -11,4 +11,4 @@ pub(crate) mod http;
 mod metrics;
 pub(crate) mod textfile;
 
-pub use metrics::{render, Page, Renderer, OPENMETRICS_END};
+pub use metrics::{Page, Renderer};

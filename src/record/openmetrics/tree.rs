@@ -8,7 +8,6 @@
 use serde::ser::{self, Impossible, Serialize};
 use serde_json::Number;
 use std::borrow::Cow;
-use std::fmt;
 
 /// The eight 64-bit-or-narrower integer methods of a serializer whose output is `$ok`, each
 /// `$f(v)`.
@@ -124,21 +123,12 @@ fn object(mut m: Vec<(Cow<'static, str>, Node)>) -> Node {
     Node::Obj(out)
 }
 
-#[derive(Debug)]
-pub(crate) struct Error(String);
+/// Errors are serde_json's own, as `to_value`'s are.
+type Error = serde_json::Error;
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Error {}
-
-impl ser::Error for Error {
-    fn custom<T: fmt::Display>(msg: T) -> Self {
-        Error(msg.to_string())
-    }
+/// An error that says `why`.
+fn error(why: &str) -> Error {
+    ser::Error::custom(why)
 }
 
 /// The serializer: each value becomes a `Node`.
@@ -188,13 +178,13 @@ impl ser::Serializer for Tree {
         } else if let Ok(v) = u64::try_from(v) {
             Ok(Node::Num(v.into()))
         } else {
-            Err(Error("number out of range".into()))
+            Err(error("number out of range"))
         }
     }
     fn serialize_u128(self, v: u128) -> Result<Node, Error> {
         u64::try_from(v)
             .map(|v| Node::Num(v.into()))
-            .map_err(|_| Error("number out of range".into()))
+            .map_err(|_| error("number out of range"))
     }
     fn serialize_f32(self, v: f32) -> Result<Node, Error> {
         // `Value::from(f32)`: the f32 widened to an f64 when finite, else null.
@@ -335,7 +325,7 @@ impl ser::SerializeMap for Map {
         let key = self
             .key
             .take()
-            .ok_or_else(|| Error("a map value without its key".into()))?;
+            .ok_or_else(|| error("a map value without its key"))?;
         self.entries.push((Cow::Owned(key), v.serialize(Tree)?));
         Ok(())
     }
@@ -353,7 +343,7 @@ fields!(SerializeStructVariant);
 struct Key;
 
 fn key_error() -> Error {
-    Error("key must be a string".into())
+    error("key must be a string")
 }
 
 impl ser::Serializer for Key {
