@@ -233,7 +233,8 @@ fn median_us(n: usize, f: &mut dyn FnMut()) -> f64 {
 
 /// `stages PATH`: what each stage of the headless recorder costs a sample, on the samples of a
 /// real recording (one made by `perftop record` on the host to study): the sample's JSON, the
-/// step transform alone, the whole writer (JSON, step transform, zstd), `derive` alone and the
+/// step transform of it, the same split straight from the sample, the whole writer (that split
+/// and zstd), `derive` alone and the
 /// digest's judge (derive and findings), as CPU time per sample, the median of 7 passes over
 /// every sample. The read of the host is not here: `tree` measures it.
 fn stages(path: &str) {
@@ -264,6 +265,13 @@ fn stages(path: &str) {
             std::mem::swap(&mut prev, &mut next);
         }
     });
+    let direct = median(&mut || {
+        prev = Fields::default();
+        for s in &samples {
+            numdiff::direct::encode(s, &prev, &mut skel, &mut col, &mut next).expect("direct");
+            std::mem::swap(&mut prev, &mut next);
+        }
+    });
     let h = header_for(&samples[0], Duration::from_secs(1), 0);
     let mut written = 0;
     let writer = median(&mut || {
@@ -289,9 +297,10 @@ fn stages(path: &str) {
     println!("{path}: {n} samples, JSON {mean_json} B a sample; CPU a sample, median of 7 passes:");
     println!("| stage | µs |\n|---|---:|");
     println!("| JSON (serde) | {json:.0} |");
-    println!("| step transform (numdiff) | {transform:.0} |");
+    println!("| step transform (numdiff) of the JSON | {transform:.0} |");
+    println!("| the same split straight from the sample (the writer's) | {direct:.0} |");
     println!(
-        "| writer: JSON, transform, zstd ({} B a sample written) | {writer:.0} |",
+        "| writer: split, zstd ({} B a sample written) | {writer:.0} |",
         written / n
     );
     println!("| derive | {derive:.0} |");

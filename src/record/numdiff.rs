@@ -28,6 +28,8 @@
 use super::numfields::Cursor;
 pub use super::numfields::Fields;
 
+pub mod direct;
+
 impl Fields {
     /// The fields of a sample's plain JSON (a keyframe).
     pub fn of(json: &[u8]) -> Result<Fields, String> {
@@ -136,6 +138,152 @@ fn any_int(tok: &[u8]) -> Option<i128> {
     Some(if digits.len() < tok.len() { -v } else { v })
 }
 
+/// Where one pass over a sample's JSON stands: which field the next value is. The byte scan
+/// ([`encode`], [`decode`]) and the serializer's formatter ([`direct`]) both drive it, event by
+/// event, so the two name every number alike.
+pub(super) struct Paths {
+    stack: Vec<Frame>,
+}
+
+impl Paths {
+    pub(super) fn new() -> Paths {
+        Paths {
+            stack: Vec::with_capacity(16),
+        }
+    }
+
+    /// The path of the value about to be read, or 0 at the top level.
+    fn value_path(&self) -> u64 {
+        match self.stack.last() {
+            Some(Frame::Obj { hash, key, .. }) => mix(*hash, b'k', &key.unwrap_or(0).to_le_bytes()),
+            Some(Frame::Arr { hash, index }) => mix(*hash, b'i', &index.to_le_bytes()),
+            None => 0,
+        }
+    }
+
+    /// In an object, a string is a key when no key is pending.
+    pub(super) fn expecting_key(&self) -> bool {
+        matches!(self.stack.last(), Some(Frame::Obj { key: None, .. }))
+    }
+
+    /// After a member's value: the key is consumed, and the element can no longer be named.
+    fn value_done(&mut self, name: Option<&[u8]>) {
+        if let Some(Frame::Obj { hash, key, naming }) = self.stack.last_mut() {
+            if let Some(parent) = naming.take() {
+                if let (Some(n), Some(k)) = (name, *key) {
+                    let h = mix(parent, b'n', &k.to_le_bytes());
+                    *hash = mix(h, b'v', n);
+                }
+            }
+            *key = None;
+        }
+    }
+
+    /// `{` (`obj`) or `[`.
+    pub(super) fn open(&mut self, obj: bool) -> Result<(), String> {
+        let parent = match self.stack.last() {
+            Some(Frame::Arr { hash, .. }) => Some(*hash),
+            _ => None,
+        };
+        let hash = self.value_path();
+        self.value_done(None);
+        self.stack.push(match obj {
+            true => Frame::Obj {
+                hash,
+                key: None,
+                naming: parent,
+            },
+            false => Frame::Arr { hash, index: 0 },
+        });
+        if self.stack.len() > 256 {
+            return Err("nested too deep".into());
+        }
+        Ok(())
+    }
+
+    /// `}` (`obj`) or `]`: whether it closes what is open.
+    pub(super) fn close(&mut self, obj: bool) -> bool {
+        matches!(
+            (obj, self.stack.pop()),
+            (true, Some(Frame::Obj { .. })) | (false, Some(Frame::Arr { .. }))
+        )
+    }
+
+    /// A `,`: the next element of an array.
+    pub(super) fn comma(&mut self) {
+        if let Some(Frame::Arr { index, .. }) = self.stack.last_mut() {
+            *index += 1;
+        }
+    }
+
+    /// A string, quotes and escapes as written: a key, or a value (which may name its element).
+    pub(super) fn string(&mut self, s: &[u8]) {
+        if self.expecting_key() {
+            if let Some(Frame::Obj { key, .. }) = self.stack.last_mut() {
+                *key = Some(mix(0, b's', s));
+            }
+        } else {
+            self.value_done(Some(s));
+        }
+    }
+
+    /// `true`, `false` or `null`.
+    pub(super) fn literal(&mut self) -> Result<(), String> {
+        if self.expecting_key() {
+            return Err("a literal where a key belongs".into());
+        }
+        self.value_done(None);
+        Ok(())
+    }
+
+    /// A number `tok`: the path of its field, or `None` when it names its element (and is
+    /// written as it is).
+    pub(super) fn number(&mut self, tok: &[u8]) -> Result<Option<u64>, String> {
+        if self.expecting_key() {
+            return Err("number where a key belongs".into());
+        }
+        if let Some(Frame::Obj {
+            naming: Some(_), ..
+        }) = self.stack.last()
+        {
+            self.value_done(Some(tok));
+            return Ok(None);
+        }
+        let path = self.value_path();
+        self.value_done(None);
+        Ok(Some(path))
+    }
+
+    pub(super) fn is_closed(&self) -> bool {
+        self.stack.is_empty()
+    }
+}
+
+/// Encoding one number at `path`, read as `int` when it is a canonical integer: looks it up in
+/// `prev`, records it in `next`, and returns the difference to write (`None`: as it is).
+pub(super) fn encode_number(
+    tok: &[u8],
+    int: Option<i128>,
+    path: u64,
+    prev: &Fields,
+    next: &mut Fields,
+    cursor: &mut Cursor,
+) -> Result<Option<i128>, String> {
+    let p = prev.get(path, cursor);
+    let diff = match (int, p) {
+        (Some(v), p) => p.map(|p| v - p),
+        (None, Some(_)) if !tok.iter().any(|b| matches!(b, b'.' | b'e' | b'E')) => {
+            return Err(format!(
+                "integer {} cannot be differenced",
+                String::from_utf8_lossy(tok)
+            ));
+        }
+        (None, _) => None,
+    };
+    next.push(path, int, cursor);
+    Ok(diff)
+}
+
 /// One pass over `src` (JSON when encoding, a skeleton when decoding) writing `out` (the
 /// skeleton, or the JSON, at most `limit` bytes), the numbers to or from `col`, and `next`.
 fn scan(
@@ -149,72 +297,24 @@ fn scan(
     out.clear();
     next.clear();
     let mut cursor = Cursor::new();
-    // Decoding writes the JSON; a string or key is copied from the skeleton as it is.
-    let mut stack: Vec<Frame> = Vec::with_capacity(16);
+    let mut paths = Paths::new();
     let mut pos = 0;
-    // The path of the value about to be read, or None at the top level.
-    fn value_path(stack: &[Frame]) -> u64 {
-        match stack.last() {
-            Some(Frame::Obj { hash, key, .. }) => mix(*hash, b'k', &key.unwrap_or(0).to_le_bytes()),
-            Some(Frame::Arr { hash, index }) => mix(*hash, b'i', &index.to_le_bytes()),
-            None => 0,
-        }
-    }
-    // In an object, a string is a key when no key is pending.
-    let expecting_key =
-        |stack: &[Frame]| matches!(stack.last(), Some(Frame::Obj { key: None, .. }));
-    // After a member's value: the key is consumed, and the element can no longer be named.
-    fn value_done(stack: &mut [Frame], name: Option<&[u8]>) {
-        if let Some(Frame::Obj { hash, key, naming }) = stack.last_mut() {
-            if let Some(parent) = naming.take() {
-                if let (Some(n), Some(k)) = (name, *key) {
-                    let h = mix(parent, b'n', &k.to_le_bytes());
-                    *hash = mix(h, b'v', n);
-                }
-            }
-            *key = None;
-        }
-    }
     while let Some(&c) = src.get(pos) {
         match c {
             b'{' | b'[' => {
-                let in_arr = matches!(stack.last(), Some(Frame::Arr { .. }));
-                let parent = match stack.last() {
-                    Some(Frame::Arr { hash, .. }) => Some(*hash),
-                    _ => None,
-                };
-                let hash = value_path(&stack);
-                value_done(&mut stack, None);
-                if c == b'{' {
-                    stack.push(Frame::Obj {
-                        hash,
-                        key: None,
-                        naming: if in_arr { parent } else { None },
-                    });
-                } else {
-                    stack.push(Frame::Arr { hash, index: 0 });
-                }
-                if stack.len() > 256 {
-                    return Err("nested too deep".into());
-                }
+                paths.open(c == b'{')?;
                 out.push(c);
                 pos += 1;
             }
             b'}' | b']' => {
-                let ok = matches!(
-                    (c, stack.pop()),
-                    (b'}', Some(Frame::Obj { .. })) | (b']', Some(Frame::Arr { .. }))
-                );
-                if !ok {
+                if !paths.close(c == b'}') {
                     return Err(format!("unbalanced '{}' at byte {pos}", c as char));
                 }
                 out.push(c);
                 pos += 1;
             }
             b',' => {
-                if let Some(Frame::Arr { index, .. }) = stack.last_mut() {
-                    *index += 1;
-                }
+                paths.comma();
                 out.push(c);
                 pos += 1;
             }
@@ -238,13 +338,7 @@ fn scan(
                     }
                 }
                 let s = src.get(start..pos).ok_or("unterminated string")?;
-                if expecting_key(&stack) {
-                    if let Some(Frame::Obj { key, .. }) = stack.last_mut() {
-                        *key = Some(mix(0, b's', s));
-                    }
-                } else {
-                    value_done(&mut stack, Some(s));
-                }
+                paths.string(s);
                 out.extend_from_slice(s);
             }
             b'-' | b'0'..=b'9' | b'#' => {
@@ -271,57 +365,27 @@ fn scan(
                 if tok.is_empty() {
                     return Err(format!("column too short at byte {start}"));
                 }
-                if expecting_key(&stack) {
-                    return Err(format!("number where a key belongs at byte {start}"));
-                }
-                let naming = matches!(
-                    stack.last(),
-                    Some(Frame::Obj {
-                        naming: Some(_),
-                        ..
-                    })
-                );
+                let path = paths
+                    .number(tok)
+                    .map_err(|e| format!("{e} at byte {start}"))?;
                 // What the number is written as: itself, or its difference from `prev`.
-                let mut diff: Option<i128> = None;
-                if naming {
+                let diff = match (path, &col) {
                     // An element's name: as it is, never a difference.
-                    value_done(&mut stack, Some(tok));
-                } else {
-                    let path = value_path(&stack);
-                    value_done(&mut stack, None);
-                    let p = prev.get(path, &mut cursor);
-                    // What `next` holds at `path`: the integer read, if any.
-                    let mut int = None;
-                    match &col {
-                        Col::Out(_) => match (canonical_int(tok), p) {
-                            (Some(v), p) => {
-                                int = Some(v);
-                                diff = p.map(|p| v - p);
-                            }
-                            (None, Some(_))
-                                if !tok.iter().any(|b| matches!(b, b'.' | b'e' | b'E')) =>
-                            {
-                                return Err(format!(
-                                    "integer {} cannot be differenced",
-                                    String::from_utf8_lossy(tok)
-                                ));
-                            }
-                            (None, _) => {}
-                        },
-                        Col::In(..) => match (any_int(tok), p) {
-                            (Some(d), Some(p)) => {
-                                let v = d + p;
-                                int = Some(v);
-                                diff = Some(v);
-                            }
-                            (Some(_), None) => {
-                                int = canonical_int(tok);
-                            }
-                            (None, _) => {}
-                        },
+                    (None, _) => None,
+                    (Some(path), Col::Out(_)) => {
+                        encode_number(tok, canonical_int(tok), path, prev, next, &mut cursor)?
                     }
-                    next.push(path, int, &mut cursor);
-                }
+                    (Some(path), Col::In(..)) => {
+                        // What `next` holds at `path`: the integer read, if any.
+                        let (int, diff) = match (any_int(tok), prev.get(path, &mut cursor)) {
+                            (Some(d), Some(p)) => (Some(d + p), Some(d + p)),
+                            (Some(_), None) => (canonical_int(tok), None),
+                            (None, _) => (None, None),
+                        };
+                        next.push(path, int, &mut cursor);
+                        diff
+                    }
+                };
                 let dst = match &mut col {
                     Col::Out(numbers) => {
                         out.push(b'#');
@@ -347,16 +411,15 @@ fn scan(
                     pos += 1;
                 }
                 let tok = src.get(start..pos).ok_or("bad literal")?;
-                if !matches!(tok, b"true" | b"false" | b"null") || expecting_key(&stack) {
+                if !matches!(tok, b"true" | b"false" | b"null") || paths.literal().is_err() {
                     return Err(format!("unexpected token at byte {start}"));
                 }
-                value_done(&mut stack, None);
                 out.extend_from_slice(tok);
             }
             _ => return Err(format!("unexpected byte {c:#04x} at byte {pos}")),
         }
     }
-    if !stack.is_empty() {
+    if !paths.is_closed() {
         return Err("truncated JSON".into());
     }
     if out.len() > limit {
@@ -413,197 +476,4 @@ pub(crate) fn u64_digits(mut m: u64, buf: &mut [u8; 20]) -> &[u8] {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// (skeleton, column, fields).
-    fn enc(cur: &str, prev: &Fields) -> (String, String, Fields) {
-        let (mut skel, mut col) = (Vec::new(), Vec::new());
-        let mut next = Fields::default();
-        encode(cur.as_bytes(), prev, &mut skel, &mut col, &mut next).expect("encode");
-        let s = |v| String::from_utf8(v).expect("utf8");
-        (s(skel), s(col), next)
-    }
-
-    fn dec(skel: &str, col: &str, prev: &Fields) -> (String, Fields) {
-        let mut out = Vec::new();
-        let mut next = Fields::default();
-        decode(
-            skel.as_bytes(),
-            col.as_bytes(),
-            prev,
-            &mut out,
-            &mut next,
-            usize::MAX,
-        )
-        .expect("decode");
-        (String::from_utf8(out).expect("utf8"), next)
-    }
-
-    /// A one-character difference can stand for a 20-digit number: the JSON is stopped at the
-    /// limit, not built at 20 times the skeleton's size first.
-    #[test]
-    fn decoding_stops_at_the_limit() {
-        let big = u64::MAX / 2;
-        let prev = format!("[{}]", vec![big.to_string(); 1000].join(","));
-        let f0 = Fields::of(prev.as_bytes()).expect("fields");
-        let skel = format!("[{}]", vec!["#"; 1000].join(","));
-        let col = vec!["0"; 1000].join(",");
-        // 1000 numbers of 19 digits, 999 commas and the brackets: 20,001 bytes.
-        let mut out = Vec::new();
-        let mut next = Fields::default();
-        decode(
-            skel.as_bytes(),
-            col.as_bytes(),
-            &f0,
-            &mut out,
-            &mut next,
-            20_001,
-        )
-        .expect("within the limit");
-        assert_eq!(out, prev.as_bytes());
-        let e = decode(
-            skel.as_bytes(),
-            col.as_bytes(),
-            &f0,
-            &mut out,
-            &mut next,
-            10_000,
-        )
-        .expect_err("over the limit");
-        assert_eq!(e, "decodes to more than 10000 bytes");
-        assert!(out.len() <= 10_000 + 20, "stopped at {} bytes", out.len());
-    }
-
-    #[test]
-    fn integers_become_differences_and_back() {
-        let a = r#"{"ctxt":4635269,"avg":1.05,"cpus":[{"id":0,"idle":100},{"id":1,"idle":200}],"s":"x"}"#;
-        let b = r#"{"ctxt":4635381,"avg":0.86,"cpus":[{"id":0,"idle":102},{"id":1,"idle":199}],"s":"x"}"#;
-        let f0 = Fields::of(a.as_bytes()).expect("fields");
-        let (skel, col, f1) = enc(b, &f0);
-        // By hand: 4635381 - 4635269 = 112; the float as it is; ids name the elements.
-        assert_eq!(
-            skel,
-            r#"{"ctxt":#,"avg":#,"cpus":[{"id":#,"idle":#},{"id":#,"idle":#}],"s":"x"}"#
-        );
-        assert_eq!(col, "112,0.86,0,2,1,-1");
-        let (back, g1) = dec(&skel, &col, &f0);
-        assert_eq!(back, b);
-        assert_eq!(g1.ints(), f1.ints());
-    }
-
-    #[test]
-    fn named_elements_pair_across_insertions() {
-        let a = r#"{"tasks":[{"pid":1,"ticks":10},{"pid":9,"ticks":50}]}"#;
-        let b = r#"{"tasks":[{"pid":1,"ticks":11},{"pid":5,"ticks":7},{"pid":9,"ticks":52}]}"#;
-        let f0 = Fields::of(a.as_bytes()).expect("fields");
-        let (skel, col, _) = enc(b, &f0);
-        // pid 5 is new (its ticks as they are); pid 9 moved to index 2 and still pairs.
-        assert_eq!(col, "1,1,5,7,9,2");
-        assert_eq!(dec(&skel, &col, &f0).0, b);
-    }
-
-    #[test]
-    fn type_changes_and_extremes_round_trip() {
-        let a = r#"{"a":1,"b":2.5,"c":18446744073709551615,"d":-9223372036854775808,"e":[1,2,3],"f":null}"#;
-        let b =
-            r#"{"a":1.5,"b":3,"c":0,"d":9223372036854775807,"e":[3],"f":7,"g":"he said \"1\""}"#;
-        let f0 = Fields::of(a.as_bytes()).expect("fields");
-        let (skel, col, _) = enc(b, &f0);
-        assert_eq!(dec(&skel, &col, &f0).0, b);
-        // Differences past u64 and i64 are still exact; "e" was [1,2,3]: 3 - 1.
-        assert_eq!(col, "1.5,3,-18446744073709551615,18446744073709551615,2,7");
-    }
-
-    #[test]
-    fn integers_it_cannot_difference_are_refused() {
-        let f0 = Fields::of(br#"{"a":1}"#).expect("fields");
-        let (mut skel, mut col) = (Vec::new(), Vec::new());
-        let mut next = Fields::default();
-        let mut enc = |j: &[u8]| encode(j, &f0, &mut skel, &mut col, &mut next);
-        assert!(enc(br#"{"a":007}"#).is_err());
-        assert!(enc(br#"{"a":123456789012345678901}"#).is_err());
-        assert!(enc(br##"{"a":#}"##).is_err());
-        // A new field may hold anything: it is written as it is.
-        assert!(enc(br#"{"b":007}"#).is_ok());
-    }
-
-    #[test]
-    fn integers_parse_and_print_as_std_does() {
-        // The hand-rolled digit loops against `str::parse` and `Display`.
-        let toks = [
-            "0",
-            "7",
-            "-7",
-            "10",
-            "-0",
-            "007",
-            "-007",
-            "1e3",
-            "1.5",
-            "-",
-            "",
-            "+5",
-            "5-",
-            "18446744073709551615",
-            "-18446744073709551616",
-            "99999999999999999999",
-            "999999999999999999999",
-            "-999999999999999999999",
-            "1000000000000000000000",
-        ];
-        for t in toks {
-            let b = t.as_bytes();
-            let digits = t.strip_prefix('-').unwrap_or(t);
-            let plain = !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit());
-            let canonical = plain
-                && digits.len() <= 20
-                && !(digits.len() > 1 && digits.starts_with('0'))
-                && t != "-0";
-            let want = |ok: bool| ok.then(|| t.parse::<i128>().ok()).flatten();
-            assert_eq!(canonical_int(b), want(canonical), "canonical {t:?}");
-            assert_eq!(any_int(b), want(plain && digits.len() <= 21), "any {t:?}");
-        }
-        for v in [
-            0i128,
-            9,
-            -9,
-            10,
-            -10,
-            4_635_381,
-            i128::from(u64::MAX),
-            -i128::from(u64::MAX),
-            i128::from(u64::MAX) + 1,
-            -(10i128.pow(21) - 1),
-        ] {
-            let mut out = Vec::new();
-            write_int(&mut out, v);
-            assert_eq!(out, v.to_string().into_bytes());
-        }
-    }
-
-    #[test]
-    fn garbage_is_an_error_not_a_panic() {
-        let f = Fields::default();
-        let mut out = Vec::new();
-        let mut next = Fields::default();
-        for (skel, col) in [
-            (&b"{"[..], &b""[..]),
-            (b"]", b""),
-            (b"{\"a", b""),
-            (b"{#:#}", b"1,2"),
-            (b"{\"a\":tru}", b""),
-            (b"\xff", b""),
-            (b"[\"\\", b""),
-            (b"[#,#]", b"1"),
-            (b"[#]", b"1,2"),
-            (b"[#]", b""),
-            (b"[1]", b""),
-        ] {
-            assert!(
-                decode(skel, col, &f, &mut out, &mut next, usize::MAX).is_err(),
-                "{skel:?} {col:?}"
-            );
-        }
-    }
-}
+mod tests;

@@ -176,6 +176,12 @@ impl Fields {
         })
     }
 
+    /// Whether the previous sample's answers were handed on to these fields.
+    #[cfg(test)]
+    pub(super) fn handed_on(&self) -> bool {
+        self.answers.get().is_some()
+    }
+
     /// Every integer field, last written wins: what the lookups answer.
     #[cfg(test)]
     pub(super) fn ints(&self) -> HashMap<u64, i128> {

@@ -16,6 +16,7 @@ use super::inflate::{too_large, Inflater};
 use super::numdiff::{self, Fields};
 use super::reader::Recording;
 use anyhow::{anyhow, bail, Result};
+use serde::Serialize;
 use std::io;
 use zstd::zstd_safe::CParameter;
 
@@ -109,7 +110,8 @@ struct Parts {
 }
 
 impl Parts {
-    /// Splits `json` against `prev` (nothing, for a keyframe).
+    /// Splits `json` against `prev` (nothing, for a keyframe): the reader's side, after a plain
+    /// keyframe.
     fn encode(&mut self, json: &[u8], prev: &Fields) -> Result<(), String> {
         numdiff::encode(json, prev, &mut self.skel, &mut self.col, &mut self.fields)
     }
@@ -137,27 +139,37 @@ impl Encoder {
         })
     }
 
-    /// Writes the payload of `json` into `out`: a step against the previous sample, or a
-    /// keyframe (a step against nothing) when `key` asks for one, there is no previous sample,
-    /// or the transform cannot take this sample against it. Returns whether it is a keyframe,
-    /// or `None` when the transform cannot take the sample at all (the caller writes a plain
-    /// keyframe and calls [`Encoder::reset`]).
-    pub fn payload(
+    /// Writes the payload of `value` (a sample) into `out`: a step against the previous sample,
+    /// or a keyframe (a step against nothing) when `key` asks for one, there is no previous
+    /// sample, or the transform cannot take this sample against it. Returns whether it is a
+    /// keyframe, or `None` when the transform cannot take the sample at all (the caller writes a
+    /// plain keyframe and calls [`Encoder::reset`]). The sample is split straight from the value
+    /// ([`numdiff::direct`]), as [`numdiff::encode`] splits its JSON, without writing the JSON.
+    pub fn payload<T: Serialize + ?Sized>(
         &mut self,
-        json: &[u8],
+        value: &T,
         key: bool,
         out: &mut Vec<u8>,
     ) -> io::Result<Option<bool>> {
+        let split = |p: &mut Parts, prev: &Fields| {
+            numdiff::direct::encode(value, prev, &mut p.skel, &mut p.col, &mut p.fields)
+                .map(|e| e.json_len)
+        };
         let mut prev = self.prev.as_ref().filter(|_| !key);
+        let mut json_len = 0;
         if let Some((_, p)) = prev {
-            if self.next.encode(json, &p.fields).is_err() {
-                prev = None;
+            match split(&mut self.next, &p.fields) {
+                Ok(n) => json_len = n,
+                Err(_) => prev = None,
             }
         }
-        if prev.is_none() && self.next.encode(json, &Fields::default()).is_err() {
-            return Ok(None);
+        if prev.is_none() {
+            match split(&mut self.next, &Fields::default()) {
+                Ok(n) => json_len = n,
+                Err(_) => return Ok(None),
+            }
         }
-        let level = zstd_level(json.len());
+        let level = zstd_level(json_len);
         let next = &self.next;
         let same = prev.is_some_and(|(_, p)| p.skel == next.skel);
         out.clear();

@@ -29,7 +29,8 @@ pub struct Writer<W: Write> {
     /// Format 2 writes steps, format 1 deltas against the keyframe.
     steps: Option<step::Encoder>,
     plain: zstd::bulk::Compressor<'static>,
-    /// Reused across samples: the sample's JSON, the frame payload, the whole frame.
+    /// Reused across samples: the sample's JSON (format 1 and plain keyframes only), the frame
+    /// payload, the whole frame.
     json: Vec<u8>,
     payload: Vec<u8>,
     buf: Vec<u8>,
@@ -90,7 +91,7 @@ impl<W: Write> Writer<W> {
                 v => Some(step::Encoder::new(v)?),
             },
             plain: plain_compressor()?,
-            json: Vec::with_capacity(16 << 10),
+            json: Vec::new(),
             payload: Vec::with_capacity(4096),
             buf: Vec::with_capacity(4096),
             failed: false,
@@ -152,11 +153,10 @@ impl<W: Write> Writer<W> {
             }
             None => 0,
         };
-        self.json.clear();
-        serde_json::to_writer(&mut self.json, s).map_err(io::Error::other)?;
         let due = self.since_key >= self.keyframe_every;
         let kind = match &mut self.steps {
-            Some(enc) => match enc.payload(&self.json, due, &mut self.payload)? {
+            // Split straight from the sample: its JSON is written only for a plain keyframe.
+            Some(enc) => match enc.payload(s, due, &mut self.payload)? {
                 Some(is_key) => {
                     self.payload_is_key = is_key;
                     RecordType::Step
@@ -164,11 +164,15 @@ impl<W: Write> Writer<W> {
                 None => {
                     // Not JSON the transform reads: a plain keyframe, and a new chain after it.
                     enc.reset();
+                    self.json_of(s)?;
                     self.plain_keyframe()?;
                     RecordType::Keyframe
                 }
             },
-            None => self.delta_payload(due)?,
+            None => {
+                self.json_of(s)?;
+                self.delta_payload(due)?
+            }
         };
         let offset = self.pos;
         self.buf.clear();
@@ -196,6 +200,12 @@ impl<W: Write> Writer<W> {
         };
         self.samples += 1;
         Ok(marked + self.buf.len())
+    }
+
+    /// Writes `s`'s JSON into `self.json`.
+    fn json_of(&mut self, s: &Sample) -> io::Result<()> {
+        self.json.clear();
+        serde_json::to_writer(&mut self.json, s).map_err(io::Error::other)
     }
 
     /// Format 1: a delta against the keyframe, or a keyframe when one is due.
