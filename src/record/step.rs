@@ -10,7 +10,7 @@
 
 use super::format::{
     zstd_level, KEYFRAME_SKELETON, STEP_AFTER, STEP_KEY_DICT, STEP_SAME_SKELETON,
-    ZSTD_STEP_MIN_MATCH,
+    ZSTD_SKELETON_LEVEL, ZSTD_STEP_MIN_MATCH,
 };
 use super::inflate::{too_large, Inflater};
 use super::numdiff::{self, Fields};
@@ -202,7 +202,7 @@ impl Encoder {
         put_leb128(out, zcol.len() as u64);
         out.extend_from_slice(&zcol);
         if !same {
-            compress(&mut self.z, level, pskel, &next.skel, out)?;
+            compress(&mut self.z, ZSTD_SKELETON_LEVEL, pskel, &next.skel, out)?;
         }
         Ok(Some(prev.is_none()))
     }
