@@ -73,3 +73,30 @@ fn f32_values_print_in_their_shortest_form() {
     assert!(!text.contains("2.700000047683716"), "{text}");
     assert!(!text.contains("0.10000000149011612"), "{text}");
 }
+
+/// Label values are escaped as the three `replace`s did: unsafe characters `?` first, then
+/// backslash, quote and line break, in runs of any length, at either end, side by side.
+#[test]
+fn label_values_escape_as_the_replaces_did() {
+    let reference = |s: &str| {
+        crate::safe::text(s)
+            .replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('\n', "\\n")
+    };
+    for s in [
+        "",
+        "vda",
+        "a\\b",
+        "\"q\"",
+        "line\nbreak\n",
+        "\\\"\n\\",
+        "C:\\path with \"quotes\"",
+        "bell\u{7}, esc\u{1b}[31m, del\u{7f}, bidi\u{202e}",
+        "ü née 中文 \\n",
+    ] {
+        let mut out = String::from("x");
+        push_escaped(&mut out, s);
+        assert_eq!(out, format!("x{}", reference(s)), "{s:?}");
+    }
+}
