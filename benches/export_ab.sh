@@ -10,19 +10,8 @@
 set -euo pipefail
 
 N=${1:-120}
-cd "$(dirname "$0")/.."
-NEW=${PERFTOP_BIN:-$PWD/target/release/perftop}
-BASE=${PERFTOP_BASE:?PERFTOP_BASE: the build to compare with}
-TMP=$(mktemp -d)
-pids=()
-cleanup() {
-    local p
-    for p in "${pids[@]}"; do
-        kill "$p" 2>/dev/null || true
-    done
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
+# shellcheck source=benches/two_builds.sh
+source "$(dirname "$0")/two_builds.sh"
 
 mkdir "$TMP/tf-base" "$TMP/tf-new"
 "$BASE" export --textfile "$TMP/tf-base" -d 1 -n "$N" 2>"$TMP/textfile-base.log" &

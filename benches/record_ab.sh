@@ -11,19 +11,8 @@ set -euo pipefail
 
 RUNS=${1:-4}
 N=${2:-60}
-cd "$(dirname "$0")/.."
-NEW=${PERFTOP_BIN:-$PWD/target/release/perftop}
-BASE=${PERFTOP_BASE:?PERFTOP_BASE: the build to compare with}
-TMP=$(mktemp -d)
-pids=()
-cleanup() {
-    local p
-    for p in "${pids[@]}"; do
-        kill "$p" 2>/dev/null || true
-    done
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
+# shellcheck source=benches/two_builds.sh
+source "$(dirname "$0")/two_builds.sh"
 
 for run in $(seq "$RUNS"); do
     order=(base new)

@@ -2,18 +2,18 @@
 //! [`super::encode`] splits its JSON, without writing the JSON and reading it back.
 //!
 //! Why: the recorder wrote each sample's ~23 KB of JSON and then scanned it byte by byte for
-//! its numbers; the two were ~30 % of its CPU an interval on a 2-vCPU VM. serde_json's own
+//! its numbers; the two were 27 % of its CPU an interval on a 2-vCPU VM. serde_json's own
 //! serializer still lays the value out (its key order, string escapes and float text), but
 //! through a [`Formatter`] that writes the skeleton and takes each number as a number: `#`
 //! in the skeleton, the number or its difference in the column. The skeleton is what the scan
 //! would make of that JSON, so the reader decodes it unchanged, and the path of each number is
-//! worked out by the same [`Paths`] the scan drives (`direct_matches_the_scan` holds them to
-//! the same bytes).
+//! worked out by the same [`Paths`] the scan drives (the tests hold the two to the same
+//! bytes).
 
 use super::{canonical_int, encode_number, u64_digits, write_int, Cursor, Fields, Paths};
 use serde::Serialize;
 use serde_json::ser::{CharEscape, CompactFormatter, Formatter};
-use std::io;
+use std::io::{self, Write};
 
 /// What [`encode`] made beyond the skeleton and column.
 pub struct Encoded {
@@ -43,7 +43,7 @@ pub fn encode<T: Serialize + ?Sized>(
         string_at: None,
         numbers: 0,
         number_bytes: 0,
-        float: Vec::new(),
+        text: Vec::new(),
     };
     let mut ser = serde_json::Serializer::with_formatter(io::sink(), &mut f);
     value.serialize(&mut ser).map_err(|e| e.to_string())?;
@@ -77,8 +77,8 @@ struct Direct<'a> {
     /// Numbers put in the column, and the bytes of their JSON text: the JSON's length.
     numbers: usize,
     number_bytes: usize,
-    /// A float's text, reused.
-    float: Vec<u8>,
+    /// A number's text, reused.
+    text: Vec<u8>,
 }
 
 fn err(e: String) -> io::Error {
@@ -117,27 +117,54 @@ impl Direct<'_> {
     }
 
     fn signed(&mut self, v: i64) -> io::Result<()> {
-        let mut text = Small::default();
-        if v < 0 {
-            text.push(b'-');
-        }
-        let mut buf = [0; 20];
-        text.extend(u64_digits(v.unsigned_abs(), &mut buf));
-        self.number(text.as_slice(), Some(i128::from(v)))
+        self.number_text(Some(i128::from(v)), |t| {
+            if v < 0 {
+                t.push(b'-');
+            }
+            t.extend_from_slice(u64_digits(v.unsigned_abs(), &mut [0; 20]));
+            Ok(())
+        })
     }
 
-    /// An `i128` or `u128`: canonical (and differenced) only within 20 digits, as the scan.
-    fn wide(&mut self, text: String) -> io::Result<()> {
-        self.number(text.as_bytes(), canonical_int(text.as_bytes()))
-    }
-
-    fn float(&mut self, write: impl FnOnce(&mut Vec<u8>) -> io::Result<()>) -> io::Result<()> {
-        let mut text = std::mem::take(&mut self.float);
+    /// A number `write` puts into the reused text buffer; `int` its value when known, else
+    /// read from the text as the scan reads it (a float is none; an `i128` or `u128` is one
+    /// within 20 digits).
+    fn number_text(
+        &mut self,
+        int: Option<i128>,
+        write: impl FnOnce(&mut Vec<u8>) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let mut text = std::mem::take(&mut self.text);
         text.clear();
         write(&mut text)?;
-        let r = self.number(&text, canonical_int(&text));
-        self.float = text;
+        let int = int.or_else(|| canonical_int(&text));
+        let r = self.number(&text, int);
+        self.text = text;
         r
+    }
+
+    /// `{` (`obj`) or `[`.
+    fn open(&mut self, obj: bool) -> io::Result<()> {
+        self.paths.open(obj).map_err(err)?;
+        self.skel.push(if obj { b'{' } else { b'[' });
+        Ok(())
+    }
+
+    /// `}` (`obj`) or `]`.
+    fn close(&mut self, obj: bool) -> io::Result<()> {
+        if !self.paths.close(obj) {
+            return Err(err("a close without its open".into()));
+        }
+        self.skel.push(if obj { b'}' } else { b']' });
+        Ok(())
+    }
+
+    /// Before an element or a member: a `,` unless it is the first.
+    fn comma(&mut self, first: bool) {
+        if !first {
+            self.paths.comma();
+            self.skel.push(b',');
+        }
     }
 
     fn literal(&mut self, text: &[u8]) -> io::Result<()> {
@@ -149,25 +176,29 @@ impl Direct<'_> {
     }
 }
 
-/// Up to 21 bytes of a number's text on the stack.
-#[derive(Default)]
-struct Small {
-    buf: [u8; 24],
-    len: usize,
+/// serde_json's integer methods, each widened into the one that takes its sign.
+macro_rules! ints {
+    ($($name:ident: $t:ty => $via:ident;)*) => {$(
+        fn $name<W: ?Sized + io::Write>(&mut self, _: &mut W, v: $t) -> io::Result<()> {
+            self.$via(v.into())
+        }
+    )*};
 }
 
-impl Small {
-    fn push(&mut self, b: u8) {
-        self.buf[self.len] = b;
-        self.len += 1;
-    }
-    fn extend(&mut self, s: &[u8]) {
-        self.buf[self.len..self.len + s.len()].copy_from_slice(s);
-        self.len += s.len();
-    }
-    fn as_slice(&self) -> &[u8] {
-        &self.buf[..self.len]
-    }
+/// An array's (or an object's) open, close, and what comes before each element (or member).
+macro_rules! container {
+    ($begin:ident, $end:ident, $each:ident, $obj:expr) => {
+        fn $begin<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
+            self.open($obj)
+        }
+        fn $end<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
+            self.close($obj)
+        }
+        fn $each<W: ?Sized + io::Write>(&mut self, _: &mut W, first: bool) -> io::Result<()> {
+            self.comma(first);
+            Ok(())
+        }
+    };
 }
 
 impl Formatter for &mut Direct<'_> {
@@ -177,41 +208,27 @@ impl Formatter for &mut Direct<'_> {
     fn write_bool<W: ?Sized + io::Write>(&mut self, _: &mut W, v: bool) -> io::Result<()> {
         self.literal(if v { b"true" } else { b"false" })
     }
-    fn write_i8<W: ?Sized + io::Write>(&mut self, _: &mut W, v: i8) -> io::Result<()> {
-        self.signed(v.into())
-    }
-    fn write_i16<W: ?Sized + io::Write>(&mut self, _: &mut W, v: i16) -> io::Result<()> {
-        self.signed(v.into())
-    }
-    fn write_i32<W: ?Sized + io::Write>(&mut self, _: &mut W, v: i32) -> io::Result<()> {
-        self.signed(v.into())
-    }
-    fn write_i64<W: ?Sized + io::Write>(&mut self, _: &mut W, v: i64) -> io::Result<()> {
-        self.signed(v)
+    ints! {
+        write_i8: i8 => signed;
+        write_i16: i16 => signed;
+        write_i32: i32 => signed;
+        write_i64: i64 => signed;
+        write_u8: u8 => unsigned;
+        write_u16: u16 => unsigned;
+        write_u32: u32 => unsigned;
+        write_u64: u64 => unsigned;
     }
     fn write_i128<W: ?Sized + io::Write>(&mut self, _: &mut W, v: i128) -> io::Result<()> {
-        self.wide(v.to_string())
-    }
-    fn write_u8<W: ?Sized + io::Write>(&mut self, _: &mut W, v: u8) -> io::Result<()> {
-        self.unsigned(v.into())
-    }
-    fn write_u16<W: ?Sized + io::Write>(&mut self, _: &mut W, v: u16) -> io::Result<()> {
-        self.unsigned(v.into())
-    }
-    fn write_u32<W: ?Sized + io::Write>(&mut self, _: &mut W, v: u32) -> io::Result<()> {
-        self.unsigned(v.into())
-    }
-    fn write_u64<W: ?Sized + io::Write>(&mut self, _: &mut W, v: u64) -> io::Result<()> {
-        self.unsigned(v)
+        self.number_text(None, |t| write!(t, "{v}"))
     }
     fn write_u128<W: ?Sized + io::Write>(&mut self, _: &mut W, v: u128) -> io::Result<()> {
-        self.wide(v.to_string())
+        self.number_text(None, |t| write!(t, "{v}"))
     }
     fn write_f32<W: ?Sized + io::Write>(&mut self, _: &mut W, v: f32) -> io::Result<()> {
-        self.float(|t| CompactFormatter.write_f32(t, v))
+        self.number_text(None, |t| CompactFormatter.write_f32(t, v))
     }
     fn write_f64<W: ?Sized + io::Write>(&mut self, _: &mut W, v: f64) -> io::Result<()> {
-        self.float(|t| CompactFormatter.write_f64(t, v))
+        self.number_text(None, |t| CompactFormatter.write_f64(t, v))
     }
     fn write_number_str<W: ?Sized + io::Write>(&mut self, _: &mut W, _: &str) -> io::Result<()> {
         // Only with serde_json's arbitrary_precision, which perftop does not build with.
@@ -244,52 +261,8 @@ impl Formatter for &mut Direct<'_> {
     ) -> io::Result<()> {
         CompactFormatter.write_char_escape(self.skel, e)
     }
-    fn begin_array<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
-        self.paths.open(false).map_err(err)?;
-        self.skel.push(b'[');
-        Ok(())
-    }
-    fn end_array<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
-        if !self.paths.close(false) {
-            return Err(err("unbalanced ']'".into()));
-        }
-        self.skel.push(b']');
-        Ok(())
-    }
-    fn begin_array_value<W: ?Sized + io::Write>(
-        &mut self,
-        _: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
-        if !first {
-            self.paths.comma();
-            self.skel.push(b',');
-        }
-        Ok(())
-    }
-    fn begin_object<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
-        self.paths.open(true).map_err(err)?;
-        self.skel.push(b'{');
-        Ok(())
-    }
-    fn end_object<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
-        if !self.paths.close(true) {
-            return Err(err("unbalanced '}'".into()));
-        }
-        self.skel.push(b'}');
-        Ok(())
-    }
-    fn begin_object_key<W: ?Sized + io::Write>(
-        &mut self,
-        _: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
-        if !first {
-            self.paths.comma();
-            self.skel.push(b',');
-        }
-        Ok(())
-    }
+    container!(begin_array, end_array, begin_array_value, false);
+    container!(begin_object, end_object, begin_object_key, true);
     fn begin_object_value<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
         self.skel.push(b':');
         Ok(())

@@ -63,11 +63,14 @@ fn real_samples_split_as_the_scan_splits_their_json() {
 }
 
 #[derive(Serialize)]
-enum Kind {
-    Unit,
-    New(u8),
-    Tuple(i8, f32),
-    Record { a: Option<u32>, b: &'static str },
+enum Event {
+    Tick,
+    Count(u64),
+    Pair(i16, f64),
+    Task {
+        pid: u32,
+        comm: Option<&'static str>,
+    },
 }
 
 #[derive(Serialize)]
@@ -85,7 +88,7 @@ struct Named {
 
 #[derive(Serialize)]
 struct Outer {
-    kinds: Vec<Kind>,
+    events: Vec<Event>,
     tasks: Vec<Task>,
     disks: Vec<Named>,
     nested: Vec<Vec<u16>>,
@@ -108,14 +111,19 @@ struct Outer {
 fn outer(step: u64) -> Outer {
     let n = step as i64;
     Outer {
-        kinds: vec![
-            Kind::Unit,
-            Kind::New(7),
-            Kind::Tuple(-3, 2.7),
-            Kind::Record { a: None, b: "x" },
-            Kind::Record {
-                a: Some(4 + step as u32),
-                b: "",
+        // A struct variant in a list: an object whose first member is a number, inside the
+        // variant's own object.
+        events: vec![
+            Event::Tick,
+            Event::Count(7 + step),
+            Event::Pair(-3, 2.7),
+            Event::Task {
+                pid: 4 + step as u32,
+                comm: None,
+            },
+            Event::Task {
+                pid: 9,
+                comm: Some("x"),
             },
         ],
         // Elements named by a number: one inserted at the second step.
