@@ -18,6 +18,8 @@
 //!   median.
 //! - `cargo bench --bench sample -- tree ROOT [RUNS]`: like `host`, over a tree already written
 //!   (by `write`), so runs compare on the same files and a profiler sees only reading.
+//! - `cargo bench --bench sample -- derive ROOT [RUNS]`: `derive` alone between two reads of a
+//!   tree, RUNS (default 21) times: process CPU median and best.
 //! - `cargo bench --bench sample -- write DIR CPUS [TICK]`: writes the synthetic host of CPUS
 //!   CPUs (scaled like the table) at TICK (default 0) into DIR, for `tree`.
 //! - `cargo bench --bench sample -- procs [N] [RUNS]`: the process reader's CPU per sample
@@ -140,6 +142,34 @@ fn tree(args: &[String]) {
     let mut reader = Reader::new(Root::new(dir));
     let prev = reader.sample();
     warm_runs(dir, runs, &mut reader, &prev);
+}
+
+/// `derive ROOT [RUNS]`: `derive` alone (its result dropped) between two reads of a tree: the
+/// UI thread's share of a sample, apart from the read's noise. Process CPU median and best.
+fn derive_only(args: &[String]) {
+    let dir = args.first().map_or("/", String::as_str);
+    let runs: usize = args
+        .get(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(21)
+        .max(1);
+    let mut reader = Reader::new(Root::new(dir));
+    let prev = reader.sample();
+    let cur = reader.sample();
+    let mut cpu: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let c = process_cpu_time();
+            black_box(derive(Some(&prev), &cur));
+            process_cpu_time().saturating_sub(c)
+        })
+        .collect();
+    cpu.sort_unstable();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "{dir}, {runs} derives: process CPU median {:.2} ms, best {:.2}",
+        ms(cpu[runs / 2]),
+        ms(cpu[0])
+    );
 }
 
 /// `write DIR CPUS [TICK]`: one synthetic host tree, for `tree` and profilers.
@@ -271,6 +301,7 @@ fn main() {
         Some("host") => return one_host(&args[1..]),
         Some("json") => return warm_json(&args[1..]),
         Some("tree") => return tree(&args[1..]),
+        Some("derive") => return derive_only(&args[1..]),
         Some("write") => return write(&args[1..]),
         Some("procs") => return procs(&args[1..]),
         Some("files") => return live::files(&args[1..]),

@@ -13,6 +13,7 @@ use super::Interval;
 use crate::sample::{ArchRow, IrqLine, Sample};
 use serde::{Serialize, Serializer};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 /// More interrupts per second than one CPU can take (a CPU spends ~1 µs per interrupt at the
 /// very least): a delta beyond this over the interval is a reset read as a wrap.
@@ -158,8 +159,10 @@ pub struct IrqCpuMetrics {
     pub ipi_per_s: Option<f64>,
     /// Function-call plus TLB-shootdown IPIs (what `ipi.storm` judges).
     pub call_tlb_per_s: Option<f64>,
-    /// Per type, by the kernel's short name (`LOC`, `RES`, `CAL`, `TLB`, `IPI0`...).
-    pub rates: BTreeMap<String, Option<f64>>,
+    /// Per type, by the kernel's short name (`LOC`, `RES`, `CAL`, `TLB`, `IPI0`...). The names
+    /// are shared by every CPU's map: a string per row, not per row and CPU (~100k a sample at
+    /// 4096 CPUs).
+    pub rates: BTreeMap<Arc<str>, Option<f64>>,
 }
 
 /// Growth of a per-CPU interrupt count: one 32-bit wrap undone, a drop or a growth beyond what a
@@ -280,12 +283,15 @@ pub fn derive_interrupts(
     // Each row once (the kernel prints each name once; a garbled file may not), with its row
     // in the previous sample.
     let mut seen = std::collections::HashSet::new();
-    let rows: Vec<(&ArchRow, IrqKind, Option<&ArchRow>)> = irqs
+    let rows: Vec<(&ArchRow, Arc<str>, IrqKind, Option<&ArchRow>)> = irqs
         .arch_rows
         .iter()
         .zip(&m.types)
         .filter(|(r, _)| seen.insert(r.name.as_str()))
-        .map(|(r, ty)| (r, ty.kind, prev_rows.get(r.name.as_str()).copied()))
+        .map(|(r, ty)| {
+            let prev = prev_rows.get(r.name.as_str()).copied();
+            (r, Arc::from(r.name.as_str()), ty.kind, prev)
+        })
         .collect();
     let any = |k: fn(IrqKind) -> bool| m.types.iter().any(|t| k(t.kind));
     let (has_ipi, has_call_tlb) = (
@@ -303,7 +309,8 @@ pub fn derive_interrupts(
                 ..IrqCpuMetrics::default()
             };
             let (mut ipi, mut call_tlb) = (Some(0u64), Some(0u64));
-            for &(row, kind, prev_row) in &rows {
+            for (row, name, kind, prev_row) in &rows {
+                let (row, kind, prev_row) = (*row, *kind, *prev_row);
                 let before = pcol.and_then(|j| prev_row?.counts.get(j));
                 let d = row.counts.get(i).and_then(|&n| {
                     if !known_cpu(cpu) {
@@ -311,7 +318,7 @@ pub fn derive_interrupts(
                     }
                     irq_delta(iv, before.copied(), n)
                 });
-                c.rates.insert(row.name.clone(), iv.rate(d));
+                c.rates.insert(name.clone(), iv.rate(d));
                 if let Some(h) = hard.get_mut(i).filter(|_| kind.is_interrupt()) {
                     *h = h.zip(d).map(|(a, b)| a.saturating_add(b));
                 }

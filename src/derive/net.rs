@@ -8,6 +8,7 @@ use super::{cpu::times_delta, Interval, USER_HZ};
 use crate::sample::{IrqLine, NetDevice, Sample};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct SoftirqCpuMetrics {
@@ -15,8 +16,9 @@ pub struct SoftirqCpuMetrics {
     pub online: bool,
     pub soft_pct: Option<f64>,
     pub irq_pct: Option<f64>,
-    /// Per softirq type (`HI`, `TIMER`, `NET_TX`, `NET_RX`, ...): handler runs per second.
-    pub rates: BTreeMap<String, Option<f64>>,
+    /// Per softirq type (`HI`, `TIMER`, `NET_TX`, `NET_RX`, ...): handler runs per second. The
+    /// names are shared by every CPU's map (as `IrqCpuMetrics::rates`).
+    pub rates: BTreeMap<Arc<str>, Option<f64>>,
     pub softnet_processed_per_s: Option<f64>,
     pub softnet_dropped_per_s: Option<f64>,
     pub softnet_squeezed_per_s: Option<f64>,
@@ -89,6 +91,10 @@ pub fn derive_softirq_cpus(
         .and_then(|p| p.net.softirqs.as_ref())
         .map(|t| t.rows.iter().map(|r| (r.name.as_str(), r)).collect())
         .unwrap_or_default();
+    // Each row's name once, shared by every CPU's map.
+    let names: Vec<Arc<str>> = cur.net.softirqs.as_ref().map_or_else(Vec::new, |t| {
+        t.rows.iter().map(|r| Arc::from(r.name.as_str())).collect()
+    });
     let cur_softnet = softnet_by_cpu(cur);
     let prev_softnet = prev.map(softnet_by_cpu).unwrap_or_default();
     let ksoft = |s: &Sample| -> HashMap<u32, (u32, u64)> {
@@ -122,14 +128,14 @@ pub fn derive_softirq_cpus(
             };
             if let (Some(table), Some(&col)) = (&cur.net.softirqs, cur_cols.get(&id)) {
                 let pcol = prev_cols.get(&id).copied();
-                for row in &table.rows {
+                for (row, name) in table.rows.iter().zip(&names) {
                     let prev_count =
                         pcol.and_then(|i| prev_rows.get(row.name.as_str())?.counts.get(i).copied());
                     let rate = row
                         .counts
                         .get(col)
                         .and_then(|&c| iv.rate(iv.d32(prev_count, c)));
-                    m.rates.insert(row.name.clone(), rate);
+                    m.rates.insert(name.clone(), rate);
                 }
             }
             if let Some(sn) = cur_softnet.get(&id) {

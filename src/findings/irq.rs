@@ -146,7 +146,7 @@ pub fn ipi_storm(d: &Derived, t: &Thresholds) -> Option<Hit> {
                 .iter()
                 .filter(|ty| matches!(ty.kind, IrqKind::Call | IrqKind::Tlb))
                 .map(|ty| {
-                    let r = c.rates.get(&ty.name).copied().flatten();
+                    let r = c.rates.get(ty.name.as_str()).copied().flatten();
                     format!("{} {}", ty.name, compact(r))
                 })
                 .collect();

@@ -162,7 +162,7 @@ impl Paths {
     }
 
     /// In an object, a string is a key when no key is pending.
-    pub(super) fn expecting_key(&self) -> bool {
+    fn expecting_key(&self) -> bool {
         matches!(self.stack.last(), Some(Frame::Obj { key: None, .. }))
     }
 
