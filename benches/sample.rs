@@ -133,27 +133,26 @@ fn one_host(args: &[String]) {
 
 /// `tree ROOT [RUNS]`: warm read + derive over an existing tree (against its own first sample).
 fn tree(args: &[String]) {
+    let (mut reader, dir, runs) = tree_args(args);
+    let prev = reader.sample();
+    warm_runs(dir, runs, &mut reader, &prev);
+}
+
+/// `ROOT [RUNS]`: a reader of ROOT (default `/`), ROOT, and RUNS (default 21).
+fn tree_args(args: &[String]) -> (Reader, &str, usize) {
     let dir = args.first().map_or("/", String::as_str);
     let runs: usize = args
         .get(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(21)
         .max(1);
-    let mut reader = Reader::new(Root::new(dir));
-    let prev = reader.sample();
-    warm_runs(dir, runs, &mut reader, &prev);
+    (Reader::new(Root::new(dir)), dir, runs)
 }
 
 /// `derive ROOT [RUNS]`: `derive` alone (its result dropped) between two reads of a tree: the
 /// UI thread's share of a sample, apart from the read's noise. Process CPU median and best.
 fn derive_only(args: &[String]) {
-    let dir = args.first().map_or("/", String::as_str);
-    let runs: usize = args
-        .get(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(21)
-        .max(1);
-    let mut reader = Reader::new(Root::new(dir));
+    let (mut reader, dir, runs) = tree_args(args);
     let prev = reader.sample();
     let cur = reader.sample();
     let mut cpu: Vec<Duration> = (0..runs)
