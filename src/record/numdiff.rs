@@ -444,19 +444,11 @@ fn write_int(out: &mut Vec<u8>, v: i128) {
     let m = v.unsigned_abs();
     match u64::try_from(m) {
         Ok(m) => out.extend_from_slice(u64_digits(m, &mut [0; 20])),
+        // Past a u64 (a difference across the sign, or of two 20-digit numbers): rare enough
+        // for the formatter.
         Err(_) => {
-            let mut buf = [0u8; 40];
-            let mut i = buf.len();
-            let mut m = m;
-            loop {
-                i -= 1;
-                buf[i] = b'0' + (m % 10) as u8;
-                m /= 10;
-                if m == 0 {
-                    break;
-                }
-            }
-            out.extend_from_slice(&buf[i..]);
+            use std::io::Write;
+            let _ = write!(out, "{m}");
         }
     }
 }
