@@ -1,22 +1,58 @@
 //! CPU sets as the kernel writes them: lists (`0-3,8,10-11`) and hex masks (`00000000,0000000f`).
 //!
 //! Stored sorted and de-duplicated; serialized in list form so a 4096-CPU set stays one short string.
+//! The ids and that text are made once, when the set is read, and shared: an IRQ line's affinity
+//! is read in turns but carried, derived, shown and written every sample (a 4096-CPU host's
+//! lines each held 16 KB of ids, copied and formatted anew each time).
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
+use std::sync::Arc;
 
 /// Refuse absurd ids (a garbled file must not make us allocate gigabytes).
 /// The kernel's NR_CPUS tops out at 8192 today; 65536 leaves room without trusting garbage.
 const MAX_CPU_ID: u32 = 1 << 16;
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct CpuList(Vec<u32>);
+#[derive(Debug, Clone, Default)]
+pub struct CpuList {
+    ids: Arc<[u32]>,
+    /// `ids` in list form (`0-3,8`): what `Display` and serde write.
+    text: Arc<str>,
+}
+
+impl PartialEq for CpuList {
+    fn eq(&self, other: &CpuList) -> bool {
+        self.ids == other.ids
+    }
+}
+
+impl Eq for CpuList {}
+
+impl std::hash::Hash for CpuList {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.ids.hash(h);
+    }
+}
 
 impl CpuList {
     pub fn from_ids(mut ids: Vec<u32>) -> CpuList {
         ids.sort_unstable();
         ids.dedup();
-        CpuList(ids)
+        CpuList::sorted(ids)
+    }
+
+    /// `ids` already sorted and de-duplicated.
+    fn sorted(ids: Vec<u32>) -> CpuList {
+        let text = list_text(&ids).into();
+        CpuList {
+            ids: ids.into(),
+            text,
+        }
+    }
+
+    /// The list form (`0-3,8,10-11`), shared: a clone of it costs no copy.
+    pub fn text(&self) -> Arc<str> {
+        self.text.clone()
     }
 
     /// Parses `0-3,8,10-11` (whitespace-trimmed; an empty string is the empty set).
@@ -24,7 +60,7 @@ impl CpuList {
         let s = s.trim();
         let mut ids = Vec::new();
         if s.is_empty() {
-            return Some(CpuList(ids));
+            return Some(CpuList::default());
         }
         for part in s.split(',') {
             let part = part.trim();
@@ -70,55 +106,62 @@ impl CpuList {
                 }
             }
         }
-        Some(CpuList(ids))
+        // Bits are visited from CPU 0 up: already sorted and distinct.
+        Some(CpuList::sorted(ids))
     }
 
     pub fn ids(&self) -> &[u32] {
-        &self.0
+        &self.ids
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.ids.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.ids.is_empty()
     }
 
     pub fn contains(&self, id: u32) -> bool {
-        self.0.binary_search(&id).is_ok()
+        self.ids.binary_search(&id).is_ok()
     }
+}
+
+/// Sorted, distinct ids in list form: runs as `a-b`, lone ids as `a`.
+fn list_text(ids: &[u32]) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let mut i = 0;
+    while i < ids.len() {
+        let start = ids[i];
+        let mut end = start;
+        while i + 1 < ids.len() && ids[i + 1] == end + 1 {
+            i += 1;
+            end = ids[i];
+        }
+        if !out.is_empty() {
+            out.push(',');
+        }
+        // Writing to a String cannot fail.
+        let _ = if start == end {
+            write!(out, "{start}")
+        } else {
+            write!(out, "{start}-{end}")
+        };
+        i += 1;
+    }
+    out
 }
 
 impl fmt::Display for CpuList {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut first = true;
-        let mut i = 0;
-        while i < self.0.len() {
-            let start = self.0[i];
-            let mut end = start;
-            while i + 1 < self.0.len() && self.0[i + 1] == end + 1 {
-                i += 1;
-                end = self.0[i];
-            }
-            if !first {
-                f.write_str(",")?;
-            }
-            first = false;
-            if start == end {
-                write!(f, "{start}")?;
-            } else {
-                write!(f, "{start}-{end}")?;
-            }
-            i += 1;
-        }
-        Ok(())
+        f.write_str(&self.text)
     }
 }
 
 impl Serialize for CpuList {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        s.serialize_str(&self.text)
     }
 }
 
@@ -151,5 +194,15 @@ mod tests {
         assert_eq!(l.ids(), &[0, 1, 2, 3, 32]);
         assert!(CpuList::parse_mask("00000000").expect("zero").is_empty());
         assert!(CpuList::parse_mask("zz").is_none());
+    }
+
+    #[test]
+    fn text_is_the_canonical_list_and_equality_is_by_ids() {
+        let a = CpuList::parse(" 3, 0-1,2,8 ,10-11,11").expect("parse");
+        assert_eq!(&*a.text(), "0-3,8,10-11");
+        assert_eq!(a, CpuList::parse_mask("00000d0f").expect("mask"));
+        assert_eq!(CpuList::from_ids(vec![5, 4, 4]).to_string(), "4-5");
+        assert_eq!(serde_json::to_string(&a).expect("json"), "\"0-3,8,10-11\"");
+        assert_eq!(CpuList::default().to_string(), "");
     }
 }

@@ -10,6 +10,7 @@
 //! for the interval, never a huge one.
 
 use super::Interval;
+use crate::cpulist::CpuList;
 use crate::sample::{ArchRow, IrqLine, Sample};
 use serde::{Serialize, Serializer};
 use std::collections::{BTreeMap, HashMap};
@@ -56,18 +57,19 @@ pub struct InterruptMetrics {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct IrqLineMetrics {
     pub irq: u32,
-    /// Action names as the kernel prints them.
-    pub name: String,
+    /// Action names as the kernel prints them (shared with the sample's line).
+    pub name: Arc<str>,
     /// The interrupt chip (`IO-APIC`, `PCI-MSIX-0000:00:02.0`, `GICv3`).
-    pub chip: String,
+    pub chip: Arc<str>,
     pub per_s: Option<f64>,
     /// The line's average since boot: irq.storm's baseline until it has learned one. Unknown
     /// when a 32-bit per-CPU count could have wrapped at the interval's rate since boot.
     pub boot_per_s: Option<f64>,
     /// CPUs that took this IRQ during the interval.
     pub cpus: Vec<u32>,
-    pub affinity: Option<String>,
-    pub effective_affinity: Option<String>,
+    /// Shared with the sample's set (`CpuList::text`): no copy per sample.
+    pub affinity: Option<Arc<str>>,
+    pub effective_affinity: Option<Arc<str>>,
     pub node: Option<i32>,
 }
 
@@ -222,6 +224,8 @@ pub fn derive_interrupts(
         .collect();
     let col: HashMap<u32, usize> = irqs.cpus.iter().enumerate().map(|(i, &c)| (c, i)).collect();
     m.lines_total = irqs.irqs.len();
+    // Sized once: grown line by line it was reallocated (and copied) five times a sample here.
+    m.lines.reserve_exact(irqs.irqs.len());
     for line in irqs.irqs.iter() {
         let p = prev_irqs.and_then(|pi| {
             pi.irqs
@@ -251,8 +255,8 @@ pub fn derive_interrupts(
             per_s,
             boot_per_s: per_s.and_then(|_| boot_rate(iv, cur, line, &deltas)),
             cpus,
-            affinity: line.affinity.as_ref().map(|l| l.to_string()),
-            effective_affinity: line.effective_affinity.as_ref().map(|l| l.to_string()),
+            affinity: line.affinity.as_ref().map(CpuList::text),
+            effective_affinity: line.effective_affinity.as_ref().map(CpuList::text),
             node: line.node,
         });
     }

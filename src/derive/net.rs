@@ -5,6 +5,7 @@
 //! NAPI polls many packets per interrupt. NET_RX counts handler runs, not packets.
 
 use super::{cpu::times_delta, Interval, USER_HZ};
+use crate::cpulist::CpuList;
 use crate::sample::{IrqLine, NetDevice, Sample};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -32,7 +33,7 @@ pub struct SoftirqCpuMetrics {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct IrqQueueMetrics {
     pub irq: u32,
-    pub name: String,
+    pub name: Arc<str>,
     pub device: String,
     pub queue: Option<u32>,
     /// `rx`, `tx`, `txrx`, `comp` (completion queue) or `io` (NVMe).
@@ -40,8 +41,9 @@ pub struct IrqQueueMetrics {
     pub per_s: Option<f64>,
     /// CPUs that took this IRQ during the interval.
     pub cpus: Vec<u32>,
-    pub affinity: Option<String>,
-    pub effective_affinity: Option<String>,
+    /// Shared with the sample's set (`CpuList::text`): no copy per sample.
+    pub affinity: Option<Arc<str>>,
+    pub effective_affinity: Option<Arc<str>>,
     pub node: Option<i32>,
 }
 
@@ -317,8 +319,8 @@ pub fn derive_irq_queues(
                 kind: q.kind.to_string(),
                 per_s: iv.rate(total),
                 cpus,
-                affinity: line.affinity.as_ref().map(|l| l.to_string()),
-                effective_affinity: line.effective_affinity.as_ref().map(|l| l.to_string()),
+                affinity: line.affinity.as_ref().map(CpuList::text),
+                effective_affinity: line.effective_affinity.as_ref().map(CpuList::text),
                 node: line.node,
             })
         })

@@ -47,9 +47,10 @@ pub struct ArchRow {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct IrqLine {
     pub irq: u32,
-    /// Action names, as printed (may hold spaces and `, `-joined shared handlers).
-    pub name: String,
-    pub chip: String,
+    /// Action names, as printed (may hold spaces and `, `-joined shared handlers). Shared
+    /// with the derived lines, which every sample copies them into.
+    pub name: Arc<str>,
+    pub chip: Arc<str>,
     /// Non-zero per-CPU counts as (cpu id, count); most IRQs land on one or two CPUs.
     pub counts: Vec<(u32, u64)>,
     pub affinity: Option<CpuList>,

@@ -6,6 +6,7 @@ use super::net::header_cpus;
 use super::parse::dec;
 use super::Probe;
 use crate::sample::{ArchRow, Interrupts, IrqLine};
+use std::sync::Arc;
 
 /// Byte spans of whitespace-separated tokens (the IRQ name is the raw tail of the line).
 fn spans(line: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
@@ -226,12 +227,12 @@ fn parse_irq_lines(cpus: &[u32], text: &str) -> (Vec<IrqLine>, ArchPart, usize) 
             .unwrap_or(2.min(words.len().saturating_sub(1)));
         let name = words
             .get(name_start)
-            .map(|&(s, _)| desc[s..].trim().to_string())
+            .map(|&(s, _)| Arc::from(desc[s..].trim()))
             .unwrap_or_default();
         irqs.push(IrqLine {
             irq,
             name,
-            chip,
+            chip: chip.into(),
             counts,
             ..IrqLine::default()
         });
@@ -263,7 +264,7 @@ mod tests {
         let mut p = probe();
         let irqs = parse_interrupts(&mut p, text);
         assert_eq!(irqs.cpus, vec![0, 2]);
-        let names: Vec<&str> = irqs.irqs.iter().map(|i| i.name.as_str()).collect();
+        let names: Vec<&str> = irqs.irqs.iter().map(|i| &*i.name).collect();
         assert_eq!(
             names,
             vec![
@@ -319,7 +320,7 @@ Err:          0
                 ("IPI2", "CPU stop interrupts", &[0, 0][..]),
             ]
         );
-        assert_eq!(irqs.irqs[0].name, "arch_timer");
+        assert_eq!(&*irqs.irqs[0].name, "arch_timer");
         let one = parse_interrupts(
             &mut p,
             "   CPU0\n ERR:  3\n MIS:  0\n LOC:  9  Local timer interrupts\n",

@@ -385,6 +385,7 @@ fn event_loop(
                     }
                 }
                 Msg::Input(Event::Resize(_, _)) => {
+                    terminal.backend().forget_size();
                     (last_draw, drawn) = (None, None);
                     dirty = true;
                 }

@@ -430,7 +430,10 @@ fn event_loop(
                         }
                     }
                 }
-                Msg::Input(Event::Resize(_, _)) => redraw = true,
+                Msg::Input(Event::Resize(_, _)) => {
+                    terminal.backend().forget_size();
+                    redraw = true;
+                }
                 Msg::Input(_) => {}
                 Msg::Signal(sig) if sig == signal_hook::consts::SIGCONT => repaint = true,
                 Msg::Signal(sig) => return Ok(Ended::Signal(sig)),

@@ -12,11 +12,21 @@ use ratatui::backend::{Backend, ClearType, CrosstermBackend, WindowSize};
 use ratatui::buffer::Cell;
 use ratatui::layout::{Position, Size};
 use ratatui::style::{Color, Modifier};
+use std::cell::Cell as Remembered;
 use std::io::{self, Write};
+use std::time::{Duration, Instant};
+
+/// How long the terminal's size is taken as known without asking again. ratatui asks before
+/// every frame, and crossterm opens `/dev/tty` to answer (open, ioctl, close: ~2 % of the idle
+/// dashboard's CPU). A resize is told by its event (`forget_size`); this only bounds how long a
+/// resize whose event was lost could go unseen.
+const SIZE_KNOWN_FOR: Duration = Duration::from_secs(5);
 
 pub struct Wire<W: Write> {
     inner: CrosstermBackend<W>,
     depth: ColorDepth,
+    /// The size last asked, and when.
+    size: Remembered<Option<(Size, Instant)>>,
 }
 
 impl<W: Write> Wire<W> {
@@ -24,7 +34,13 @@ impl<W: Write> Wire<W> {
         Wire {
             inner: CrosstermBackend::new(out),
             depth,
+            size: Remembered::new(None),
         }
+    }
+
+    /// The terminal was resized (or may have been: a repaint, a resume): the next frame asks.
+    pub fn forget_size(&self) {
+        self.size.set(None);
     }
 }
 
@@ -162,15 +178,24 @@ impl<W: Write> Backend for Wire<W> {
     }
 
     fn clear(&mut self) -> io::Result<()> {
+        self.forget_size();
         self.inner.clear()
     }
 
     fn clear_region(&mut self, clear_type: ClearType) -> io::Result<()> {
+        self.forget_size();
         self.inner.clear_region(clear_type)
     }
 
     fn size(&self) -> io::Result<Size> {
-        self.inner.size()
+        if let Some((size, at)) = self.size.get() {
+            if at.elapsed() < SIZE_KNOWN_FOR {
+                return Ok(size);
+            }
+        }
+        let size = self.inner.size()?;
+        self.size.set(Some((size, Instant::now())));
+        Ok(size)
     }
 
     fn window_size(&mut self) -> io::Result<WindowSize> {

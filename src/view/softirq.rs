@@ -196,13 +196,13 @@ fn queues(d: &Derived) -> Table {
             natural: u64::from(q.irq),
             quiet: false,
             cells: vec![
-                cell(q.name.clone(), Level::Text),
+                cell(q.name.to_string(), Level::Text),
                 cell(q.irq.to_string(), Level::Dim),
                 cell(compact(q.per_s), Level::Text),
                 cell(CpuList::from_ids(q.cpus.clone()).to_string(), Level::Text),
-                cell(q.affinity.clone().unwrap_or_else(|| "-".into()), Level::Dim),
+                cell(q.affinity.as_deref().unwrap_or("-"), Level::Dim),
                 cell(
-                    q.effective_affinity.clone().unwrap_or_else(|| "-".into()),
+                    q.effective_affinity.as_deref().unwrap_or("-"),
                     Level::Text,
                 ),
                 cell(q.node.map_or("-".into(), |n| n.to_string()), Level::Dim),

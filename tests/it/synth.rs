@@ -165,7 +165,7 @@ fn small_host_rates_match_hand_computed_values() {
     // NIC queues: eth1 (node 1, CPUs 4-7) queue 1 is IRQ 105 at 1050/s on CPU 5.
     assert_eq!(d.irq_queues.len(), 8);
     let q = irq(&d, 105);
-    assert_eq!(q.name, "eth1-TxRx-1");
+    assert_eq!(&*q.name, "eth1-TxRx-1");
     assert_eq!(
         (q.device.as_str(), q.queue, q.kind.as_str()),
         ("eth1", Some(1), "txrx")
@@ -176,7 +176,7 @@ fn small_host_rates_match_hand_computed_values() {
     assert_eq!(q.effective_affinity.as_deref(), Some("5"));
     assert_eq!(q.node, Some(1));
     let m = irq(&d, 102);
-    assert_eq!(m.name, "mlx5_comp2@pci:0000:18:00.0");
+    assert_eq!(&*m.name, "mlx5_comp2@pci:0000:18:00.0");
     assert_eq!(
         (m.device.as_str(), m.kind.as_str()),
         ("mlx5@0000:18:00.0", "comp")

@@ -111,14 +111,14 @@ fn intel_pstate_queues_softnet_and_dirty() {
         (3, 50.0, vec![0]),
     ] {
         let q = irq(&d, 46 + n);
-        assert_eq!(q.name, format!("i40e-eth0-TxRx-{n}"));
+        assert_eq!(*q.name, *format!("i40e-eth0-TxRx-{n}"));
         assert_eq!(
             (q.device.as_str(), q.queue, q.kind.as_str()),
             ("eth0", Some(n), "txrx")
         );
         approx(q.per_s, per_s);
         assert_eq!(q.cpus, cpus);
-        assert_eq!(q.affinity, Some(n.to_string()));
+        assert_eq!(q.affinity.as_deref(), Some(n.to_string().as_str()));
     }
     // nvme0q0 (admin) and nvme0q1..4: +0, +12000, +8000, +5000, +0.
     for (n, per_s) in [

@@ -176,7 +176,7 @@ fn vm_2cpu_softirq_softnet_and_virtio_queues() {
     let disk = m.lines.iter().find(|l| l.irq == 25).expect("irq 25");
     approx(disk.per_s, 300.0);
     approx(disk.boot_per_s, 30_600.0 / 1002.0);
-    assert_eq!(disk.chip, "PCI-MSIX-0000:00:02.0");
+    assert_eq!(&*disk.chip, "PCI-MSIX-0000:00:02.0");
     // Per CPU over 2 s: LOC +2 000 each; CPU0 also virtio2-input +1 000 and -output +10,
     // CPU1 virtio1-req +600 and virtio2-output +300; the IPI rows did not move.
     let c0 = &m.cpus[0];
