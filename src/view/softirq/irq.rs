@@ -101,10 +101,7 @@ fn line_cells(q: &IrqLineMetrics, x: &Ctx) -> Vec<Cell> {
         cell(compact(q.per_s), x.levels.irq_line(q.per_s)),
         cell(CpuList::from_ids(q.cpus.clone()).to_string(), Level::Text),
         cell(q.affinity.as_deref().unwrap_or("-"), Level::Dim),
-        cell(
-            q.effective_affinity.as_deref().unwrap_or("-"),
-            Level::Text,
-        ),
+        cell(q.effective_affinity.as_deref().unwrap_or("-"), Level::Text),
         cell(compact(q.boot_per_s), Level::Dim),
         cell(q.node.map_or("-".into(), |n| n.to_string()), Level::Dim),
         cell(q.chip.to_string(), Level::Dim),
