@@ -231,7 +231,10 @@ mod tests {
                 .collect();
             assert_eq!(names, [NAME]);
         }
-        let mode = std::fs::metadata(t.path()).expect("stat").permissions().mode();
+        let mode = std::fs::metadata(t.path())
+            .expect("stat")
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, MODE);
     }
 

@@ -7,6 +7,7 @@
 mod clients;
 use crate::support;
 mod textfile_dir;
+mod textfile_disk;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
