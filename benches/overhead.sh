@@ -7,7 +7,10 @@
 #
 # CPU: utime+stime (fields 14 and 15 of /proc/PID/stat, in clock ticks) read after a 2 s warm-up
 # and again SECONDS later; "% of one core" = CPU seconds / SECONDS. "startup" is the CPU time
-# used in the warm-up. Memory: VmRSS (now) and VmHWM (peak) from /proc/PID/status.
+# used in the warm-up. "ms a second" is the same window from the scheduler's own nanosecond
+# clock (first field of /proc/PID/task/*/schedstat, summed over the threads alive at both
+# reads): at well under 1 % of a core a 60 s run is 10-20 ticks, and one tick is 5-10 % of it;
+# "x htop" divides it by htop's. Memory: VmRSS (now) and VmHWM (peak) from /proc/PID/status.
 #
 # Intervals: perftop -d 1; htop -d 10 (tenths of a second); btop update_ms = 1000 in a private
 # config dir (XDG_CONFIG_HOME; btop 1.2 has no command-line option for it); atop 1.
@@ -82,7 +85,7 @@ elif [ -z "${UNZOOMED:-}" ]; then
     [ -n "${PERFTOP_BASE:-}" ] && tm send-keys -t perftop-base 8 Enter
 fi
 
-declare -A cpu0
+declare -A cpu0 ns0 ms_s
 for t in "${tools[@]}"; do
     pid[$t]=$(tm display-message -p -t "$t" '#{pane_pid}')
 done
@@ -95,11 +98,15 @@ ticks() { # utime+stime of a pid; the comm field may hold spaces, so cut after t
     set -- $s
     echo $((${12} + ${13}))
 }
+runtime_ns() { # the scheduler's CPU time of every thread of a pid, in ns
+    cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d\n", s }'
+}
 status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 
 sleep "$WARM"
 for t in "${tools[@]}"; do
     cpu0[$t]=$(ticks "${pid[$t]}")
+    ns0[$t]=$(runtime_ns "${pid[$t]}")
 done
 sleep "$DUR"
 
@@ -109,19 +116,24 @@ if [ -n "$ZOOM_PROCS" ]; then
     echo "# perftop's Processes pane $([ -n "${UNZOOMED:-}" ] && echo "not zoomed (its ~10-30 busiest)" || echo "zoomed (the full list)"); $(ls -d /proc/[0-9]* | wc -l) processes at the end"
 fi
 echo
-echo "| tool | CPU s in ${DUR} s | % of one core | startup CPU s | RSS MB | peak RSS MB |"
-echo "|---|---:|---:|---:|---:|---:|"
+for t in "${tools[@]}"; do
+    ms_s[$t]=$(awk -v a="${ns0[$t]}" -v b="$(runtime_ns "${pid[$t]}")" -v dur="$DUR" 'BEGIN { printf "%.3f", (b - a) / 1e6 / dur }')
+done
+echo "| tool | CPU s in ${DUR} s | % of one core | ms a second (schedstat) | x htop | startup CPU s | RSS MB | peak RSS MB |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 for t in "${tools[@]}"; do
     p=${pid[$t]}
     if ! now=$(ticks "$p" 2>/dev/null); then
-        echo "| $t | exited early | | | | |"
+        echo "| $t | exited early | | | | | | |"
         continue
     fi
     d=$((now - ${cpu0[$t]}))
     rss=$(status_kb "$p" VmRSS)
     hwm=$(status_kb "$p" VmHWM)
-    awk -v t="$t" -v d="$d" -v s0="${cpu0[$t]}" -v hz="$TCK" -v dur="$DUR" -v rss="$rss" -v hwm="$hwm" 'BEGIN {
-        printf "| %s | %.2f | %.2f%% | %.2f | %.1f | %.1f |\n", t, d / hz, 100 * d / hz / dur, s0 / hz, rss / 1024, hwm / 1024
+    awk -v t="$t" -v d="$d" -v s0="${cpu0[$t]}" -v hz="$TCK" -v dur="$DUR" -v rss="$rss" -v hwm="$hwm" \
+        -v ms="${ms_s[$t]}" -v htop="${ms_s[htop]:-}" 'BEGIN {
+        x = (htop != "" && htop + 0 > 0) ? sprintf("%.2f", ms / htop) : ""
+        printf "| %s | %.2f | %.2f%% | %.3f | %s | %.2f | %.1f | %.1f |\n", t, d / hz, 100 * d / hz / dur, ms, x, s0 / hz, rss / 1024, hwm / 1024
     }'
 done
 echo
