@@ -19,6 +19,8 @@ fn io(pid: u32) -> Option<(u64, u64)> {
     Some((field("write_bytes:")?, field("cancelled_write_bytes:")?))
 }
 
+// `f_type` is an i64 here and a narrower integer on other targets.
+#[allow(clippy::unnecessary_cast)]
 fn fs_type(dir: &Path) -> Option<i64> {
     rustix::fs::statfs(dir).ok().map(|s| s.f_type as i64)
 }
