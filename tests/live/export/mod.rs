@@ -25,6 +25,20 @@ fn exporter(args: &[&str]) -> Child {
         .expect("start perftop export")
 }
 
+/// `perftop export --textfile DIR -d 0.25`, its stderr drained, and the page's path once it
+/// holds a whole page (`None` when none came within 10 s).
+fn textfile_exporter(dir: &Path) -> (Child, Option<std::path::PathBuf>) {
+    let dir_arg = dir.to_str().expect("utf8");
+    let mut child = exporter(&["--textfile", dir_arg, "-d", "0.25"]);
+    let err = child.stderr.take().expect("stderr");
+    std::thread::spawn(move || std::io::copy(&mut { err }, &mut std::io::sink()));
+    let prom = dir.join("perftop.prom");
+    let up = wait_for(10.0, || {
+        std::fs::read_to_string(&prom).is_ok_and(|t| t.contains("perftop_read_problems"))
+    });
+    (child, up.then_some(prom))
+}
+
 /// Waits until `cond` holds (up to `secs`).
 fn wait_for(secs: f64, mut cond: impl FnMut() -> bool) -> bool {
     let until = Instant::now() + Duration::from_secs_f64(secs);

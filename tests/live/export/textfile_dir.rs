@@ -1,7 +1,7 @@
 //! `perftop export --textfile` against a hostile local user: links planted where the exporter
 //! writes, and directories another user can write.
 
-use super::{exporter, support, wait_for};
+use super::{support, wait_for};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
@@ -16,17 +16,10 @@ fn links_planted_in_the_textfile_dir_are_not_followed() {
     let elsewhere = tempfile::tempdir().expect("tempdir");
     let decoy = elsewhere.path().join("decoy");
     std::fs::write(&decoy, "decoy\n").expect("decoy");
-    let mut child = exporter(&[
-        "--textfile",
-        dir.path().to_str().expect("utf8"),
-        "-d",
-        "0.25",
-    ]);
-    let err = child.stderr.take().expect("stderr");
-    std::thread::spawn(move || std::io::copy(&mut { err }, &mut std::io::sink()));
+    let (mut child, up) = super::textfile_exporter(dir.path());
     let prom = dir.path().join("perftop.prom");
     let page = || std::fs::read_to_string(&prom).is_ok_and(|t| t.contains("perftop_read_problems"));
-    let up = wait_for(10.0, page);
+    let up = up.is_some();
     // Planted after the start (whose clean-up removes old temp files), as a local user who
     // read the pid from `ps` would: retried while the exporter's own temp file holds the name.
     let tmp = dir.path().join(format!(".perftop.prom.{}.tmp", child.id()));

@@ -1,7 +1,7 @@
 //! `perftop export --textfile` keeps its pages off the disk: each is replaced a second later,
 //! and writing it out is I/O on a host that may be in an I/O incident.
 
-use super::{exporter, support, wait_for};
+use super::support;
 use std::path::Path;
 use std::time::Duration;
 
@@ -43,18 +43,9 @@ fn textfile_pages_replaced_on_ext4_are_never_written_out() {
         );
         return;
     }
-    let mut child = exporter(&[
-        "--textfile",
-        dir.path().to_str().expect("utf8"),
-        "-d",
-        "0.25",
-    ]);
-    let err = child.stderr.take().expect("stderr");
-    std::thread::spawn(move || std::io::copy(&mut { err }, &mut std::io::sink()));
+    let (mut child, up) = super::textfile_exporter(dir.path());
     let prom = dir.path().join("perftop.prom");
-    let up = wait_for(10.0, || {
-        std::fs::read_to_string(&prom).is_ok_and(|t| t.contains("perftop_read_problems"))
-    });
+    let up = up.is_some();
     std::thread::sleep(Duration::from_millis(500));
     let before = io(child.id());
     let mtime = || std::fs::metadata(&prom).and_then(|m| m.modified()).ok();
