@@ -19,7 +19,6 @@ fn links_planted_in_the_textfile_dir_are_not_followed() {
     let (mut child, up) = super::textfile_exporter(dir.path());
     let prom = dir.path().join("perftop.prom");
     let page = || std::fs::read_to_string(&prom).is_ok_and(|t| t.contains("perftop_read_problems"));
-    let up = up.is_some();
     // Planted after the start (whose clean-up removes old temp files), as a local user who
     // read the pid from `ps` would: retried while the exporter's own temp file holds the name.
     let tmp = dir.path().join(format!(".perftop.prom.{}.tmp", child.id()));

@@ -25,10 +25,35 @@ fn fs_type(dir: &Path) -> Option<i64> {
     rustix::fs::statfs(dir).ok().map(|s| s.f_type as i64)
 }
 
+/// Pages of the page cache a window must see the exporter dirty: five pages replaced.
+const PAGES_A_WINDOW: u64 = 5;
+/// Windows tried before the test gives its verdict: a foreign `sync` (or writeback forced by
+/// another process's dirty data) can write out a page that was about to be dropped, so one
+/// window over the bound is tried again. A plain rename leaves every page, in every window.
+const WINDOWS: usize = 3;
+
+/// One window of the exporter `pid` writing pages about `page_bytes` long: (bytes dirtied,
+/// bytes left to reach the disk), or `None` when five pages took more than 20 s (a machine
+/// too busy to judge).
+fn window(pid: u32, page_bytes: u64) -> Option<(u64, u64)> {
+    let (w0, c0) = io(pid)?;
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        std::thread::sleep(Duration::from_millis(250));
+        let (w1, c1) = io(pid)?;
+        if w1 - w0 >= PAGES_A_WINDOW * page_bytes {
+            return Some((w1 - w0, (w1 - w0).saturating_sub(c1 - c0)));
+        }
+        if std::time::Instant::now() > until {
+            return None;
+        }
+    }
+}
+
 /// ext4 writes a file renamed over another out at once (`auto_da_alloc`): with a plain
-/// rename every page was written to the disk, ~8 pages in 2 s at `-d 0.25`. Exchanged and
-/// then unlinked, a page's data is dropped unwritten: what the exporter leaves dirty over the
-/// window is at most the page alive at either end.
+/// rename every page was written to the disk. Exchanged and then unlinked, a page's data is
+/// dropped unwritten: what the exporter leaves dirty over a window of five pages is at most
+/// the page alive at its end and the one being written.
 #[test]
 fn textfile_pages_replaced_on_ext4_are_never_written_out() {
     const TEST: &str = "textfile_pages_replaced_on_ext4_are_never_written_out";
@@ -45,33 +70,42 @@ fn textfile_pages_replaced_on_ext4_are_never_written_out() {
     }
     let (mut child, up) = super::textfile_exporter(dir.path());
     let prom = dir.path().join("perftop.prom");
-    let up = up.is_some();
-    std::thread::sleep(Duration::from_millis(500));
-    let before = io(child.id());
-    let mtime = || std::fs::metadata(&prom).and_then(|m| m.modified()).ok();
-    let first = mtime();
-    std::thread::sleep(Duration::from_millis(2000));
-    let after = io(child.id());
-    let replaced = mtime() != first;
-    let page = std::fs::metadata(&prom).map_or(0, |m| m.len());
+    // Whole pages of the page cache: a ~90 KB page dirties 23 of them.
+    let page_bytes = std::fs::metadata(&prom)
+        .map_or(0, |m| m.len())
+        .div_ceil(4096)
+        * 4096;
+    let mut windows = Vec::new();
+    while up && windows.len() < WINDOWS {
+        let Some((dirtied, kept)) = window(child.id(), page_bytes.max(4096)) else {
+            break;
+        };
+        windows.push((dirtied, kept));
+        if kept <= 2 * page_bytes {
+            break;
+        }
+    }
+    let pid = child.id();
     let _ = child.kill();
     let _ = child.wait();
     assert!(up, "no page within 10 s");
-    assert!(replaced, "the page was not replaced in 2 s at -d 0.25");
-    let (Some((w0, c0)), Some((w1, c1))) = (before, after) else {
-        panic!("/proc/{}/io unreadable", child.id());
+    let Some(&(dirtied, kept)) = windows.last() else {
+        support::skip(
+            TEST,
+            &format!("/proc/{pid}/io unreadable, or five pages took over 20 s"),
+        );
+        return;
     };
-    // Whole pages of the page cache: a ~90 KB page dirties 23 of them.
-    let page_bytes = page.div_ceil(4096) * 4096;
-    let kept = (w1 - w0).saturating_sub(c1 - c0);
-    assert!(
-        w1 - w0 >= 5 * page_bytes,
-        "only {} bytes dirtied in 2 s at -d 0.25 for a {page}-byte page: the test sees no pages",
-        w1 - w0
-    );
+    if kept > 2 * page_bytes && windows.len() < WINDOWS {
+        support::skip(
+            TEST,
+            "five pages took over 20 s in a window after one over the bound",
+        );
+        return;
+    }
     assert!(
         kept <= 2 * page_bytes,
-        "{kept} bytes of {} dirtied were left to reach the disk ({page}-byte page): pages are written out",
-        w1 - w0
+        "{kept} bytes of {dirtied} dirtied were left to reach the disk ({page_bytes}-byte \
+         pages), in each of {WINDOWS} windows {windows:?}: pages are written out"
     );
 }
