@@ -3,12 +3,14 @@
 //! timestamps in seconds, each family and each series contiguous, `# EOF` at the end. Points
 //! that outgrow a few MB go to an unnamed temporary file until the dump is read.
 
+mod leaves;
 mod names;
 mod tree;
 mod value;
 use super::dump::anonymous_temp_file;
 use crate::assess::Assessed;
 use anyhow::{bail, Context, Result};
+pub(crate) use leaves::Leaves;
 use std::fmt::Write as _;
 use std::io::Write;
 pub(crate) use tree::Node;
@@ -37,7 +39,10 @@ impl OpenMetrics {
             return Ok(());
         }
         self.last = Some(w);
-        let v = Node::of(d)?;
+        // Only the panes asked for are built (a process list left out is never made).
+        let mut fields = keys.to_vec();
+        fields.push("interval_s");
+        let v = Node::of_fields(d, &fields)?;
         let om = &mut self.series;
         points(&v, keys, &mut |f, l, val| om.add(f, l, w, val))?;
         if all {
@@ -63,7 +68,7 @@ impl OpenMetrics {
 }
 
 /// Integer fields that identify an array element (become labels, not gauges).
-const ID_FIELDS: [&str; 4] = ["cpu", "node", "irq", "size_kb"];
+pub(crate) const ID_FIELDS: [&str; 4] = ["cpu", "node", "irq", "size_kb"];
 /// String fields that change every interval and would make a new series each time, and
 /// limits that are a number or `"max"` (no limit: no gauge, and no label either), and a
 /// disk's SCSI state and why its depth is unknown (a path failing must not rename its series).
@@ -82,6 +87,45 @@ const NOT_LABELS: [&str; 7] = [
 /// per finding, for `dirty` its state as `perftop_dirty_state{state}`. `dump --format
 /// openmetrics` and `perftop export` both name their series here.
 pub(crate) fn points(v: &Node, keys: &[&str], sink: &mut OmSink) -> Result<()> {
+    traced_points(v, keys, &mut |f, l, x, _| sink(f, l, x))
+}
+
+/// Where a series' value comes from: a constant 1 (a finding, a state, a label set with
+/// nothing to measure), or a leaf of the tree (`tree::Leaf`) times a factor (`scaled`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Origin {
+    One,
+    Leaf(u32, f64),
+}
+
+impl Origin {
+    /// The series' value, given the tree's leaves in serialization order (`leaves::Leaves`).
+    pub(crate) fn value(self, leaves: &[f64]) -> f64 {
+        match self {
+            Origin::One => 1.0,
+            Origin::Leaf(i, factor) => {
+                scaled(leaves.get(i as usize).copied().unwrap_or(f64::NAN), factor)
+            }
+        }
+    }
+}
+
+/// A number in base units: unscaled values print as they were read (an f32 load average stays
+/// 2.7); down-scaling divides by the power of ten, so 200 µs prints as 0.0002.
+fn scaled(x: f64, factor: f64) -> f64 {
+    if factor == 1.0 {
+        x
+    } else if factor < 1.0 {
+        x / (1.0 / factor).round()
+    } else {
+        x * factor
+    }
+}
+
+pub(crate) type TracedSink<'a> = dyn FnMut(&str, &str, f64, Origin) -> Result<()> + 'a;
+
+/// `points`, each series also saying where its value came from.
+pub(crate) fn traced_points(v: &Node, keys: &[&str], sink: &mut TracedSink) -> Result<()> {
     let mut fam = String::with_capacity(96);
     let mut text = String::new();
     for key in keys {
@@ -102,13 +146,13 @@ pub(crate) fn points(v: &Node, keys: &[&str], sink: &mut OmSink) -> Result<()> {
                     .filter(|(_, v)| !v.is_empty())
                     .collect();
                 render_labels(&labels, &mut text);
-                sink("perftop_finding_active", &text, 1.0)?;
+                sink("perftop_finding_active", &text, 1.0, Origin::One)?;
             }
             continue;
         }
         if let Some(state) = x.get("state").and_then(Node::as_str) {
             render_labels(&[("state".into(), state.to_string())], &mut text);
-            sink(&format!("perftop_{key}_state"), &text, 1.0)?;
+            sink(&format!("perftop_{key}_state"), &text, 1.0, Origin::One)?;
         }
         fam.clear();
         fam.push_str("perftop_");
@@ -263,11 +307,11 @@ fn render_labels(labels: &[(String, String)], out: &mut String) {
 pub(crate) type OmSink<'a> = dyn FnMut(&str, &str, f64) -> Result<()> + 'a;
 
 /// Emits a leaf of family `fam` (renamed when it ends in a reserved suffix).
-fn om_leaf(fam: &str, labels: &str, v: f64, sink: &mut OmSink) -> Result<()> {
+fn om_leaf(fam: &str, labels: &str, v: f64, from: Origin, sink: &mut TracedSink) -> Result<()> {
     if is_reserved(fam) {
-        sink(&family_name(fam), labels, v)
+        sink(&family_name(fam), labels, v, from)
     } else {
-        sink(fam, labels, v)
+        sink(fam, labels, v, from)
     }
 }
 
@@ -290,24 +334,19 @@ fn om_walk(
     labels: &mut Vec<(String, String)>,
     rendered: &str,
     factor: f64,
-    sink: &mut OmSink,
+    sink: &mut TracedSink,
 ) -> Result<()> {
     match v {
-        Node::Num(n) => {
+        Node::Num(n, at) => {
             if let Some(x) = n.as_f64() {
-                // Unscaled values print as they were read (an f32 load average stays 2.7);
-                // down-scaling divides by the power of ten, so 200 µs prints as 0.0002.
-                let x = if factor == 1.0 {
-                    x
-                } else if factor < 1.0 {
-                    x / (1.0 / factor).round()
-                } else {
-                    x * factor
-                };
-                om_leaf(fam, rendered, x, sink)?;
+                let from = Origin::Leaf(at.0, factor);
+                om_leaf(fam, rendered, scaled(x, factor), from, sink)?;
             }
         }
-        Node::Bool(b) => om_leaf(fam, rendered, f64::from(u8::from(*b)), sink)?,
+        Node::Bool(b, at) => {
+            let from = Origin::Leaf(at.0, 1.0);
+            om_leaf(fam, rendered, f64::from(u8::from(*b)), from, sink)?;
+        }
         Node::Obj(m) => {
             for (k, x) in m {
                 let len = fam.len();
@@ -345,7 +384,7 @@ fn om_walk(
                                     add(labels, k, s.clone());
                                     true
                                 }
-                                Node::Num(n)
+                                Node::Num(n, _)
                                     if ID_FIELDS.contains(&k.as_ref())
                                         && !any_label_named(labels, k) =>
                                 {
@@ -355,7 +394,7 @@ fn om_walk(
                                 _ => false,
                             };
                             any_label |= label;
-                            measured |= !label && matches!(x, Node::Num(_) | Node::Bool(_));
+                            measured |= !label && matches!(x, Node::Num(..) | Node::Bool(..));
                             is_label.push(label);
                         }
                         if !any_label {
@@ -366,7 +405,7 @@ fn om_walk(
                             // Nothing to measure (e.g. a finding): say it is present.
                             let len = fam.len();
                             fam.push_str("_present");
-                            om_leaf(fam, &text, 1.0, sink)?;
+                            om_leaf(fam, &text, 1.0, Origin::One, sink)?;
                             fam.truncate(len);
                         }
                         for ((k, x), label) in m.iter().zip(&is_label) {
@@ -379,7 +418,7 @@ fn om_walk(
                             fam.truncate(len);
                         }
                     }
-                    Node::Num(_) | Node::Bool(_) => {
+                    Node::Num(..) | Node::Bool(..) => {
                         add(labels, "index", i.to_string());
                         render_labels(labels, &mut text);
                         om_walk(fam, e, labels, &text, 1.0, sink)?;

@@ -44,7 +44,7 @@ macro_rules! seq {
 /// A struct trait of `Map`: named fields.
 macro_rules! fields {
     ($trait:ident) => {
-        impl ser::$trait for Map {
+        impl ser::$trait for Map<'_> {
             type Ok = Node;
             type Error = Error;
             fn serialize_field<T: Serialize + ?Sized>(
@@ -61,12 +61,40 @@ macro_rules! fields {
     };
 }
 
+/// A number's or a bool's place among the leaves of the value it was serialized from, in
+/// serialization order (see `leaves`): the page's template finds this interval's value of a
+/// series there. Not part of the value: any two compare equal.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Leaf(pub(crate) u32);
+
+impl PartialEq for Leaf {
+    fn eq(&self, _: &Leaf) -> bool {
+        true
+    }
+}
+
+thread_local! {
+    /// The next leaf's place: a serializer is handed over by value at every level, so the count
+    /// lives beside it rather than in it. `Node::of` starts it again.
+    static NEXT_LEAF: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// The next leaf's place (every number and bool serialized counts, a non-finite float too, as
+/// `leaves::Leaves` counts them).
+fn leaf() -> Leaf {
+    NEXT_LEAF.with(|n| {
+        let i = n.get();
+        n.set(i.wrapping_add(1));
+        Leaf(i)
+    })
+}
+
 /// One JSON value.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Node {
     Null,
-    Bool(bool),
-    Num(Number),
+    Bool(bool, Leaf),
+    Num(Number, Leaf),
     Str(String),
     Arr(Vec<Node>),
     /// Entries sorted by key, each key once.
@@ -75,8 +103,18 @@ pub(crate) enum Node {
 
 impl Node {
     /// The tree of `v`, as `serde_json::to_value` would make it.
+    #[cfg(test)]
     pub(crate) fn of<T: Serialize + ?Sized>(v: &T) -> Result<Node, Error> {
+        NEXT_LEAF.with(|n| n.set(0));
         v.serialize(Tree)
+    }
+
+    /// The tree of `v` with only the top-level fields named in `keep`: the same entries as
+    /// `of`'s for those, and the rest never built. `perftop export` leaves the processes out
+    /// of its page, and building them only to drop them was half of the tree's time.
+    pub(crate) fn of_fields<T: Serialize + ?Sized>(v: &T, keep: &[&str]) -> Result<Node, Error> {
+        NEXT_LEAF.with(|n| n.set(0));
+        v.serialize(Top { keep })
     }
 
     pub(crate) fn get(&self, key: &str) -> Option<&Node> {
@@ -98,13 +136,13 @@ impl Node {
 
     pub(crate) fn as_f64(&self) -> Option<f64> {
         match self {
-            Node::Num(n) => n.as_f64(),
+            Node::Num(n, _) => n.as_f64(),
             _ => None,
         }
     }
 
     pub(crate) fn is_number(&self) -> bool {
-        matches!(self, Node::Num(_))
+        matches!(self, Node::Num(..))
     }
 }
 
@@ -124,7 +162,7 @@ fn object(mut m: Vec<(Cow<'static, str>, Node)>) -> Node {
 }
 
 /// Errors are serde_json's own, as `to_value`'s are.
-type Error = serde_json::Error;
+pub(super) type Error = serde_json::Error;
 
 /// An error that says `why`.
 fn error(why: &str) -> Error {
@@ -141,11 +179,18 @@ struct Seq {
 }
 
 /// An object being built (maps, structs), the key waiting for its value, and the variant it
-/// sits under if any.
-struct Map {
+/// sits under if any; at the top of `Node::of_fields`, the only keys it keeps.
+struct Map<'k> {
     entries: Vec<(Cow<'static, str>, Node)>,
     key: Option<String>,
     variant: Option<&'static str>,
+    keep: Option<&'k [&'k str]>,
+}
+
+impl Map<'_> {
+    fn keeps(&self, key: &str) -> bool {
+        self.keep.is_none_or(|k| k.contains(&key))
+    }
 }
 
 /// `{variant: node}`, as serde_json writes a non-unit enum variant.
@@ -163,35 +208,39 @@ impl ser::Serializer for Tree {
     type SerializeTuple = Seq;
     type SerializeTupleStruct = Seq;
     type SerializeTupleVariant = Seq;
-    type SerializeMap = Map;
-    type SerializeStruct = Map;
-    type SerializeStructVariant = Map;
+    type SerializeMap = Map<'static>;
+    type SerializeStruct = Map<'static>;
+    type SerializeStructVariant = Map<'static>;
 
     fn serialize_bool(self, v: bool) -> Result<Node, Error> {
-        Ok(Node::Bool(v))
+        Ok(Node::Bool(v, leaf()))
     }
-    numbers!(Node, |v| Ok(Node::Num(v.into())));
+    numbers!(Node, |v| Ok(Node::Num(v.into(), leaf())));
     fn serialize_i128(self, v: i128) -> Result<Node, Error> {
         // As serde_json's value serializer: a number when it fits 64 bits, else an error.
+        let at = leaf();
         if let Ok(v) = i64::try_from(v) {
-            Ok(Node::Num(v.into()))
+            Ok(Node::Num(v.into(), at))
         } else if let Ok(v) = u64::try_from(v) {
-            Ok(Node::Num(v.into()))
+            Ok(Node::Num(v.into(), at))
         } else {
             Err(error("number out of range"))
         }
     }
     fn serialize_u128(self, v: u128) -> Result<Node, Error> {
+        let at = leaf();
         u64::try_from(v)
-            .map(|v| Node::Num(v.into()))
+            .map(|v| Node::Num(v.into(), at))
             .map_err(|_| error("number out of range"))
     }
     fn serialize_f32(self, v: f32) -> Result<Node, Error> {
         // `Value::from(f32)`: the f32 widened to an f64 when finite, else null.
-        Ok(Number::from_f64(f64::from(v)).map_or(Node::Null, Node::Num))
+        let at = leaf();
+        Ok(Number::from_f64(f64::from(v)).map_or(Node::Null, |n| Node::Num(n, at)))
     }
     fn serialize_f64(self, v: f64) -> Result<Node, Error> {
-        Ok(Number::from_f64(v).map_or(Node::Null, Node::Num))
+        let at = leaf();
+        Ok(Number::from_f64(v).map_or(Node::Null, |n| Node::Num(n, at)))
     }
     fn serialize_char(self, v: char) -> Result<Node, Error> {
         Ok(Node::Str(v.to_string()))
@@ -201,7 +250,7 @@ impl ser::Serializer for Tree {
     }
     fn serialize_bytes(self, v: &[u8]) -> Result<Node, Error> {
         Ok(Node::Arr(
-            v.iter().map(|b| Node::Num((*b).into())).collect(),
+            v.iter().map(|b| Node::Num((*b).into(), leaf())).collect(),
         ))
     }
     fn serialize_none(self) -> Result<Node, Error> {
@@ -264,14 +313,10 @@ impl ser::Serializer for Tree {
             variant: Some(variant),
         })
     }
-    fn serialize_map(self, len: Option<usize>) -> Result<Map, Error> {
-        Ok(Map {
-            entries: Vec::with_capacity(len.unwrap_or(0)),
-            key: None,
-            variant: None,
-        })
+    fn serialize_map(self, len: Option<usize>) -> Result<Map<'static>, Error> {
+        Ok(Map::new(len, None))
     }
-    fn serialize_struct(self, _: &'static str, len: usize) -> Result<Map, Error> {
+    fn serialize_struct(self, _: &'static str, len: usize) -> Result<Map<'static>, Error> {
         self.serialize_map(Some(len))
     }
     fn serialize_struct_variant(
@@ -280,11 +325,10 @@ impl ser::Serializer for Tree {
         _: u32,
         variant: &'static str,
         len: usize,
-    ) -> Result<Map, Error> {
+    ) -> Result<Map<'static>, Error> {
         Ok(Map {
-            entries: Vec::with_capacity(len),
-            key: None,
             variant: Some(variant),
+            ..Map::new(Some(len), None)
         })
     }
 }
@@ -304,9 +348,19 @@ seq!(SerializeTuple, serialize_element);
 seq!(SerializeTupleStruct, serialize_field);
 seq!(SerializeTupleVariant, serialize_field);
 
-impl Map {
+impl<'k> Map<'k> {
+    fn new(len: Option<usize>, keep: Option<&'k [&'k str]>) -> Self {
+        Map {
+            entries: Vec::with_capacity(len.unwrap_or(0)),
+            key: None,
+            variant: None,
+            keep,
+        }
+    }
     fn field<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> Result<(), Error> {
-        self.entries.push((Cow::Borrowed(key), v.serialize(Tree)?));
+        if self.keeps(key) {
+            self.entries.push((Cow::Borrowed(key), v.serialize(Tree)?));
+        }
         Ok(())
     }
     fn done(self) -> Node {
@@ -314,7 +368,7 @@ impl Map {
     }
 }
 
-impl ser::SerializeMap for Map {
+impl ser::SerializeMap for Map<'_> {
     type Ok = Node;
     type Error = Error;
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
@@ -326,7 +380,9 @@ impl ser::SerializeMap for Map {
             .key
             .take()
             .ok_or_else(|| error("a map value without its key"))?;
-        self.entries.push((Cow::Owned(key), v.serialize(Tree)?));
+        if self.keeps(&key) {
+            self.entries.push((Cow::Owned(key), v.serialize(Tree)?));
+        }
         Ok(())
     }
     fn end(self) -> Result<Node, Error> {
@@ -459,3 +515,5 @@ impl ser::Serializer for Key {
 
 #[cfg(test)]
 mod tests;
+mod top;
+use top::Top;
