@@ -3,6 +3,7 @@
 //! timestamps in seconds, each family and each series contiguous, `# EOF` at the end. Points
 //! that outgrow a few MB go to an unnamed temporary file until the dump is read.
 
+mod key;
 mod leaves;
 mod names;
 mod tree;

@@ -5,7 +5,7 @@
 //! 2026-11-27). Here a field name is the `&'static str` serde hands over and an object one
 //! vector.
 
-use serde::ser::{self, Impossible, Serialize};
+use serde::ser::{self, Serialize};
 use serde_json::Number;
 use std::borrow::Cow;
 
@@ -372,7 +372,10 @@ impl ser::SerializeMap for Map<'_> {
     type Ok = Node;
     type Error = Error;
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
-        self.key = Some(key.serialize(Key)?);
+        let mut text = Vec::new();
+        key.serialize(super::key::KeyText(&mut text))?;
+        let text = String::from_utf8(text).map_err(|_| error("a key that is not UTF-8"))?;
+        self.key = Some(text);
         Ok(())
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
@@ -392,126 +395,6 @@ impl ser::SerializeMap for Map<'_> {
 
 fields!(SerializeStruct);
 fields!(SerializeStructVariant);
-
-/// A map key as serde_json writes one: a string, an integer or a bool as its text, a unit
-/// variant as its name. Anything else is an error, float keys too (serde_json writes those;
-/// no type perftop serializes has one).
-struct Key;
-
-fn key_error() -> Error {
-    error("key must be a string")
-}
-
-impl ser::Serializer for Key {
-    type Ok = String;
-    type Error = Error;
-    type SerializeSeq = Impossible<String, Error>;
-    type SerializeTuple = Impossible<String, Error>;
-    type SerializeTupleStruct = Impossible<String, Error>;
-    type SerializeTupleVariant = Impossible<String, Error>;
-    type SerializeMap = Impossible<String, Error>;
-    type SerializeStruct = Impossible<String, Error>;
-    type SerializeStructVariant = Impossible<String, Error>;
-
-    fn serialize_bool(self, v: bool) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    numbers!(String, |v| Ok(v.to_string()));
-    fn serialize_i128(self, v: i128) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    fn serialize_u128(self, v: u128) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    fn serialize_f32(self, _: f32) -> Result<String, Error> {
-        Err(key_error())
-    }
-    fn serialize_f64(self, _: f64) -> Result<String, Error> {
-        Err(key_error())
-    }
-    fn serialize_char(self, v: char) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    fn serialize_str(self, v: &str) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    fn serialize_bytes(self, _: &[u8]) -> Result<String, Error> {
-        Err(key_error())
-    }
-    fn serialize_none(self) -> Result<String, Error> {
-        Err(key_error())
-    }
-    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<String, Error> {
-        Err(key_error())
-    }
-    fn serialize_unit(self) -> Result<String, Error> {
-        Err(key_error())
-    }
-    fn serialize_unit_struct(self, _: &'static str) -> Result<String, Error> {
-        Err(key_error())
-    }
-    fn serialize_unit_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        v: &'static str,
-    ) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        v: &T,
-    ) -> Result<String, Error> {
-        v.serialize(self)
-    }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<String, Error> {
-        Err(key_error())
-    }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Error> {
-        Err(key_error())
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Error> {
-        Err(key_error())
-    }
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, Error> {
-        Err(key_error())
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, Error> {
-        Err(key_error())
-    }
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Error> {
-        Err(key_error())
-    }
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, Error> {
-        Err(key_error())
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, Error> {
-        Err(key_error())
-    }
-}
 
 #[cfg(test)]
 mod tests;
