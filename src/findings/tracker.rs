@@ -8,6 +8,7 @@ use crate::derive::Derived;
 use crate::units::fit;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// One device's usual await.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -21,9 +22,12 @@ pub struct DiskBaseline {
 /// (learned only from intervals where the device completed I/O and its queue was below
 /// `disk_aqu_sz`, so an incident does not become the norm) and per-line rates for irq.storm
 /// (`super::irq`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Baselines {
-    devices: BTreeMap<String, DiskBaseline>,
+    /// Sorted by name. A vector of shared names, not a map of strings: the live view keeps a
+    /// copy per sample in its ring (600 at the defaults), and a map's node and a string per
+    /// device were ~0.5 KB of each copy.
+    devices: Vec<(Arc<str>, DiskBaseline)>,
     irqs: IrqBaselines,
 }
 
@@ -34,7 +38,10 @@ impl Baselines {
 
     /// A disk's await baseline.
     pub fn get(&self, device: &str) -> Option<&DiskBaseline> {
-        self.devices.get(device)
+        self.devices
+            .binary_search_by(|(n, _)| n.as_ref().cmp(device))
+            .ok()
+            .map(|i| &self.devices[i].1)
     }
 
     /// The IRQ lines' usual rates.
@@ -48,10 +55,8 @@ impl Baselines {
             return;
         }
         self.irqs.update(d, t);
-        let present: std::collections::HashSet<&str> =
-            d.disks.iter().map(|m| m.disk_device.as_str()).collect();
         self.devices
-            .retain(|name, _| present.contains(name.as_str()));
+            .retain(|(name, _)| d.disks.iter().any(|m| m.disk_device == **name));
         for m in d.disks.iter().filter(|m| !m.partition) {
             let (Some(aqu), Some((ios, wait))) = (m.aqu_sz, disk_await(m)) else {
                 continue;
@@ -59,16 +64,24 @@ impl Baselines {
             if ios <= 0.0 || aqu >= t.disk_aqu_sz {
                 continue;
             }
-            self.devices
-                .entry(m.disk_device.clone())
-                .and_modify(|b| {
+            let name = m.disk_device.as_str();
+            match self.devices.binary_search_by(|(n, _)| n.as_ref().cmp(name)) {
+                Ok(i) => {
+                    let b = &mut self.devices[i].1;
                     b.await_ms += t.disk_baseline_alpha * (wait - b.await_ms);
                     b.samples = b.samples.saturating_add(1);
-                })
-                .or_insert(DiskBaseline {
-                    await_ms: wait,
-                    samples: 1,
-                });
+                }
+                Err(i) => self.devices.insert(
+                    i,
+                    (
+                        Arc::from(name),
+                        DiskBaseline {
+                            await_ms: wait,
+                            samples: 1,
+                        },
+                    ),
+                ),
+            }
         }
     }
 }
