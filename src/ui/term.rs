@@ -18,6 +18,7 @@ const END_SYNC: &[u8] = b"\x1b[?2026l";
 /// Collects a frame and writes it with one `write` on flush.
 pub struct FrameWriter<W: Write> {
     buf: Vec<u8>,
+    frame: Vec<u8>,
     out: W,
     bytes: Arc<AtomicU64>,
     frames: Arc<AtomicU64>,
@@ -27,6 +28,7 @@ impl<W: Write> FrameWriter<W> {
     pub fn new(out: W) -> FrameWriter<W> {
         FrameWriter {
             buf: Vec::with_capacity(16 * 1024),
+            frame: Vec::with_capacity(16 * 1024),
             out,
             bytes: Arc::new(AtomicU64::new(0)),
             frames: Arc::new(AtomicU64::new(0)),
@@ -53,14 +55,18 @@ impl<W: Write> Write for FrameWriter<W> {
         if self.buf.is_empty() {
             return Ok(());
         }
-        let mut frame = Vec::with_capacity(self.buf.len() + BEGIN_SYNC.len() + END_SYNC.len());
-        frame.extend_from_slice(BEGIN_SYNC);
-        frame.extend_from_slice(&self.buf);
-        frame.extend_from_slice(END_SYNC);
+        // The frame is put together in `frame`, kept from frame to frame: a new buffer of a
+        // frame's size each frame was an allocation large enough for glibc to consolidate
+        // its free lists.
+        self.frame.clear();
+        self.frame.extend_from_slice(BEGIN_SYNC);
+        self.frame.extend_from_slice(&self.buf);
+        self.frame.extend_from_slice(END_SYNC);
         self.buf.clear();
-        self.out.write_all(&frame)?;
+        self.out.write_all(&self.frame)?;
         self.out.flush()?;
-        self.bytes.fetch_add(frame.len() as u64, Ordering::Relaxed);
+        self.bytes
+            .fetch_add(self.frame.len() as u64, Ordering::Relaxed);
         self.frames.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
