@@ -3,6 +3,22 @@
 //! timestamps in seconds, each family and each series contiguous, `# EOF` at the end. Points
 //! that outgrow a few MB go to an unnamed temporary file until the dump is read.
 
+/// The compound methods the serializers here share: a tuple is a sequence, a struct a map
+/// (`$seq` and `$map`: the serializer's compound types).
+macro_rules! tuples_are_seqs_structs_are_maps {
+    ($seq:ty, $map:ty) => {
+        fn serialize_tuple(self, len: usize) -> Result<$seq, Error> {
+            self.serialize_seq(Some(len))
+        }
+        fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<$seq, Error> {
+            self.serialize_seq(Some(len))
+        }
+        fn serialize_struct(self, _: &'static str, len: usize) -> Result<$map, Error> {
+            self.serialize_map(Some(len))
+        }
+    };
+}
+
 mod key;
 mod leaves;
 mod names;

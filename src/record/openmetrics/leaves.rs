@@ -246,15 +246,10 @@ impl ser::Serializer for &mut Collect<'_, '_> {
         self.depth = self.depth.saturating_sub(1);
         Ok(())
     }
+    tuples_are_seqs_structs_are_maps!(Self, Self);
     fn serialize_seq(self, _: Option<usize>) -> Result<Self, Error> {
         self.open(SEQ, false);
         Ok(self)
-    }
-    fn serialize_tuple(self, len: usize) -> Result<Self, Error> {
-        self.serialize_seq(Some(len))
-    }
-    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<Self, Error> {
-        self.serialize_seq(Some(len))
     }
     fn serialize_tuple_variant(
         self,
@@ -270,9 +265,6 @@ impl ser::Serializer for &mut Collect<'_, '_> {
     fn serialize_map(self, _: Option<usize>) -> Result<Self, Error> {
         self.open(OBJ, true);
         Ok(self)
-    }
-    fn serialize_struct(self, _: &'static str, len: usize) -> Result<Self, Error> {
-        self.serialize_map(Some(len))
     }
     fn serialize_struct_variant(
         self,

@@ -289,17 +289,12 @@ impl ser::Serializer for Tree {
     ) -> Result<Node, Error> {
         Ok(under(Some(variant), v.serialize(self)?))
     }
+    tuples_are_seqs_structs_are_maps!(Seq, Map<'static>);
     fn serialize_seq(self, len: Option<usize>) -> Result<Seq, Error> {
         Ok(Seq {
             items: Vec::with_capacity(len.unwrap_or(0)),
             variant: None,
         })
-    }
-    fn serialize_tuple(self, len: usize) -> Result<Seq, Error> {
-        self.serialize_seq(Some(len))
-    }
-    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<Seq, Error> {
-        self.serialize_seq(Some(len))
     }
     fn serialize_tuple_variant(
         self,
@@ -315,9 +310,6 @@ impl ser::Serializer for Tree {
     }
     fn serialize_map(self, len: Option<usize>) -> Result<Map<'static>, Error> {
         Ok(Map::new(len, None))
-    }
-    fn serialize_struct(self, _: &'static str, len: usize) -> Result<Map<'static>, Error> {
-        self.serialize_map(Some(len))
     }
     fn serialize_struct_variant(
         self,
