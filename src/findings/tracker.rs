@@ -26,7 +26,8 @@ pub struct DiskBaseline {
 pub struct Baselines {
     /// Sorted by name. A vector of shared names, not a map of strings: the live view keeps a
     /// copy per sample in its ring (600 at the defaults), and a map's node and a string per
-    /// device were ~0.5 KB of each copy.
+    /// device made each copy an allocation or more larger (the idle VM's heap at a full ring:
+    /// 1,572 KB against 1,688 KB).
     devices: Vec<(Arc<str>, DiskBaseline)>,
     irqs: IrqBaselines,
 }
