@@ -47,7 +47,7 @@ impl Leaves {
             out: self,
             keep,
             depth: 0,
-            filters: Vec::new(),
+            top_object: false,
             skip: false,
             id: false,
         };
@@ -55,14 +55,14 @@ impl Leaves {
     }
 }
 
-/// The serializer. `depth` counts the containers open; `filters` says, for each object open,
-/// whether it is the top one whose keys are filtered; `skip` that the key just read was not
+/// The serializer. `depth` counts the containers open; `top_object` says the value itself is an
+/// object, whose keys (read at depth 1) are filtered; `skip` that the key just read was not
 /// kept, so its value is not read either; `id` that the key just read names an id field.
 struct Collect<'a, 'k> {
     out: &'a mut Leaves,
     keep: &'k [&'k str],
     depth: usize,
-    filters: Vec<bool>,
+    top_object: bool,
     skip: bool,
     id: bool,
 }
@@ -95,17 +95,12 @@ impl Collect<'_, '_> {
 
     fn open(&mut self, t: u8, object: bool) {
         self.token(t);
-        if object {
-            self.filters.push(self.depth == 0);
-        }
+        self.top_object |= object && self.depth == 0;
         self.depth += 1;
     }
 
-    fn close(&mut self, t: u8, object: bool) {
+    fn close(&mut self, t: u8) {
         self.token(t);
-        if object {
-            self.filters.pop();
-        }
         self.depth = self.depth.saturating_sub(1);
     }
 
@@ -118,7 +113,7 @@ impl Collect<'_, '_> {
             .get(start + 1..self.out.shape.len() - 1)
             .unwrap_or(&[]);
         let is = |k: &&str| k.as_bytes() == key;
-        if self.filters.last() == Some(&true) && !self.keep.iter().any(is) {
+        if self.top_object && self.depth == 1 && !self.keep.iter().any(is) {
             self.out.shape.truncate(start);
             return false;
         }
@@ -202,7 +197,7 @@ impl ser::Serializer for &mut Collect<'_, '_> {
             self.id = false;
             self.number(f64::from(*b), true, u64::from(*b));
         }
-        self.close(SEQ_END, false);
+        self.close(SEQ_END);
         Ok(())
     }
     fn serialize_none(self) -> Result<(), Error> {
@@ -293,7 +288,7 @@ macro_rules! seq {
                 v.serialize(&mut **self)
             }
             fn end(self) -> Result<(), Error> {
-                self.close(SEQ_END, false);
+                self.close(SEQ_END);
                 Ok(())
             }
         }
@@ -319,7 +314,7 @@ macro_rules! fields {
                 self.field(key, v)
             }
             fn end(self) -> Result<(), Error> {
-                self.close(OBJ_END, true);
+                self.close(OBJ_END);
                 Ok(())
             }
         }
@@ -347,7 +342,7 @@ impl ser::SerializeMap for &mut Collect<'_, '_> {
         v.serialize(&mut **self)
     }
     fn end(self) -> Result<(), Error> {
-        self.close(OBJ_END, true);
+        self.close(OBJ_END);
         Ok(())
     }
 }
