@@ -2,9 +2,10 @@
 //! every interval. Each page is written to a new `DIR/.perftop.prom.PID.NONCE.tmp`, then
 //! exchanged with the old page in the same directory (or renamed over it; see `replace`), so a
 //! reader sees the old page or the new one, never part of one; the collector reads only
-//! `*.prom`, so a temp file a crash leaves is never read, and the next start removes it. The page is not synced: it is replaced a second
-//! later, a power cut loses nothing that is not re-read at start, and a `fsync` a second is a
-//! journal commit a second on the disk of a host that may be in an I/O incident.
+//! `*.prom`, so a temp file a crash leaves is never read, and the next start removes it. The
+//! page is not synced: it is replaced a second later, a power cut loses nothing that is not
+//! re-read at start, and a `fsync` a second is a journal commit a second on the disk of a host
+//! that may be in an I/O incident.
 //!
 //! perftop runs as root and the directory may be shared (`/tmp`, a collector's spool): the
 //! directory and every directory above it must be owned by root or by us and not writable by
