@@ -14,6 +14,7 @@ pub mod sshd;
 pub mod synth;
 pub mod ticker;
 pub mod tmux;
+pub mod trace;
 
 use perftop::root::Root;
 use perftop::sample::Sample;
