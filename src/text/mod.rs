@@ -187,10 +187,10 @@ impl Report {
             cut = visible.len() - busy.len();
             rows.extend(busy);
         }
-        let title: Vec<String> = t.columns.iter().map(|c| c.title.clone()).collect();
+        let title: Vec<String> = t.columns.iter().map(|c| c.title.to_string()).collect();
         self.row(t, &shown, &title);
         for r in rows {
-            let cells: Vec<String> = r.cells.iter().map(|c| c.text.clone()).collect();
+            let cells: Vec<String> = r.cells.iter().map(|c| c.text.to_string()).collect();
             self.row(t, &shown, &cells);
         }
         let mut notes = Vec::new();
@@ -278,7 +278,7 @@ fn header(r: &mut Report, d: &Derived, n: u64) {
 
 /// A line of cells as plain text.
 fn joined(cells: &Cells) -> String {
-    cells.iter().map(|c| c.text.as_str()).collect()
+    cells.iter().map(|c| c.text.as_ref()).collect()
 }
 
 /// The dirty gauge in ASCII: `#` dirty, `=` writeback, `.` room, and the marker line.

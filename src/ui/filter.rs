@@ -34,7 +34,7 @@ pub fn matches(row: &Row, filter: &str) -> bool {
         return true;
     }
     let f = filter.to_lowercase();
-    let shown = row.cells.first().map(|c| c.text.as_str()).unwrap_or("");
+    let shown = row.cells.first().map(|c| c.text.as_ref()).unwrap_or("");
     row.name.to_lowercase().contains(&f) || shown.to_lowercase().contains(&f)
 }
 
@@ -48,7 +48,7 @@ mod tests {
             name: name.into(),
             load: 0.0,
             natural: 0,
-            cells: vec![cell(shown, Level::Text)],
+            cells: vec![cell(shown.to_string(), Level::Text)],
             quiet: false,
         }
     }

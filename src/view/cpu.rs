@@ -212,7 +212,7 @@ fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
         col("MHz", 6),
         col("wake/s", 6),
     ];
-    cols.extend(names.iter().map(|n| col(n, 6)));
+    cols.extend(names.iter().map(|n| col(n.clone(), 6)));
     cols.push(col("miss%", 5));
     // On a screen the CPU rows' cells wait for the rows drawn (a screenful of 4096); the
     // package rows, a few, are built whole.

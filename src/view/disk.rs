@@ -5,7 +5,7 @@
 
 use super::levels::display::FS_HEADLINE_PCT;
 use super::model::{
-    cell, col, lcol, xcol, xlcol, Block, Cells, Level, Order, PaneView, Row, Table,
+    cell, col, lcol, xcol, xlcol, Block, Cell, Cells, Level, Order, PaneView, Row, Table,
 };
 use super::Ctx;
 use crate::derive::{Derived, DiskMetrics};
@@ -116,8 +116,84 @@ fn devices_headline(d: &Derived, x: &Ctx) -> Cells {
     s
 }
 
-fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
+/// The devices the table lists, in order: whole disks, and partitions when zoomed.
+fn listed<'a>(d: &'a Derived, x: &Ctx) -> impl Iterator<Item = &'a DiskMetrics> {
+    let detail = x.detail;
+    d.disks.iter().filter(move |m| detail || !m.partition)
+}
+
+fn name_level(m: &DiskMetrics) -> Level {
+    if m.stalled {
+        Level::Crit
+    } else if m.partition {
+        Level::Dim
+    } else {
+        Level::Text
+    }
+}
+
+/// Every cell of the `i`-th listed device's row (`Later::Disk`), built for the rows drawn.
+/// Empty for a device the interval does not hold.
+pub fn cells_of(d: &Derived, x: &Ctx, i: u64) -> Vec<Cell> {
+    let Some(m) = usize::try_from(i).ok().and_then(|i| listed(d, x).nth(i)) else {
+        return Vec::new();
+    };
+    let mut v = vec![cell(label(m), name_level(m))];
+    v.extend(row_cells(m, x));
+    v
+}
+
+/// A device's cells after its name.
+fn row_cells(m: &DiskMetrics, x: &Ctx) -> Vec<Cell> {
     let l = &x.levels;
+    let util = num(m.util, 1);
+    let mut cells = vec![
+        cell(plain_fit(m.r_s, 1, 6), Level::Text),
+        cell(plain_fit(m.w_s, 1, 6), Level::Text),
+        cell(plain_fit(m.d_s, 1, 6), Level::Text),
+        cell(plain_fit(m.rkb_s, 1, 7), Level::Text),
+        cell(plain_fit(m.wkb_s, 1, 7), Level::Text),
+        cell(
+            plain_fit(m.r_await, 2, 7),
+            l.await_ms(m.r_await, m.rotational),
+        ),
+        cell(
+            plain_fit(m.w_await, 2, 7),
+            l.await_ms(m.w_await, m.rotational),
+        ),
+        cell(plain_fit(m.aqu_sz, 2, 6), l.aqu_sz(m.aqu_sz)),
+        if m.parallel && m.util.is_some() {
+            cell(format!("({util})"), Level::Dim)
+        } else {
+            cell(util, l.util(m.util))
+        },
+    ];
+    for (v, dec) in [
+        (m.rrqm_s, 1),
+        (m.wrqm_s, 1),
+        (m.rrqm, 1),
+        (m.wrqm, 1),
+        (m.rareq_sz, 1),
+        (m.wareq_sz, 1),
+        (m.dkb_s, 1),
+        (m.d_await, 2),
+        (m.f_s, 1),
+        (m.f_await, 2),
+    ] {
+        cells.push(cell(plain_fit(v, dec, 7), Level::Text));
+    }
+    cells.push(cell(
+        m.inflight.map_or("-".into(), |v| v.to_string()),
+        Level::Text,
+    ));
+    cells.push(cell(
+        m.scheduler.clone().unwrap_or_else(|| "-".into()),
+        Level::Dim,
+    ));
+    cells
+}
+
+fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
     let mut cols = vec![
         lcol("Device", 9),
         col("r/s", 6),
@@ -148,60 +224,16 @@ fn body(d: &Derived, x: &Ctx) -> Vec<Block> {
     }
     let mut t = Table::new(cols, "devices", Order::Load);
     t.empty = Some("- (no /proc/diskstats devices)".into());
-    let list = d.disks.iter().filter(|m| x.detail || !m.partition);
-    for (i, m) in list.enumerate() {
-        let util = num(m.util, 1);
-        let name_level = if m.stalled {
-            Level::Crit
-        } else if m.partition {
-            Level::Dim
-        } else {
-            Level::Text
-        };
-        let mut cells = vec![
-            cell(label(m), name_level),
-            cell(plain_fit(m.r_s, 1, 6), Level::Text),
-            cell(plain_fit(m.w_s, 1, 6), Level::Text),
-            cell(plain_fit(m.d_s, 1, 6), Level::Text),
-            cell(plain_fit(m.rkb_s, 1, 7), Level::Text),
-            cell(plain_fit(m.wkb_s, 1, 7), Level::Text),
-            cell(
-                plain_fit(m.r_await, 2, 7),
-                l.await_ms(m.r_await, m.rotational),
-            ),
-            cell(
-                plain_fit(m.w_await, 2, 7),
-                l.await_ms(m.w_await, m.rotational),
-            ),
-            cell(plain_fit(m.aqu_sz, 2, 6), l.aqu_sz(m.aqu_sz)),
-            if m.parallel && m.util.is_some() {
-                cell(format!("({util})"), Level::Dim)
-            } else {
-                cell(util, l.util(m.util))
-            },
-        ];
-        for (v, dec) in [
-            (m.rrqm_s, 1),
-            (m.wrqm_s, 1),
-            (m.rrqm, 1),
-            (m.wrqm, 1),
-            (m.rareq_sz, 1),
-            (m.wareq_sz, 1),
-            (m.dkb_s, 1),
-            (m.d_await, 2),
-            (m.f_s, 1),
-            (m.f_await, 2),
-        ] {
-            cells.push(cell(plain_fit(v, dec, 7), Level::Text));
+    // On a screen a row's cells wait for the rows drawn (`Later::Disk`): a VM's ten loop
+    // devices were 80 numbers formatted a frame for the two or three rows shown.
+    if x.lazy_rows {
+        t.later = Some(super::model::Later::Disk);
+    }
+    for (i, m) in listed(d, x).enumerate() {
+        let mut cells = vec![cell(label(m), name_level(m))];
+        if !x.lazy_rows {
+            cells.extend(row_cells(m, x));
         }
-        cells.push(cell(
-            m.inflight.map_or("-".into(), |v| v.to_string()),
-            Level::Text,
-        ));
-        cells.push(cell(
-            m.scheduler.clone().unwrap_or_else(|| "-".into()),
-            Level::Dim,
-        ));
         t.rows.push(Row {
             name: label(m),
             load: load(m),

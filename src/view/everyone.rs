@@ -292,7 +292,7 @@ mod tests {
         rows.sort_by(super::super::model::busiest);
         let pids: Vec<String> = rows
             .iter()
-            .map(|r| cells_of(&all, r.natural)[0].text.clone())
+            .map(|r| cells_of(&all, r.natural)[0].text.to_string())
             .collect();
         assert_eq!(pids, ["20", "21", "10", "11"]);
         assert!(cells_of(&all, 99 << 32).is_empty(), "no such task");

@@ -2,6 +2,8 @@
 //! with a level. The text report and the screen lay these out; neither decides a number or a
 //! colour on its own.
 
+use std::borrow::Cow;
+
 /// How a value stands against its thresholds (the renderer picks the colour).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
@@ -20,14 +22,15 @@ pub enum Level {
 /// One piece of text with its level.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cell {
-    pub text: String,
+    /// A literal for many cells (labels between numbers): kept as it is, not copied.
+    pub text: Cow<'static, str>,
     pub level: Level,
     /// Shown only where the line has room: a renderer leaves every optional cell of a line out
     /// before it cuts the line.
     pub optional: bool,
 }
 
-pub fn cell(text: impl Into<String>, level: Level) -> Cell {
+pub fn cell(text: impl Into<Cow<'static, str>>, level: Level) -> Cell {
     Cell {
         text: text.into(),
         level,
@@ -36,7 +39,7 @@ pub fn cell(text: impl Into<String>, level: Level) -> Cell {
 }
 
 /// A cell a narrow line leaves out (see `Cell::optional`).
-pub fn opt_cell(text: impl Into<String>, level: Level) -> Cell {
+pub fn opt_cell(text: impl Into<Cow<'static, str>>, level: Level) -> Cell {
     Cell {
         optional: true,
         ..cell(text, level)
@@ -82,13 +85,14 @@ pub type Cells = Vec<Cell>;
 /// (zoomed, or a wide terminal/report).
 #[derive(Debug, Clone)]
 pub struct Column {
-    pub title: String,
+    /// A literal for most columns: a frame builds every table's columns again.
+    pub title: Cow<'static, str>,
     pub width: usize,
     pub left: bool,
     pub extra: bool,
 }
 
-pub fn col(title: &str, width: usize) -> Column {
+pub fn col(title: impl Into<Cow<'static, str>>, width: usize) -> Column {
     Column {
         title: title.into(),
         width,
@@ -97,14 +101,14 @@ pub fn col(title: &str, width: usize) -> Column {
     }
 }
 
-pub fn lcol(title: &str, width: usize) -> Column {
+pub fn lcol(title: impl Into<Cow<'static, str>>, width: usize) -> Column {
     Column {
         left: true,
         ..col(title, width)
     }
 }
 
-pub fn xcol(title: &str, width: usize) -> Column {
+pub fn xcol(title: impl Into<Cow<'static, str>>, width: usize) -> Column {
     Column {
         extra: true,
         ..col(title, width)
@@ -112,7 +116,7 @@ pub fn xcol(title: &str, width: usize) -> Column {
 }
 
 /// A left-aligned extra column.
-pub fn xlcol(title: &str, width: usize) -> Column {
+pub fn xlcol(title: impl Into<Cow<'static, str>>, width: usize) -> Column {
     Column {
         left: true,
         ..xcol(title, width)
@@ -174,6 +178,8 @@ pub enum Later {
     IrqCpu,
     /// `view::softirq::irq_line_cells_of`: the row per IRQ line, as `Cpu`.
     IrqLine,
+    /// `view::disk::cells_of`: the Disks pane's row per device, as `Cpu`.
+    Disk,
 }
 
 impl Table {

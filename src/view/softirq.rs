@@ -200,8 +200,11 @@ fn queues(d: &Derived) -> Table {
                 cell(q.irq.to_string(), Level::Dim),
                 cell(compact(q.per_s), Level::Text),
                 cell(CpuList::from_ids(q.cpus.clone()).to_string(), Level::Text),
-                cell(q.affinity.as_deref().unwrap_or("-"), Level::Dim),
-                cell(q.effective_affinity.as_deref().unwrap_or("-"), Level::Text),
+                cell(q.affinity.as_deref().unwrap_or("-").to_string(), Level::Dim),
+                cell(
+                    q.effective_affinity.as_deref().unwrap_or("-").to_string(),
+                    Level::Text,
+                ),
                 cell(q.node.map_or("-".into(), |n| n.to_string()), Level::Dim),
             ],
         });

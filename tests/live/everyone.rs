@@ -127,7 +127,7 @@ fn an_idle_process_is_listed_and_found_by_the_filter() {
         // A row's cells are built when it is drawn (`Table::later`).
         .filter_map(|r| {
             let cells = perftop::view::everyone::cells_of(&all, r.natural);
-            cells.first().map(|c| c.text.clone())
+            cells.first().map(|c| c.text.to_string())
         })
         .collect();
     assert_eq!(found, [pid.to_string()], "filter {name:?}");

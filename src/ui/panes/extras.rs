@@ -123,6 +123,11 @@ fn by_node<'a>(v: &View<'a>) -> Vec<(Option<u32>, Vec<&'a crate::derive::CpuMetr
 
 /// The dirty gauge in the theme's glyphs (geometry from `view::dirty::gauge`, shared with the
 /// text report).
+/// `n` times `c`, in one allocation.
+fn repeated(c: char, n: usize) -> String {
+    std::iter::repeat_n(c, n).collect()
+}
+
 pub fn dirty_gauge(v: &View, lines: &mut Vec<Line<'static>>) {
     let t = v.theme;
     let width = v.width.saturating_sub(4).clamp(10, 100);
@@ -133,9 +138,9 @@ pub fn dirty_gauge(v: &View, lines: &mut Vec<Line<'static>>) {
     let (cd, cw, ce) = t.glyphs.gauge();
     lines.push(Line::from(vec![
         span("  ", Style::default()),
-        span(cd.to_string().repeat(g.dirty_cells), t.dirty),
-        span(cw.to_string().repeat(g.writeback_cells), t.writeback),
-        span(ce.to_string().repeat(g.empty_cells), t.dim),
+        span(repeated(cd, g.dirty_cells), t.dirty),
+        span(repeated(cw, g.writeback_cells), t.writeback),
+        span(repeated(ce, g.empty_cells), t.dim),
     ]));
     lines.push(Line::from(vec![
         span("  ", Style::default()),
@@ -161,8 +166,8 @@ pub fn bars(v: &View, b: &crate::view::model::BarLine) -> Line<'static> {
             _ => t.info,
         };
         spans.push(span(format!(" {} ", bar.name), t.dim));
-        spans.push(span(full.to_string().repeat(filled), style));
-        spans.push(span(empty.to_string().repeat(rest), t.dim));
+        spans.push(span(repeated(full, filled), style));
+        spans.push(span(repeated(empty, rest), t.dim));
         let value = crate::view::model::share_text(bar.pct);
         let value_style = match bar.level {
             crate::view::model::Level::Crit => t.crit,

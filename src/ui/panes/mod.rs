@@ -9,7 +9,7 @@ mod work;
 
 use super::spans::{note, span};
 use crate::units::fit;
-use crate::view::model::{Block, Cells, PaneView};
+use crate::view::model::{Block, PaneView};
 use crate::view::{Ctx, Pane};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -92,10 +92,7 @@ pub fn title(p: Pane, m: &PaneView, v: &View, focused: bool, tag: Option<String>
 
 /// The headline in `room` columns: without its optional cells when they do not all fit.
 pub fn headline(p: Pane, m: &PaneView, v: &View, room: usize) -> Vec<Span<'static>> {
-    let cells: Cells = crate::view::model::fitting(&m.headline, room)
-        .into_iter()
-        .cloned()
-        .collect();
+    let cells = crate::view::model::fitting(&m.headline, room);
     let mut s = v.spans(&cells);
     s.extend(extras::headline_trend(p, v));
     s
@@ -159,10 +156,7 @@ pub fn body_with_tables(
     for b in &m.body {
         match b {
             Block::Line(cells) => {
-                let fit: Cells = crate::view::model::fitting_from_right(cells, v.width)
-                    .into_iter()
-                    .cloned()
-                    .collect();
+                let fit = crate::view::model::fitting_from_right(cells, v.width);
                 lines.push(Line::from(v.spans(&fit)))
             }
             // Legends and remarks cost rows the unzoomed screen gives to tables; zoom shows them.
@@ -253,8 +247,13 @@ pub fn body_lens(p: Pane, m: &PaneView, v: &View) -> table::Lens {
     n
 }
 
+/// The lines `extras::dirty_gauge` draws: the bar and its marks, or the note saying why not
+/// (the same test as `view::dirty::gauge`'s, without drawing them).
 fn dirty_gauge_len(v: &View) -> usize {
-    let mut g = Vec::new();
-    extras::dirty_gauge(v, &mut g);
-    g.len()
+    let d = &v.d.dirty;
+    if d.threshold_kb.is_some() && d.dirty_kb.is_some() {
+        2
+    } else {
+        1
+    }
 }

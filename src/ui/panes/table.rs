@@ -46,12 +46,17 @@ pub fn lens(p: Pane, t: &Table, v: &View) -> Lens {
     if t.rows.is_empty() {
         return same(usize::from(t.empty.is_some()));
     }
-    let (matched, quiet) = matched(p, t, v);
-    if matched.is_empty() && !v.opts.filter_for(p).is_empty() {
+    // Counted, not collected: the layout asks several times a frame.
+    let (mut matched, mut quiet) = (0, 0);
+    for r in t.rows.iter().filter(|r| v.keep(p, r)) {
+        matched += 1;
+        quiet += usize::from(v.opts.hide_idle && r.quiet);
+    }
+    if matched == 0 && !v.opts.filter_for(p).is_empty() {
         return same(2);
     }
-    let full = 1 + matched.len();
-    let shown = matched.len() - quiet;
+    let full = 1 + matched;
+    let shown = matched - quiet;
     match (shown, quiet) {
         (_, 0) => same(full),
         (0, _) => Lens { hidden: 1, full },
@@ -101,45 +106,34 @@ pub fn table(
     let keep: Vec<usize> = (0..t.columns.len())
         .filter(|i| wide || !t.columns[*i].extra)
         .collect();
-    let cols: Vec<Column> = keep.iter().map(|i| t.columns[*i].clone()).collect();
+    let cols: Vec<&Column> = keep.iter().map(|i| &t.columns[*i]).collect();
+    // What the view functions need to build a row's cells later (the model's own context).
+    let ctx = crate::view::Ctx::new(v.opts.thresholds, v.detail);
     let row_line = |r: &Row| {
+        use crate::view::{cpu, disk, softirq};
+        let name_only = r.cells.len() == 1;
         let later = match (t.later, v.opts.everyone) {
             (Some(Later::Everyone), Some(all)) if r.cells.is_empty() => {
                 crate::view::everyone::cells_of(all, r.natural)
             }
-            // Package rows (`t.groups`) are whole; a CPU row holds only its name.
-            (Some(Later::Cpu), _) if r.cells.len() == 1 => crate::view::cpu::cells_of(
-                v.d,
-                &crate::view::Ctx::new(v.opts.thresholds, v.detail),
-                r.natural,
-            ),
-            (Some(Later::SoftirqCpu), _) if r.cells.len() == 1 => crate::view::softirq::cells_of(
-                v.d,
-                &crate::view::Ctx::new(v.opts.thresholds, v.detail),
-                r.natural,
-            ),
-            (Some(Later::IrqLine), _) if r.cells.len() == 1 => {
-                crate::view::softirq::irq_line_cells_of(
-                    v.d,
-                    &crate::view::Ctx::new(v.opts.thresholds, v.detail),
-                    r.natural,
-                )
+            // Package rows (`t.groups`) are name_only; a CPU row holds only its name.
+            (Some(Later::Cpu), _) if name_only => cpu::cells_of(v.d, &ctx, r.natural),
+            (Some(Later::SoftirqCpu), _) if name_only => softirq::cells_of(v.d, &ctx, r.natural),
+            (Some(Later::IrqLine), _) if name_only => {
+                softirq::irq_line_cells_of(v.d, &ctx, r.natural)
             }
-            (Some(Later::IrqCpu), _) if r.cells.len() == 1 => crate::view::softirq::irq_cells_of(
-                v.d,
-                &crate::view::Ctx::new(v.opts.thresholds, v.detail),
-                &t.keys,
-                r.natural,
-            ),
+            (Some(Later::Disk), _) if name_only => disk::cells_of(v.d, &ctx, r.natural),
+            (Some(Later::IrqCpu), _) if name_only => {
+                softirq::irq_cells_of(v.d, &ctx, &t.keys, r.natural)
+            }
             _ => Vec::new(),
         };
         super::work::note_cells(later.len());
         let own = if later.is_empty() { &r.cells } else { &later };
-        let cells: Vec<(String, Style)> = keep
+        let cells = keep
             .iter()
             .filter_map(|i| own.get(*i))
-            .map(|c| (c.text.clone(), v.style(c.level)))
-            .collect();
+            .map(|c| (c.text.as_ref(), v.style(c.level)));
         row_line(&cols, cells, v.width)
     };
     let (mut all, quiet) = matched(p, t, v);
@@ -239,10 +233,10 @@ pub fn table(
 }
 
 /// How many leading columns fit in `width` (one space between columns).
-pub fn fitting(cols: &[Column], width: usize) -> usize {
+pub fn fitting<C: std::borrow::Borrow<Column>>(cols: &[C], width: usize) -> usize {
     let mut used = 0;
     for (i, c) in cols.iter().enumerate() {
-        let need = c.width + usize::from(i > 0);
+        let need = c.borrow().width + usize::from(i > 0);
         if used + need > width {
             return i.max(1);
         }
@@ -251,36 +245,66 @@ pub fn fitting(cols: &[Column], width: usize) -> usize {
     cols.len()
 }
 
-fn cell(text: &str, c: &Column, first: bool) -> String {
-    let t = fit(text, c.width);
+/// One cell of a table line appended to `out`: a space before all but the first, the text cut
+/// to the column (`units::fit`) and padded to it by characters, as `{:<w$}` / `{:>w$}` would.
+/// Written in place: a frame draws a few hundred cells, and a `format!` and a cut copy each
+/// were a third of its allocations.
+fn push_cell(out: &mut String, text: &str, c: &Column, first: bool) {
+    if !first {
+        out.push(' ');
+    }
     let w = c.width;
-    let sep = if first { "" } else { " " };
-    if c.left {
-        format!("{sep}{t:<w$}")
+    let len = text.chars().count();
+    let cut;
+    let (t, len) = if len <= w {
+        (text, len)
     } else {
-        format!("{sep}{t:>w$}")
+        cut = fit(text, w);
+        let n = cut.chars().count();
+        (cut.as_str(), n)
+    };
+    let pad = w.saturating_sub(len);
+    if !c.left {
+        out.extend(std::iter::repeat_n(' ', pad));
+    }
+    out.push_str(t);
+    if c.left {
+        out.extend(std::iter::repeat_n(' ', pad));
     }
 }
 
-pub fn header_line(cols: &[Column], width: usize, theme: &Theme) -> Line<'static> {
+pub fn header_line<C: std::borrow::Borrow<Column>>(
+    cols: &[C],
+    width: usize,
+    theme: &Theme,
+) -> Line<'static> {
     let n = fitting(cols, width);
-    let s: String = cols[..n]
-        .iter()
-        .enumerate()
-        .map(|(i, c)| cell(&c.title, c, i == 0))
-        .collect();
+    let mut s = String::with_capacity(width);
+    for (i, c) in cols[..n].iter().enumerate() {
+        let c = c.borrow();
+        push_cell(&mut s, &c.title, c, i == 0);
+    }
     Line::from(Span::styled(s, theme.dim))
 }
 
-pub fn row_line(cols: &[Column], cells: Vec<(String, Style)>, width: usize) -> Line<'static> {
+/// A table row: one span a cell, each in its own style.
+pub fn row_line<'a, C: std::borrow::Borrow<Column>>(
+    cols: &[C],
+    cells: impl Iterator<Item = (&'a str, Style)>,
+    width: usize,
+) -> Line<'static> {
     let n = fitting(cols, width);
     Line::from(
         cells
-            .into_iter()
             .zip(cols)
             .take(n)
             .enumerate()
-            .map(|(i, ((text, style), c))| Span::styled(cell(&text, c, i == 0), style))
+            .map(|(i, ((text, style), c))| {
+                let c = c.borrow();
+                let mut s = String::with_capacity(c.width + 1);
+                push_cell(&mut s, text, c, i == 0);
+                Span::styled(s, style)
+            })
             .collect::<Vec<_>>(),
     )
 }

@@ -10,7 +10,7 @@ use crate::ui::prefs::SortKey;
 use crate::ui::spans::span;
 use crate::ui::theme::Theme;
 use crate::ui::trend::TrendPoint;
-use crate::view::model::{Cells, Level, Row};
+use crate::view::model::{Cell, Level, Row};
 use crate::view::processes::ProcSort;
 use crate::view::Pane;
 use ratatui::style::Style;
@@ -82,7 +82,7 @@ impl View<'_> {
         }
     }
 
-    pub(super) fn spans(&self, cells: &Cells) -> Vec<Span<'static>> {
+    pub(super) fn spans(&self, cells: &[&Cell]) -> Vec<Span<'static>> {
         cells
             .iter()
             .map(|c| span(c.text.clone(), self.style(c.level)))

@@ -100,8 +100,11 @@ fn line_cells(q: &IrqLineMetrics, x: &Ctx) -> Vec<Cell> {
         cell(q.name.to_string(), Level::Text),
         cell(compact(q.per_s), x.levels.irq_line(q.per_s)),
         cell(CpuList::from_ids(q.cpus.clone()).to_string(), Level::Text),
-        cell(q.affinity.as_deref().unwrap_or("-"), Level::Dim),
-        cell(q.effective_affinity.as_deref().unwrap_or("-"), Level::Text),
+        cell(q.affinity.as_deref().unwrap_or("-").to_string(), Level::Dim),
+        cell(
+            q.effective_affinity.as_deref().unwrap_or("-").to_string(),
+            Level::Text,
+        ),
         cell(compact(q.boot_per_s), Level::Dim),
         cell(q.node.map_or("-".into(), |n| n.to_string()), Level::Dim),
         cell(q.chip.to_string(), Level::Dim),
@@ -153,9 +156,9 @@ pub fn per_cpu(d: &Derived, x: &Ctx) -> Table {
     for ty in &types {
         let title = crate::units::fit(&ty.name, 6);
         columns.push(if rank(ty.kind) <= 3 {
-            col(&title, 6)
+            col(title, 6)
         } else {
-            xcol(&title, 6)
+            xcol(title, 6)
         });
     }
     let mut t = Table::new(columns, "CPUs", Order::Natural);

@@ -25,7 +25,7 @@ fn pane_cpu_some(a: &Assessed) -> String {
         .iter()
         .position(|c| c.text == " cpu ")
         .expect("the headline names cpu");
-    v.headline[i + 1].text.clone()
+    v.headline[i + 1].text.to_string()
 }
 
 /// Every `NN%` in a line.

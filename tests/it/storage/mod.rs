@@ -402,7 +402,7 @@ fn table(p: &perftop::view::model::PaneView, what: &str) -> Vec<Vec<String>> {
             perftop::view::model::Block::Table(t) if t.what == what => Some(
                 t.rows
                     .iter()
-                    .map(|r| r.cells.iter().map(|c| c.text.clone()).collect())
+                    .map(|r| r.cells.iter().map(|c| c.text.to_string()).collect())
                     .collect(),
             ),
             _ => None,
