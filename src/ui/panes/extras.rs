@@ -121,13 +121,13 @@ fn by_node<'a>(v: &View<'a>) -> Vec<(Option<u32>, Vec<&'a crate::derive::CpuMetr
         .collect()
 }
 
-/// The dirty gauge in the theme's glyphs (geometry from `view::dirty::gauge`, shared with the
-/// text report).
 /// `n` times `c`, in one allocation.
 fn repeated(c: char, n: usize) -> String {
     std::iter::repeat_n(c, n).collect()
 }
 
+/// The dirty gauge in the theme's glyphs (geometry from `view::dirty::gauge`, shared with the
+/// text report).
 pub fn dirty_gauge(v: &View, lines: &mut Vec<Line<'static>>) {
     let t = v.theme;
     let width = v.width.saturating_sub(4).clamp(10, 100);

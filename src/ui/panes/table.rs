@@ -116,7 +116,7 @@ pub fn table(
             (Some(Later::Everyone), Some(all)) if r.cells.is_empty() => {
                 crate::view::everyone::cells_of(all, r.natural)
             }
-            // Package rows (`t.groups`) are name_only; a CPU row holds only its name.
+            // Package rows (`t.groups`) are whole; a CPU row holds only its name.
             (Some(Later::Cpu), _) if name_only => cpu::cells_of(v.d, &ctx, r.natural),
             (Some(Later::SoftirqCpu), _) if name_only => softirq::cells_of(v.d, &ctx, r.natural),
             (Some(Later::IrqLine), _) if name_only => {
