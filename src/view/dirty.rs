@@ -110,6 +110,12 @@ pub struct DirtyGauge {
     pub marks: String,
 }
 
+/// Whether `gauge` has what it needs (the threshold and the dirty amount): the screen's layout
+/// asks this every frame without drawing the gauge.
+pub fn has_gauge(d: &DirtyMetrics) -> bool {
+    d.threshold_kb.is_some() && d.dirty_kb.is_some()
+}
+
 pub fn gauge(d: &DirtyMetrics, width: usize) -> Option<DirtyGauge> {
     let t = d.threshold_kb? as f64;
     let dirty = d.dirty_kb? as f64;

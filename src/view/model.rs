@@ -38,6 +38,14 @@ pub fn cell(text: impl Into<Cow<'static, str>>, level: Level) -> Cell {
     }
 }
 
+/// A cell of kernel text, or `-` when it is unknown (the `-` not copied).
+pub fn text_cell(text: Option<&str>, level: Level) -> Cell {
+    match text {
+        Some(t) => cell(t.to_string(), level),
+        None => cell(crate::units::UNKNOWN, level),
+    }
+}
+
 /// A cell a narrow line leaves out (see `Cell::optional`).
 pub fn opt_cell(text: impl Into<Cow<'static, str>>, level: Level) -> Cell {
     Cell {

@@ -5,7 +5,7 @@
 mod irq;
 
 use super::model::{
-    cell, col, lcol, xcol, xlcol, Block, Cell, Cells, Level, Order, PaneView, Row, Table,
+    cell, col, lcol, text_cell, xcol, xlcol, Block, Cell, Cells, Level, Order, PaneView, Row, Table,
 };
 use super::Ctx;
 use crate::cpulist::CpuList;
@@ -200,11 +200,8 @@ fn queues(d: &Derived) -> Table {
                 cell(q.irq.to_string(), Level::Dim),
                 cell(compact(q.per_s), Level::Text),
                 cell(CpuList::from_ids(q.cpus.clone()).to_string(), Level::Text),
-                cell(q.affinity.as_deref().unwrap_or("-").to_string(), Level::Dim),
-                cell(
-                    q.effective_affinity.as_deref().unwrap_or("-").to_string(),
-                    Level::Text,
-                ),
+                text_cell(q.affinity.as_deref(), Level::Dim),
+                text_cell(q.effective_affinity.as_deref(), Level::Text),
                 cell(q.node.map_or("-".into(), |n| n.to_string()), Level::Dim),
             ],
         });

@@ -247,11 +247,9 @@ pub fn body_lens(p: Pane, m: &PaneView, v: &View) -> table::Lens {
     n
 }
 
-/// The lines `extras::dirty_gauge` draws: the bar and its marks, or the note saying why not
-/// (the same test as `view::dirty::gauge`'s, without drawing them).
+/// The lines `extras::dirty_gauge` draws: the bar and its marks, or the note saying why not.
 fn dirty_gauge_len(v: &View) -> usize {
-    let d = &v.d.dirty;
-    if d.threshold_kb.is_some() && d.dirty_kb.is_some() {
+    if crate::view::dirty::has_gauge(&v.d.dirty) {
         2
     } else {
         1

@@ -6,7 +6,8 @@ use crate::cpulist::CpuList;
 use crate::derive::{Derived, IrqCpuMetrics, IrqKind, IrqLineMetrics};
 use crate::units::compact;
 use crate::view::model::{
-    cell, col, lcol, opt_cell, xcol, xlcol, Block, Cell, Column, Later, Level, Order, Row, Table,
+    cell, col, lcol, opt_cell, text_cell, xcol, xlcol, Block, Cell, Column, Later, Level, Order,
+    Row, Table,
 };
 use crate::view::Ctx;
 
@@ -100,11 +101,8 @@ fn line_cells(q: &IrqLineMetrics, x: &Ctx) -> Vec<Cell> {
         cell(q.name.to_string(), Level::Text),
         cell(compact(q.per_s), x.levels.irq_line(q.per_s)),
         cell(CpuList::from_ids(q.cpus.clone()).to_string(), Level::Text),
-        cell(q.affinity.as_deref().unwrap_or("-").to_string(), Level::Dim),
-        cell(
-            q.effective_affinity.as_deref().unwrap_or("-").to_string(),
-            Level::Text,
-        ),
+        text_cell(q.affinity.as_deref(), Level::Dim),
+        text_cell(q.effective_affinity.as_deref(), Level::Text),
         cell(compact(q.boot_per_s), Level::Dim),
         cell(q.node.map_or("-".into(), |n| n.to_string()), Level::Dim),
         cell(q.chip.to_string(), Level::Dim),
