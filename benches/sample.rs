@@ -32,6 +32,9 @@
 //!   SLEEP_MS apart: the kernel's share of a sample, and how much of it is cold caches.
 //! - `cargo bench --bench sample -- frame [W H] [N] [SLEEP_MS]`: the dashboard's drawing of one
 //!   frame of this host (two live samples read), CPU a frame; SLEEP_MS before each, cold.
+//! - `cargo bench --bench sample -- ring [ROOT] [N] [SLEEP_MS]`: the dashboard's in-memory
+//!   history alone (`SampleRing::push`) over N samples of ROOT (default `/`) SLEEP_MS apart:
+//!   CPU a push, a sample's JSON and what the ring keeps of it.
 //! - `cargo bench --bench sample -- cold [N] [SLEEP_MS]`: one syscall's CPU right after a
 //!   sleep against the same call repeated at once.
 //! - `cargo bench --bench sample -- twin [N] [SLEEP_MS]`: two readers of the live host, one
@@ -308,6 +311,7 @@ fn main() {
         Some("cold") => return live::cold(&args[1..]),
         Some("twin") => return live::twin(&args[1..]),
         Some("frame") => return live::frame::frame(&args[1..]),
+        Some("ring") => return live::ring::ring(&args[1..]),
         _ => {}
     }
     let mut c = Criterion::default()

@@ -4,6 +4,7 @@
 //! Prints the drawing thread's CPU per frame, median of 5 runs. The terminal's bytes are not here
 //! (`benches/frame_bytes.sh` counts them).
 
+use super::thread_cpu_time;
 use perftop::root::Root;
 use perftop::source::Reader;
 use perftop::ui::app::App;
@@ -12,12 +13,6 @@ use perftop::ui::theme::{ColorDepth, GlyphSet, Theme};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use std::time::Duration;
-
-/// CPU time of the calling thread: the drawing, not the reader's own threads.
-fn thread_cpu_time() -> Duration {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
-}
 
 pub fn frame(args: &[String]) {
     let num = |i: usize, d: usize| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);

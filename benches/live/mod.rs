@@ -2,6 +2,7 @@
 //! system (`live`, `files`), and why (`floor`, `cold`, `twin`).
 
 pub mod frame;
+pub mod ring;
 
 use perftop::root::Root;
 use perftop::source::Reader;
@@ -11,6 +12,12 @@ use std::time::{Duration, Instant};
 /// CPU time (user + system) of the whole process, reader threads included.
 pub fn process_cpu_time() -> Duration {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+/// CPU time of the calling thread: the drawing or the ring's push, not the reader's threads.
+pub fn thread_cpu_time() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
     Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
