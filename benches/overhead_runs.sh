@@ -20,8 +20,9 @@ for ((i = 1; i <= RUNS; i++)); do
     bash benches/overhead.sh "$DUR" >"$OUT"
     grep -E '^# 2' "$OUT"
     grep -E '^\| (perftop|perftop-base|htop) \|' "$OUT"
-    # The "x htop" column of each perftop row, kept as "name ratio" lines.
-    awk -F'|' '$2 ~ /^ perftop(-base)? $/ { gsub(/ /, "", $2); gsub(/ /, "", $6); print $2, $6 }' "$OUT" >>"$OUT.ratios"
+    # The "x htop" column of each perftop row, kept as "name ratio" lines; a row without one
+    # (the tool exited early, or no htop) counts in no median.
+    awk -F'|' '$2 ~ /^ perftop(-base)? $/ { gsub(/ /, "", $2); gsub(/ /, "", $6); if ($6 != "") print $2, $6 }' "$OUT" >>"$OUT.ratios"
 done
 echo
 for name in perftop perftop-base; do
