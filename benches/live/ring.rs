@@ -13,7 +13,12 @@ use std::time::Duration;
 
 pub fn ring(args: &[String]) {
     let root = args.first().map_or("/", String::as_str);
-    let n: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(60);
+    // At least one push, so that every figure below is a measured one.
+    let n: usize = args
+        .get(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(60)
+        .max(1);
     let sleep = Duration::from_millis(args.get(2).and_then(|a| a.parse().ok()).unwrap_or(1000));
     let mut reader = Reader::new(Root::new(root));
     let mut ring = SampleRing::new(n + 2, usize::MAX);
@@ -38,7 +43,7 @@ pub fn ring(args: &[String]) {
         .map_or(0, |v| v.len());
     per.sort();
     let us = |q: usize| {
-        per.get(q * (n.max(1) - 1) / 4)
+        per.get(q * (n - 1) / 4)
             .map_or(0.0, |d| d.as_secs_f64() * 1e6)
     };
     println!(
@@ -48,6 +53,6 @@ pub fn ring(args: &[String]) {
         us(2),
         us(1),
         us(3),
-        (ring.bytes() - kept0) / n.max(1)
+        (ring.bytes() - kept0) / n
     );
 }

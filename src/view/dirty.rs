@@ -110,15 +110,18 @@ pub struct DirtyGauge {
     pub marks: String,
 }
 
-/// Whether `gauge` has what it needs (the threshold and the dirty amount): the screen's layout
-/// asks this every frame without drawing the gauge.
+/// What a gauge needs: the threshold and the dirty amount, in kB.
+fn gauge_inputs(d: &DirtyMetrics) -> Option<(f64, f64)> {
+    Some((d.threshold_kb? as f64, d.dirty_kb? as f64))
+}
+
+/// Whether `gauge` draws one: the screen's layout asks this every frame without drawing it.
 pub fn has_gauge(d: &DirtyMetrics) -> bool {
-    d.threshold_kb.is_some() && d.dirty_kb.is_some()
+    gauge_inputs(d).is_some()
 }
 
 pub fn gauge(d: &DirtyMetrics, width: usize) -> Option<DirtyGauge> {
-    let t = d.threshold_kb? as f64;
-    let dirty = d.dirty_kb? as f64;
+    let (t, dirty) = gauge_inputs(d)?;
     let wb = d.writeback_kb.unwrap_or(0) as f64;
     let scale = (t * 1.1).max(dirty + wb).max(1.0);
     let cell = |v: f64| ((v / scale) * width as f64).round() as usize;
