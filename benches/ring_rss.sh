@@ -5,16 +5,18 @@
 #   benches/ring_rss.sh [SECONDS]        (default 180; a row every 30 s)
 #
 # perftop runs `-d 0.25 --keep 150s`: the default ring (ten minutes at 1 s, 600 samples) fills
-# in 150 s instead of 600. htop runs `-d 10`. Each row, from /proc/PID/status and smaps:
+# in 150 s instead of 600, though with samples a quarter of a second apart its frames are larger
+# (PERFTOP_ARGS="-d 1" with SECONDS 660 runs the real thing). htop runs `-d 10`. Each row,
+# from /proc/PID/status and smaps:
 #   rss     VmRSS, what the issue's "peak RSS" target reads (hwm: VmHWM, its peak);
 #   anon    RssAnon: the heap, the threads' malloc arenas and stacks (only swap can take it);
 #   file    RssFile: pages of the program's and the libraries' files, mapped around each page
-#           the program touched (the kernel maps 64 KB around a fault): clean, dropped by the
-#           kernel first when memory is short;
+#           the program touched (the kernel maps a fault's neighbours too, and reads ahead):
+#           clean, dropped by the kernel first when memory is short;
 #   heap    the main [heap] mapping's Rss;
 #   text    the Rss of the program's own executable mapping (r-xp), of its .text size.
 # Environment: PERFTOP_BIN (default target/release/perftop, built if missing); PERFTOP_BASE, a
-# second perftop beside it (row "perftop-base").
+# second perftop beside it (row "perftop-base"); PERFTOP_ARGS (default "-d 0.25 --keep 150s").
 set -euo pipefail
 
 DUR=${1:-180}
@@ -29,8 +31,9 @@ TMP=$(mktemp -d)
 tm() { tmux -S "$TMP/tmux.sock" -f /dev/null "$@"; }
 trap 'tm kill-server 2>/dev/null || true; rm -rf "$TMP"' EXIT
 
-declare -A cmd=([perftop]="$BIN -d 0.25 --keep 150s")
-[ -n "${PERFTOP_BASE:-}" ] && cmd[perftop-base]="$PERFTOP_BASE -d 0.25 --keep 150s"
+ARGS=${PERFTOP_ARGS:--d 0.25 --keep 150s}
+declare -A cmd=([perftop]="$BIN $ARGS")
+[ -n "${PERFTOP_BASE:-}" ] && cmd[perftop-base]="$PERFTOP_BASE $ARGS"
 command -v htop >/dev/null && cmd[htop]="htop -d 10"
 declare -A pid exe
 for name in "${!cmd[@]}"; do
@@ -51,7 +54,7 @@ mapped() {
 }
 text_kb() { size -A "$1" 2>/dev/null | awk '$1 == ".text" { printf "%d", $2 / 1024 }'; }
 
-echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, kernel $(uname -r); kB; perftop -d 0.25 --keep 150s"
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, kernel $(uname -r); kB; perftop $ARGS"
 echo "| s | program | rss | hwm | anon | file | heap | text (.text size) |"
 echo "|---:|---|---:|---:|---:|---:|---:|---:|"
 for ((t = 30; t <= DUR; t += 30)); do
