@@ -30,15 +30,8 @@ set -euo pipefail
 
 DUR=${1:-60}
 WARM=2
-cd "$(dirname "$0")/.."
-BIN=${PERFTOP_BIN:-$PWD/target/release/perftop}
-if [ ! -x "$BIN" ]; then
-    cargo build --release
-fi
-command -v tmux >/dev/null || { echo "tmux is not installed" >&2; exit 1; }
-
-TMP=$(mktemp -d)
-tm() { tmux -S "$TMP/tmux.sock" -f /dev/null "$@"; }
+# shellcheck source=benches/tmux_bench.sh
+source "$(dirname "$0")/tmux_bench.sh"
 declare -A pid
 cleanup() {
     local p
