@@ -125,6 +125,15 @@ impl History {
         self.len() == 0
     }
 
+    /// Most samples a live history keeps (a recording's length in replay).
+    pub fn max_len(&self) -> usize {
+        match self {
+            History::Live(r) => r.capacity(),
+            History::Stream(r) => r.capacity(),
+            History::Replay(r) => r.rec.len(),
+        }
+    }
+
     pub fn wall_ms(&self, i: usize) -> Option<i64> {
         match self {
             History::Live(r) => r.wall_ms(i),

@@ -45,11 +45,11 @@ impl Judge {
         self.thresholds = t;
     }
 
-    /// Live: a sample entered a ring that now holds `ring_len`; the baselines it is judged
-    /// against are kept beside it (and dropped with it).
-    pub fn remember_baselines(&mut self, ring_len: usize) {
-        self.live_before
-            .push_back(self.assessor.baselines().clone());
+    /// Live: a sample entered a ring that now holds `ring_len` of at most `ring_max`; the
+    /// baselines it is judged against are kept beside it (and dropped with it).
+    pub fn remember_baselines(&mut self, ring_len: usize, ring_max: usize) {
+        let b = self.assessor.baselines().clone();
+        super::bounded::push(&mut self.live_before, b, ring_max);
         while self.live_before.len() > ring_len {
             self.live_before.pop_front();
         }

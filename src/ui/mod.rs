@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod ascii;
+mod bounded;
 pub mod colors;
 pub mod dialog_box;
 pub mod episodes;

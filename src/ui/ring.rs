@@ -100,8 +100,8 @@ impl SampleRing {
             self.plain += 1;
         }
         self.bytes += frame.len();
-        self.frames.push_back(frame);
-        self.walls.push_back(s.time.wall_ms);
+        super::bounded::push(&mut self.frames, frame, self.max_len);
+        super::bounded::push(&mut self.walls, s.time.wall_ms, self.max_len);
         self.newest = Some(s);
         let mut dropped = 0;
         while self.frames.len() > 2

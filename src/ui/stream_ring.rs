@@ -43,6 +43,11 @@ pub struct StreamRing {
 }
 
 impl StreamRing {
+    /// Most samples kept (the byte budget may keep fewer).
+    pub fn capacity(&self) -> usize {
+        self.max_len
+    }
+
     pub fn new(max_len: usize, budget: usize) -> StreamRing {
         StreamRing {
             chains: VecDeque::new(),
@@ -94,7 +99,7 @@ impl StreamRing {
             c.chain.push(&frame);
         }
         self.bytes += frame.len();
-        self.walls.push_back(sample.time.wall_ms);
+        super::bounded::push(&mut self.walls, sample.time.wall_ms, self.max_len);
         self.end += 1;
         self.newest = Some(sample);
         let mut dropped = 0;

@@ -17,10 +17,11 @@ use std::time::{Duration, Instant};
 
 pub const INTERVALS_MS: [u64; 9] = [250, 500, 1000, 2000, 3000, 5000, 10_000, 30_000, 60_000];
 
-/// Trend points kept for sparklines.
-const TRENDS: usize = 512;
+/// Trend points kept for sparklines: what one draws. (512 were kept when 30 were drawn: 80 KB
+/// of the idle dashboard's heap, its deque grown to 1,024 points of 80 bytes.)
+const TRENDS: usize = super::panes::SPARK_POINTS;
 /// Replay: derive at most this many earlier samples for the sparklines after a jump...
-const BACKFILL: usize = 120;
+const BACKFILL: usize = TRENDS;
 /// ...and spend at most this long doing it, so big hosts stay responsive.
 const BACKFILL_BUDGET: Duration = Duration::from_millis(30);
 
@@ -75,7 +76,8 @@ impl Timeline {
             jump: Duration::from_secs(60),
             interval,
             derived: None,
-            trends: VecDeque::new(),
+            // One more than kept: a point is pushed before the oldest is dropped.
+            trends: VecDeque::with_capacity(TRENDS + 1),
             oom: OomLog::default(),
             episodes: Running::new(),
             trend_cache: BTreeMap::new(),
@@ -101,7 +103,7 @@ impl Timeline {
         let Some((prev, dropped)) = self.history.push(s.into()) else {
             return;
         };
-        judge.remember_baselines(self.history.len());
+        judge.remember_baselines(self.history.len(), self.history.max_len());
         if dropped > 0 {
             if let Some(v) = self.view.as_mut() {
                 *v = v.saturating_sub(dropped).max(1);

@@ -7,6 +7,9 @@ use crate::ui::spans::{note, span};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
+/// Points a headline sparkline draws: the dashboard keeps no more trend points than this.
+pub const SPARK_POINTS: usize = 30;
+
 /// Sparkline of recent values scaled to their own max.
 pub fn sparkline(values: &[Option<f64>], width: usize, theme: &crate::ui::theme::Theme) -> String {
     let vals: Vec<Option<f64>> = values.iter().rev().take(width).rev().copied().collect();
@@ -40,7 +43,7 @@ pub fn headline_trend(p: Pane, v: &View) -> Vec<Span<'static>> {
         Pane::Pressure => (trends.iter().map(|p| p.psi_some_pct).collect(), t.warn),
         _ => return Vec::new(),
     };
-    vec![span(format!("  {}", sparkline(&vals, 30, t)), style)]
+    vec![span(format!("  {}", sparkline(&vals, SPARK_POINTS, t)), style)]
 }
 
 /// One glyph per online CPU, C0% as the level, in at most `max_lines` lines: a line per node

@@ -14,7 +14,7 @@ use crate::view::{Ctx, Pane};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-pub use extras::sparkline;
+pub use extras::{sparkline, SPARK_POINTS};
 pub use table::{fitting, header_line, row_line, Lens};
 pub use view::{Opts, View};
 pub use work::cells_built;
