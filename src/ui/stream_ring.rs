@@ -43,11 +43,6 @@ pub struct StreamRing {
 }
 
 impl StreamRing {
-    /// Most samples kept (the byte budget may keep fewer).
-    pub fn capacity(&self) -> usize {
-        self.max_len
-    }
-
     pub fn new(max_len: usize, budget: usize) -> StreamRing {
         StreamRing {
             chains: VecDeque::new(),
@@ -61,6 +56,11 @@ impl StreamRing {
             dropped: 0,
             open: None,
         }
+    }
+
+    /// Most samples kept (the byte budget may keep fewer).
+    pub fn capacity(&self) -> usize {
+        self.max_len
     }
 
     pub fn len(&self) -> usize {

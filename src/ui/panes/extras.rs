@@ -43,7 +43,10 @@ pub fn headline_trend(p: Pane, v: &View) -> Vec<Span<'static>> {
         Pane::Pressure => (trends.iter().map(|p| p.psi_some_pct).collect(), t.warn),
         _ => return Vec::new(),
     };
-    vec![span(format!("  {}", sparkline(&vals, SPARK_POINTS, t)), style)]
+    vec![span(
+        format!("  {}", sparkline(&vals, SPARK_POINTS, t)),
+        style,
+    )]
 }
 
 /// One glyph per online CPU, C0% as the level, in at most `max_lines` lines: a line per node
