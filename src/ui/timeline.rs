@@ -559,4 +559,25 @@ mod tests {
         assert_eq!(speed_label(0.25), "0.25x");
         assert_eq!(speed_label(16.0), "16x");
     }
+
+    /// The live view keeps as many trend points as a sparkline draws, whatever the ring keeps,
+    /// and the newest last.
+    #[test]
+    fn live_trends_keep_what_a_sparkline_draws() {
+        let ring = super::super::ring::SampleRing::new(600, usize::MAX);
+        let mut t = Timeline::new(History::Live(ring), Duration::from_secs(1));
+        let mut judge = Judge::default();
+        for i in 0..100u32 {
+            let mut s = crate::sample::Sample::default();
+            s.time.uptime_s = Some(f64::from(i));
+            s.time.wall_ms = 1_000 * i64::from(i);
+            s.memory.meminfo.dirty = Some(u64::from(i));
+            t.push_live(s, &mut judge);
+        }
+        assert_eq!(t.history.len(), 100);
+        assert_eq!(t.trends.len(), TRENDS);
+        assert_eq!(TRENDS, crate::ui::panes::SPARK_POINTS);
+        assert_eq!(t.trends.back().and_then(|p| p.dirty_kb), Some(99));
+        assert_eq!(t.trends.front().and_then(|p| p.dirty_kb), Some(70));
+    }
 }
